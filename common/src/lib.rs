@@ -1,0 +1,17 @@
+//! Everything the three servers and the bench client share, with no web
+//! framework as a dependency.
+//!
+//! The servers (`server-actix`, `server-axum`, `server-rocket`) are thin glue
+//! around this crate so that a difference in their figures comes from the
+//! framework, not from a different payload or route. The bench client reads
+//! the same [`routes::ROUTES`] table to know what every response must be.
+
+pub mod config;
+pub mod devices;
+pub mod routes;
+pub mod state;
+
+pub use config::{ServerArgs, ServerConfig};
+pub use devices::{Device, devices, devices_json, preserialized_devices};
+pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};
+pub use state::{APP_NAME, AppState, AppStateInner, FatState, touch};

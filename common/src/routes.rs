@@ -1,0 +1,135 @@
+//! The route table: every route all three servers expose, with the status,
+//! `Content-Type` and body each must answer. Server tests, the conformance
+//! test and the bench client's response check all read this one table.
+
+use crate::devices::devices_json;
+use crate::state::APP_NAME;
+
+/// Body of `GET /healthz`.
+pub const HEALTHZ_BODY: &str = "OK";
+/// Body of `GET /plaintext`.
+pub const PLAINTEXT_BODY: &str = "Hello, World!";
+
+/// The `Content-Type` a route answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentType {
+    /// `text/plain; charset=utf-8`, what all three frameworks give a `String`.
+    TextPlain,
+    /// `application/json`.
+    Json,
+}
+
+impl ContentType {
+    /// The header value, byte for byte.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::TextPlain => "text/plain; charset=utf-8",
+            Self::Json => "application/json",
+        }
+    }
+}
+
+/// Names a route independently of its path, for matching in code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RouteId {
+    /// `GET /healthz`: liveness, `OK`.
+    Healthz,
+    /// `GET /plaintext`: the framework's floor, `Hello, World!`.
+    Plaintext,
+    /// `GET /api/devices`: the devices serialized on every request.
+    Devices,
+    /// `GET /api/devices/preserialized`: the same bytes, serialized once.
+    DevicesPreserialized,
+    /// `GET /state/fat`: the app name through the layers, with `FatState`.
+    StateFat,
+    /// `GET /state/arc`: the same with `AppState`.
+    StateArc,
+}
+
+/// One row of the route table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// Which route this is.
+    pub id: RouteId,
+    /// HTTP method; every route is `GET`.
+    pub method: &'static str,
+    /// Absolute path, e.g. `/api/devices`.
+    pub path: &'static str,
+    /// Expected `Content-Type`.
+    pub content_type: ContentType,
+}
+
+impl Route {
+    /// The exact body a server must answer with (status 200).
+    pub fn expected_body(&self) -> Vec<u8> {
+        match self.id {
+            RouteId::Healthz => HEALTHZ_BODY.as_bytes().to_vec(),
+            RouteId::Plaintext => PLAINTEXT_BODY.as_bytes().to_vec(),
+            RouteId::Devices | RouteId::DevicesPreserialized => devices_json(),
+            RouteId::StateFat | RouteId::StateArc => APP_NAME.as_bytes().to_vec(),
+        }
+    }
+
+    /// The row for `id`.
+    pub fn get(id: RouteId) -> &'static Route {
+        ROUTES.iter().find(|r| r.id == id).expect("every RouteId has a row")
+    }
+
+    /// The row whose path is `path`, if any.
+    pub fn by_path(path: &str) -> Option<&'static Route> {
+        ROUTES.iter().find(|r| r.path == path)
+    }
+}
+
+const fn get(id: RouteId, path: &'static str, content_type: ContentType) -> Route {
+    Route { id, method: "GET", path, content_type }
+}
+
+/// Every route, in the order the README lists them.
+pub static ROUTES: &[Route] = &[
+    get(RouteId::Healthz, "/healthz", ContentType::TextPlain),
+    get(RouteId::Plaintext, "/plaintext", ContentType::TextPlain),
+    get(RouteId::Devices, "/api/devices", ContentType::Json),
+    get(RouteId::DevicesPreserialized, "/api/devices/preserialized", ContentType::Json),
+    get(RouteId::StateFat, "/state/fat", ContentType::TextPlain),
+    get(RouteId::StateArc, "/state/arc", ContentType::TextPlain),
+];
+
+/// A path no server routes; every server must answer it with 404.
+pub const UNKNOWN_PATH: &str = "/no-such-route";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn paths_and_ids_are_unique_and_complete() {
+        let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
+        let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
+        assert_eq!(paths.len(), 6);
+        assert_eq!(ids.len(), 6);
+        assert!(Route::by_path(UNKNOWN_PATH).is_none());
+    }
+
+    #[test]
+    fn expected_bodies_are_exact() {
+        assert_eq!(Route::get(RouteId::Healthz).expected_body(), b"OK");
+        assert_eq!(Route::get(RouteId::Plaintext).expected_body(), b"Hello, World!");
+        assert_eq!(Route::get(RouteId::StateArc).expected_body(), b"fleet-manager");
+        let a = Route::get(RouteId::Devices).expected_body();
+        assert_eq!(a.len(), 271);
+        assert_eq!(a, Route::get(RouteId::DevicesPreserialized).expected_body());
+    }
+
+    #[test]
+    fn lookups_agree() {
+        for r in ROUTES {
+            assert_eq!(Route::by_path(r.path), Some(r));
+            assert_eq!(Route::get(r.id), r);
+            assert!(r.path.starts_with('/'));
+            assert_eq!(r.method, "GET");
+        }
+        assert_eq!(Route::get(RouteId::Devices).content_type.as_str(), "application/json");
+    }
+}

@@ -1,0 +1,117 @@
+//! The common routes served with actix-web, in its idiomatic style: routes
+//! registered by [`configure`] (for `App::configure`), state as app data read
+//! with the `web::ThinData` extractor, and the state layers as
+//! `middleware::from_fn` on nested scopes.
+//!
+//! `ThinData<T>` clones `T` on every extraction, so each layer and the handler
+//! of `/state/fat` clone all 35 fields of `FatState`.
+
+use std::process::ExitCode;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header;
+use actix_web::middleware::{Next, from_fn};
+use actix_web::web::{self, ThinData};
+use actix_web::{App, Error, HttpResponse, HttpServer};
+use common::config::{ServerConfig, bind_failed, listening_line};
+use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
+use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId};
+
+/// Returns the function that registers every route of `common::ROUTES`, with
+/// `layers` state layers in front of each `/state/*` route, and the two states
+/// as app data. Every worker's `App` calls it; all share one pair of states.
+pub fn configure(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    let fat = FatState::new();
+    let arc = AppState::new();
+    move |cfg| {
+        cfg.app_data(ThinData(fat.clone()))
+            .app_data(ThinData(arc.clone()))
+            .route(path(RouteId::Healthz), web::get().to(healthz))
+            .route(path(RouteId::Plaintext), web::get().to(plaintext))
+            .route(path(RouteId::Devices), web::get().to(devices))
+            .route(path(RouteId::DevicesPreserialized), web::get().to(preserialized));
+        state_route::<FatState>(cfg, RouteId::StateFat, layers);
+        state_route::<AppState>(cfg, RouteId::StateArc, layers);
+    }
+}
+
+fn path(id: RouteId) -> &'static str {
+    Route::get(id).path
+}
+
+/// Registers one `/state/*` route behind `layers` middleware layers, each
+/// obtaining `S`. A scope's middleware type is fixed at compile time, so each
+/// layer is an empty-prefix scope wrapping the next one.
+fn state_route<S>(cfg: &mut web::ServiceConfig, id: RouteId, layers: usize)
+where
+    S: AsRef<AppStateInner> + Clone + 'static,
+{
+    let endpoint = || web::resource("").route(web::get().to(state_name::<S>));
+    if layers == 0 {
+        cfg.service(web::scope(path(id)).service(endpoint()));
+        return;
+    }
+    let mut scope = web::scope("").wrap(from_fn(state_layer::<S>)).service(endpoint());
+    for _ in 1..layers {
+        scope = web::scope("").wrap(from_fn(state_layer::<S>)).service(scope);
+    }
+    cfg.service(web::scope(path(id)).service(scope));
+}
+
+async fn healthz() -> &'static str {
+    HEALTHZ_BODY
+}
+
+async fn plaintext() -> &'static str {
+    PLAINTEXT_BODY
+}
+
+async fn devices() -> web::Json<Vec<Device>> {
+    web::Json(common::devices())
+}
+
+async fn preserialized() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, ContentType::Json.as_str()))
+        .body(common::preserialized_devices())
+}
+
+async fn state_name<S: AsRef<AppStateInner>>(ThinData(state): ThinData<S>) -> String {
+    state.as_ref().app_name.clone()
+}
+
+async fn state_layer<S: AsRef<AppStateInner> + Clone + 'static>(
+    ThinData(state): ThinData<S>,
+    request: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    common::touch(&state);
+    next.call(request).await
+}
+
+/// Runs the server until SIGTERM or SIGINT (actix-web's own signal handling):
+/// binds, prints the listening line, serves with `config.workers` workers.
+///
+/// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
+/// 1 on any other I/O error.
+pub fn run(config: ServerConfig) -> ExitCode {
+    actix_web::rt::System::new().block_on(async move {
+        let routes = configure(config.layers);
+        let server = HttpServer::new(move || App::new().configure(routes.clone())).workers(config.workers.get());
+        let server = match server.bind(config.addr) {
+            Ok(s) => s,
+            Err(e) => return bind_failed(config.addr, &e),
+        };
+        if let Some(addr) = server.addrs().first() {
+            println!("{}", listening_line(*addr));
+        }
+        match server.run().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

@@ -1,0 +1,13 @@
+//! `server-actix [--addr 127.0.0.1:0] [--workers 1] [--layers 10]`
+//!
+//! Exit codes: 0 after SIGTERM/SIGINT, 2 for a bad flag or an address that
+//! cannot be bound, 1 otherwise.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match common::ServerConfig::from_env() {
+        Ok(config) => server_actix::run(config),
+        Err(code) => code,
+    }
+}

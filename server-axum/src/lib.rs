@@ -1,0 +1,122 @@
+//! The common routes served with axum, in axum's idiomatic style: a `Router`
+//! built by [`app`], state through the `State` extractor, and the state layers
+//! as `middleware::from_fn_with_state`.
+//!
+//! axum's `State` extractor clones the state for every extraction, so each
+//! layer and the handler of `/state/fat` clone all 35 fields of `FatState`.
+
+use std::process::ExitCode;
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use common::config::{ServerConfig, bind_failed, listening_line};
+use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
+use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId};
+
+/// Builds the application: every route of `common::ROUTES`, with `layers`
+/// state layers in front of each `/state/*` route.
+pub fn app(layers: usize) -> Router {
+    Router::new()
+        .route(path(RouteId::Healthz), get(healthz))
+        .route(path(RouteId::Plaintext), get(plaintext))
+        .route(path(RouteId::Devices), get(devices))
+        .route(path(RouteId::DevicesPreserialized), get(preserialized))
+        .merge(state_route(RouteId::StateFat, FatState::new(), layers))
+        .merge(state_route(RouteId::StateArc, AppState::new(), layers))
+}
+
+fn path(id: RouteId) -> &'static str {
+    Route::get(id).path
+}
+
+/// One `/state/*` route behind `layers` middleware layers, each obtaining `S`.
+fn state_route<S>(id: RouteId, state: S, layers: usize) -> Router
+where
+    S: AsRef<AppStateInner> + Clone + Send + Sync + 'static,
+{
+    let mut router = Router::new().route(path(id), get(state_name::<S>));
+    for _ in 0..layers {
+        router = router.route_layer(middleware::from_fn_with_state(state.clone(), state_layer::<S>));
+    }
+    router.with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    HEALTHZ_BODY
+}
+
+async fn plaintext() -> &'static str {
+    PLAINTEXT_BODY
+}
+
+async fn devices() -> Json<Vec<Device>> {
+    Json(common::devices())
+}
+
+async fn preserialized() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, ContentType::Json.as_str())], common::preserialized_devices())
+}
+
+async fn state_name<S: AsRef<AppStateInner>>(State(state): State<S>) -> String {
+    state.as_ref().app_name.clone()
+}
+
+async fn state_layer<S: AsRef<AppStateInner>>(State(state): State<S>, request: Request, next: Next) -> Response {
+    common::touch(&state);
+    next.run(request).await
+}
+
+/// Runs the server until SIGTERM or SIGINT: binds, prints the listening line,
+/// serves on a multi-threaded tokio runtime of `config.workers` threads.
+///
+/// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
+/// 1 on any other I/O error.
+pub fn run(config: ServerConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.workers.get())
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(config.addr).await {
+            Ok(l) => l,
+            Err(e) => return bind_failed(config.addr, &e),
+        };
+        match listener.local_addr() {
+            Ok(addr) => println!("{}", listening_line(addr)),
+            Err(e) => return bind_failed(config.addr, &e),
+        }
+        match axum::serve(listener, app(config.layers)).with_graceful_shutdown(shutdown_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! Every route of `common::ROUTES`, in process through `server_axum::app`.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>) {
+    let response = server_axum::app(layers)
+        .oneshot(Request::get(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap().to_owned());
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+    (status, content_type, body)
+}
+
+#[tokio::test]
+async fn every_route_answers_the_table_byte_for_byte() {
+    for layers in [0, 1, 10] {
+        for route in common::ROUTES {
+            let (status, content_type, body) = get(layers, route.path).await;
+            assert_eq!(status, StatusCode::OK, "{} layers={layers}", route.path);
+            assert_eq!(content_type.as_deref(), Some(route.content_type.as_str()), "{}", route.path);
+            assert_eq!(body, route.expected_body(), "{} layers={layers}", route.path);
+        }
+    }
+}
+
+#[tokio::test]
+async fn unknown_path_is_404() {
+    let (status, _, _) = get(10, common::UNKNOWN_PATH).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, _) = get(10, "/state/unknown").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

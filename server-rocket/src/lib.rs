@@ -1,0 +1,139 @@
+//! The common routes served with Rocket, in Rocket's idiomatic style: handlers
+//! declared with `#[get]` and mounted at the table's paths, state managed with
+//! `manage` and borrowed through `&State<T>`, and the state layers as request
+//! fairings that obtain the state with the `&State<T>` request guard.
+//!
+//! Rocket lends its managed state by reference, so no layer and no handler
+//! clones `FatState`: expect the fat/arc delta to be near zero. Fairings
+//! cannot be scoped to routes: each of the `layers` fairings runs on every
+//! request and returns at once for paths outside `/state/*`.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use common::config::{ServerConfig, bind_failed, listening_line};
+use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
+use common::{AppState, AppStateInner, Device, FatState, Route, RouteId};
+use rocket::config::LogLevel;
+use rocket::fairing::AdHoc;
+use rocket::http::ContentType;
+use rocket::serde::json::Json;
+use rocket::{Build, Request, Rocket, State, get, routes};
+
+/// Builds the application: every route of `common::ROUTES` and `layers` state
+/// fairings, on top of `figment` (address, port, workers, …).
+pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
+    let mut rocket = rocket::custom(figment)
+        .manage(FatState::new())
+        .manage(AppState::new())
+        .mount(path(RouteId::Healthz), routes![healthz])
+        .mount(path(RouteId::Plaintext), routes![plaintext])
+        .mount(path(RouteId::Devices), routes![devices])
+        .mount(path(RouteId::DevicesPreserialized), routes![preserialized])
+        .mount(path(RouteId::StateFat), routes![state_fat])
+        .mount(path(RouteId::StateArc), routes![state_arc]);
+    for _ in 0..layers {
+        rocket = rocket.attach(AdHoc::on_request("state layer", |request, _| {
+            Box::pin(async move { state_layer(request).await })
+        }));
+    }
+    rocket
+}
+
+/// The figment [`run`] starts from: Rocket's defaults (and `ROCKET_*`
+/// variables) with the address, port and workers of `config`, and logging off.
+pub fn figment(config: &ServerConfig) -> rocket::figment::Figment {
+    rocket::Config::figment()
+        .merge(("address", config.addr.ip()))
+        .merge(("port", config.addr.port()))
+        .merge(("workers", config.workers.get()))
+        .merge(("log_level", LogLevel::Off))
+        .merge(("cli_colors", false))
+}
+
+fn path(id: RouteId) -> &'static str {
+    Route::get(id).path
+}
+
+#[get("/")]
+fn healthz() -> &'static str {
+    HEALTHZ_BODY
+}
+
+#[get("/")]
+fn plaintext() -> &'static str {
+    PLAINTEXT_BODY
+}
+
+#[get("/")]
+fn devices() -> Json<Vec<Device>> {
+    Json(common::devices())
+}
+
+#[get("/")]
+fn preserialized() -> (ContentType, &'static [u8]) {
+    (ContentType::JSON, common::preserialized_devices())
+}
+
+#[get("/")]
+fn state_fat(state: &State<FatState>) -> String {
+    name(state.inner())
+}
+
+#[get("/")]
+fn state_arc(state: &State<AppState>) -> String {
+    name(state.inner())
+}
+
+fn name<S: AsRef<AppStateInner>>(state: &S) -> String {
+    state.as_ref().app_name.clone()
+}
+
+async fn state_layer(request: &Request<'_>) {
+    let path = request.uri().path();
+    if path == Route::get(RouteId::StateFat).path {
+        if let Some(state) = request.guard::<&State<FatState>>().await.succeeded() {
+            common::touch(state.inner());
+        }
+    } else if path == Route::get(RouteId::StateArc).path {
+        if let Some(state) = request.guard::<&State<AppState>>().await.succeeded() {
+            common::touch(state.inner());
+        }
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT (Rocket's own shutdown handling):
+/// binds, prints the listening line at lift-off, serves on a multi-threaded
+/// tokio runtime of `config.workers` threads.
+///
+/// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
+/// 1 on any other error.
+pub fn run(config: ServerConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.workers.get())
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let rocket = app(figment(&config), config.layers).attach(AdHoc::on_liftoff("listening line", |rocket| {
+        Box::pin(async move {
+            let c = rocket.config();
+            println!("{}", listening_line(SocketAddr::new(c.address, c.port)));
+        })
+    }));
+    match runtime.block_on(rocket.launch()) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => match e.kind() {
+            rocket::error::ErrorKind::Bind(io) => bind_failed(config.addr, io),
+            other => {
+                eprintln!("error: {other}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
