@@ -1,0 +1,86 @@
+//! `bench-client load URL …` and `bench-client suite …`; see `--help`.
+//!
+//! Exit codes: 0 success; 1 a run failed or was incomplete (errors counted,
+//! preflight mismatch, a server died); 2 bad input; 130 interrupted (Ctrl-C
+//! or SIGTERM), after writing what was measured and stopping the servers.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bench_client::plan::{Cli, Command};
+use bench_client::{load, results, suite};
+use clap::Parser;
+use clap::error::ErrorKind;
+
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
+            eprintln!("warning: cannot catch Ctrl-C: {e}");
+        }
+    }
+    match cli.command {
+        Command::Load(args) => {
+            let cmd = match args.plan() {
+                Ok(cmd) => cmd,
+                Err(e) => return usage_error(&e),
+            };
+            match load::run(&cmd, &stop) {
+                Ok(_) if stop.load(Ordering::Relaxed) => ExitCode::from(EXIT_INTERRUPTED),
+                Ok(figures) if figures.failed_total > 0 || !figures.complete => ExitCode::from(EXIT_FAILED),
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => failed(&e),
+            }
+        }
+        Command::Suite(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return usage_error(&e),
+            };
+            match suite::run(&plan, &stop) {
+                Ok(outcome) => {
+                    println!("\n{}", results::delta_table(&outcome.results));
+                    println!("results: {}", outcome.dir.join("results.json").display());
+                    println!("report:  {}", outcome.dir.join("report.md").display());
+                    if outcome.interrupted {
+                        eprintln!("interrupted: partial results written");
+                        ExitCode::from(EXIT_INTERRUPTED)
+                    } else if outcome.clean() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(EXIT_FAILED)
+                    }
+                }
+                Err(e) => failed(&e),
+            }
+        }
+    }
+}
+
+fn usage_error(e: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {e:#}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn failed(e: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {e:#}");
+    ExitCode::from(EXIT_FAILED)
+}

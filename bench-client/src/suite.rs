@@ -1,0 +1,372 @@
+//! The suite: build the servers, then for each framework start its server
+//! pinned to the server CPUs, check it, and measure every scenario's two
+//! variants back to back in each round (order alternating by round), with the
+//! `/plaintext` floor once per round; then compute the deltas and write the
+//! results folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use clap::ValueEnum;
+use common::{Route, RouteId};
+use reqwest::Url;
+
+use crate::engine::{self, LoadPlan};
+use crate::plan::{Framework, SuitePlan};
+use crate::preflight;
+use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunFigures, RunRecord, SCHEMA_VERSION, median};
+use crate::server::ServerProcess;
+
+/// What one scenario compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scenario {
+    /// `/api/devices` (serialized per request) → `/api/devices/preserialized`.
+    Payload,
+    /// `/state/fat` (35-field state cloned per use) → `/state/arc` (one `Arc`).
+    State,
+}
+
+impl Scenario {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Payload => "payload",
+            Self::State => "state",
+        }
+    }
+
+    /// The baseline variant, then the changed one: (variant name, route).
+    pub fn variants(self) -> [(&'static str, RouteId); 2] {
+        match self {
+            Self::Payload => [("per_request", RouteId::Devices), ("preserialized", RouteId::DevicesPreserialized)],
+            Self::State => [("fat", RouteId::StateFat), ("arc", RouteId::StateArc)],
+        }
+    }
+}
+
+/// How the suite ended.
+#[derive(Debug)]
+pub struct SuiteOutcome {
+    /// The run folder written.
+    pub dir: PathBuf,
+    /// Everything it wrote.
+    pub results: Results,
+    /// The stop flag cut it short.
+    pub interrupted: bool,
+}
+
+impl SuiteOutcome {
+    /// Whether every framework completed and every run was free of failures.
+    pub fn clean(&self) -> bool {
+        self.results.complete && self.results.runs.iter().all(|r| r.figures.failed_total == 0 && r.figures.complete)
+    }
+}
+
+/// The workspace root (where `Cargo.toml` and `target/` are).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+fn build(plan: &SuitePlan) -> anyhow::Result<()> {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(workspace_root()).args(["build", "--locked", "--profile", plan.profile.cargo_name()]);
+    for f in &plan.frameworks {
+        command.args(["-p", &f.binary()]);
+    }
+    eprintln!("building the servers ({} profile)…", plan.profile.cargo_name());
+    let status = command.status().context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("cargo build of the servers failed ({status})");
+    }
+    Ok(())
+}
+
+fn command_line(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
+    let mut commit = command_line("git", &["rev-parse", "HEAD"]);
+    if command_line("git", &["status", "--porcelain", "--untracked-files=no"]) != "" && commit != "unknown" {
+        commit.push_str("-dirty");
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let s = &plan.settings;
+    Meta {
+        commit,
+        rustc: command_line("rustc", &["--version"]),
+        profile: plan.profile,
+        cpu_model,
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").map_or_else(|_| "unknown".to_owned(), |k| k.trim().to_owned()),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        connections: s.connections.get() as u64,
+        duration_s: s.duration.as_secs_f64(),
+        warmup_s: s.warmup.as_secs_f64(),
+        window_s: s.window.as_secs_f64(),
+        timeout_s: s.timeout.as_secs_f64(),
+        rounds: plan.rounds,
+        layers: plan.layers,
+        server_cpus: plan.server_cpus.cpus().to_vec(),
+        client_cpus: plan.client_cpus.cpus().to_vec(),
+        server_workers: plan.server_cpus.len(),
+        client_threads: s.threads.get(),
+        frameworks: plan.frameworks.clone(),
+        scenarios: plan.scenarios.iter().map(|s| s.name().to_owned()).collect(),
+    }
+}
+
+/// The folder `OUT/<UTC timestamp>-<profile>`, created new (never reused).
+fn create_run_dir(plan: &SuitePlan, started: SystemTime) -> anyhow::Result<PathBuf> {
+    let stamp: String = humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| *c != '-' && *c != ':').collect();
+    std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create {}", plan.out.display()))?;
+    let dir = plan.out.join(format!("{stamp}-{}", plan.profile.cargo_name()));
+    std::fs::create_dir(&dir).with_context(|| format!("cannot create {} (it must not exist yet)", dir.display()))?;
+    Ok(dir)
+}
+
+/// Points `OUT/latest` at `dir` (replacing the link atomically).
+fn link_latest(out: &Path, dir: &Path) -> anyhow::Result<()> {
+    let name = dir.file_name().context("run folder has a name")?;
+    let tmp = out.join(".latest.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(name, &tmp)?;
+    std::fs::rename(&tmp, out.join("latest"))?;
+    Ok(())
+}
+
+/// The per-round paired deltas of every framework and scenario measured.
+pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario]) -> Vec<Delta> {
+    let mut out = Vec::new();
+    for &framework in frameworks {
+        for &scenario in scenarios {
+            let [(before_name, before_route), (after_name, after_route)] = scenario.variants();
+            let find = |round: u32, variant: &str| {
+                runs.iter().find(|r| r.framework == framework && r.scenario == scenario.name() && r.round == round && r.variant == variant)
+            };
+            let pairs: Vec<(&RunRecord, &RunRecord)> = runs
+                .iter()
+                .filter(|r| r.framework == framework && r.scenario == scenario.name() && r.variant == before_name)
+                .filter_map(|b| find(b.round, after_name).map(|a| (b, a)))
+                .filter(|(b, _)| b.figures.successful > 0)
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let of = |f: &dyn Fn(&(&RunRecord, &RunRecord)) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
+            let before = median(&of(&|p| p.0.figures.successful as f64));
+            let after = median(&of(&|p| p.1.figures.successful as f64));
+            let paired = of(&|p| (p.1.figures.successful as f64 / p.0.figures.successful as f64 - 1.0) * 100.0);
+            out.push(Delta {
+                framework,
+                scenario: scenario.name().to_owned(),
+                from: Route::get(before_route).path.to_owned(),
+                to: Route::get(after_route).path.to_owned(),
+                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+                before_successful: before,
+                after_successful: after,
+                change_percent: if before > 0.0 { (after / before - 1.0) * 100.0 } else { 0.0 },
+                change_min_percent: paired.iter().copied().fold(f64::INFINITY, f64::min),
+                change_max_percent: paired.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                before_p99_us: median(&of(&|p| p.0.figures.latency_us.p99 as f64)),
+                after_p99_us: median(&of(&|p| p.1.figures.latency_us.p99 as f64)),
+            });
+        }
+    }
+    out
+}
+
+/// One measured run: what to load and how to label it.
+struct RunSpec {
+    scenario: &'static str,
+    variant: &'static str,
+    route: RouteId,
+    round: u32,
+    position: u32,
+}
+
+/// The runs of `round` (from 1): the floor, then each scenario's variants,
+/// baseline first in odd rounds and second in even rounds.
+fn round_specs(scenarios: &[Scenario], round: u32) -> Vec<RunSpec> {
+    let mut specs = vec![RunSpec { scenario: "floor", variant: "plaintext", route: RouteId::Plaintext, round, position: 1 }];
+    for &scenario in scenarios {
+        let mut variants = scenario.variants();
+        if round % 2 == 0 {
+            variants.reverse();
+        }
+        for (variant, route) in variants {
+            let position = u32::try_from(specs.len()).unwrap_or(u32::MAX) + 1;
+            specs.push(RunSpec { scenario: scenario.name(), variant, route, round, position });
+        }
+    }
+    specs
+}
+
+/// Measures one framework; pushes its runs as they complete.
+fn measure_framework(
+    plan: &SuitePlan,
+    framework: Framework,
+    stop: &AtomicBool,
+    runs: &mut Vec<RunRecord>,
+) -> anyhow::Result<()> {
+    let binary = target_dir().join(plan.profile.target_dir()).join(framework.binary());
+    let args = [
+        "--addr".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--workers".to_owned(),
+        plan.server_cpus.len().to_string(),
+        "--layers".to_owned(),
+        plan.layers.to_string(),
+    ];
+    let mut server = ServerProcess::start(&binary, &args, &plan.server_cpus)?;
+    let base = Url::parse(&format!("http://{}/", server.addr))?;
+    preflight::wait_healthy(&base, Duration::from_secs(10)).with_context(|| format!("{} is not healthy", server.name()))?;
+    preflight::check_routes(server.name(), &base)?;
+    let s = &plan.settings;
+    for round in 1..=plan.rounds {
+        for spec in round_specs(&plan.scenarios, round) {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let route = Route::get(spec.route);
+            let load = LoadPlan {
+                addr: server.addr,
+                host: server.addr.to_string(),
+                path: route.path.to_owned(),
+                expected_body: route.expected_body(),
+                connections: s.connections,
+                threads: s.threads,
+                warmup: s.warmup,
+                duration: s.duration,
+                window: s.window,
+                timeout: s.timeout,
+            };
+            let outcome = engine::run(&load, stop)?;
+            let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64());
+            eprintln!(
+                "  {:<6} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms",
+                framework.name(),
+                plan.rounds,
+                spec.scenario,
+                spec.variant,
+                figures.successful,
+                figures.requests_per_s,
+                figures.failed_total,
+                figures.latency_us.p99 as f64 / 1000.0
+            );
+            runs.push(RunRecord {
+                framework,
+                scenario: spec.scenario.to_owned(),
+                variant: spec.variant.to_owned(),
+                route: route.path.to_owned(),
+                profile: plan.profile,
+                round: spec.round,
+                position: spec.position,
+                figures,
+            });
+            if server.has_exited() {
+                bail!("{} exited during the run", server.name());
+            }
+        }
+    }
+    match server.stop() {
+        Some(status) if !status.success() => eprintln!("note: {} stopped with {status}", server.name()),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Runs the suite of `plan`; stops early (keeping what was measured) when
+/// `stop` becomes true.
+///
+/// # Errors
+/// Before anything is measured: a failed build, a missing binary, an output
+/// folder that cannot be created. Later errors are recorded per framework in
+/// the results (a preflight mismatch ends the suite there), which are always
+/// written.
+pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
+    if plan.server_cpus.overlaps(&plan.client_cpus) {
+        eprintln!(
+            "warning: server CPUs {} and client CPUs {} overlap: the client competes with the server",
+            plan.server_cpus, plan.client_cpus
+        );
+    }
+    if plan.build {
+        build(plan)?;
+    }
+    for f in &plan.frameworks {
+        let binary = target_dir().join(plan.profile.target_dir()).join(f.binary());
+        if !binary.is_file() {
+            bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
+        }
+    }
+    plan.client_cpus.pin_current_thread()?;
+    let started = SystemTime::now();
+    let dir = create_run_dir(plan, started)?;
+    let mut results = Results {
+        schema_version: SCHEMA_VERSION,
+        complete: false,
+        meta: meta(plan, started),
+        runs: Vec::new(),
+        deltas: Vec::new(),
+        failures: Vec::new(),
+    };
+    let json = dir.join("results.json");
+    eprintln!("measuring into {}", dir.display());
+    let mut stopped_by_error = false;
+    for &framework in &plan.frameworks {
+        if stop.load(Ordering::Relaxed) || stopped_by_error {
+            break;
+        }
+        eprintln!("{}:", framework.binary());
+        if let Err(e) = measure_framework(plan, framework, stop, &mut results.runs) {
+            let error = format!("{e:#}");
+            eprintln!("error: {error}");
+            stopped_by_error = error.starts_with("preflight");
+            results.failures.push(FrameworkFailure { framework, error });
+        }
+        results.deltas = deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+        results::write_json(&json, &results)?;
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    results.complete = !interrupted && results.failures.is_empty();
+    results.deltas = deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+    results::write_json(&json, &results)?;
+    std::fs::write(dir.join("report.md"), results::report(&results))
+        .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
+    link_latest(&plan.out, &dir)?;
+    Ok(SuiteOutcome { dir, results, interrupted })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_alternate_which_variant_goes_first() {
+        let odd = round_specs(&[Scenario::Payload, Scenario::State], 1);
+        let even = round_specs(&[Scenario::Payload, Scenario::State], 2);
+        let names = |s: &[RunSpec]| s.iter().map(|r| r.variant).collect::<Vec<_>>();
+        assert_eq!(names(&odd), ["plaintext", "per_request", "preserialized", "fat", "arc"]);
+        assert_eq!(names(&even), ["plaintext", "preserialized", "per_request", "arc", "fat"]);
+        assert_eq!(even.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    }
+}
