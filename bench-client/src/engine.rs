@@ -116,7 +116,8 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
         merged.merge(&stats);
         interrupted |= stopped;
     }
-    let measured = if interrupted { Instant::now().min(end).saturating_duration_since(measure_start) } else { plan.duration };
+    let measured =
+        if interrupted { Instant::now().min(end).saturating_duration_since(measure_start) } else { plan.duration };
     Ok(RunOutcome { stats: merged, measured, interrupted })
 }
 

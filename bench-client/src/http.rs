@@ -117,10 +117,7 @@ mod tests {
         assert_eq!((f.status, f.close, f.body.len()), (500, true, 0));
         let f = frame_response(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap().unwrap();
         assert!(f.close, "HTTP/1.0 closes unless keep-alive");
-        assert_eq!(
-            frame_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
-            Err(FrameError::NoLength)
-        );
+        assert_eq!(frame_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), Err(FrameError::NoLength));
         assert_eq!(frame_response(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"), Err(FrameError::BadLength));
         assert!(matches!(frame_response(b"garbage\r\n\r\n"), Err(FrameError::Malformed(_))));
     }

@@ -95,10 +95,19 @@ fn print_summary(cmd: &LoadCommand, f: &RunFigures) {
     println!("  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s);
     println!(
         "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}; connect errors {})",
-        f.failed_total, f.failed.io, f.failed.timeout, f.failed.status, f.failed.body, f.failed.protocol, f.failed.connect
+        f.failed_total,
+        f.failed.io,
+        f.failed.timeout,
+        f.failed.status,
+        f.failed.body,
+        f.failed.protocol,
+        f.failed.connect
     );
     println!("  in flight at end     {:>12}", f.in_flight_at_deadline);
-    println!("  connections          {:>12} established of {} requested", f.connections_established, f.connections_requested);
+    println!(
+        "  connections          {:>12} established of {} requested",
+        f.connections_established, f.connections_requested
+    );
     println!("  per window           {:?}", f.windows);
     println!(
         "  latency (ms)         p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",

@@ -54,19 +54,19 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// Measured duration (a whole number of windows), e.g. 10s.
-    #[arg(long, default_value = "10s", value_parser = positive_duration)]
+    #[arg(long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before the first window, e.g. 2s (0s allowed).
-    #[arg(long, default_value = "2s", value_parser = duration)]
+    #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Length of one counting window, e.g. 1s.
-    #[arg(long, default_value = "1s", value_parser = positive_duration)]
+    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub window: Duration,
     /// Engine threads (one event loop each).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
     /// Per-request timeout, e.g. 2s.
-    #[arg(long, default_value = "2s", value_parser = positive_duration)]
+    #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(long)]
@@ -123,7 +123,7 @@ impl Target {
 /// `--window` must divide `--duration`.
 fn check_windows(duration: Duration, window: Duration) -> anyhow::Result<()> {
     ensure!(
-        duration >= window && duration.as_nanos() % window.as_nanos() == 0,
+        duration >= window && duration.as_nanos().is_multiple_of(window.as_nanos()),
         "--duration {} is not a whole number of --window {}",
         humantime::format_duration(duration),
         humantime::format_duration(window)
@@ -260,13 +260,13 @@ pub struct SuiteArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "payload,state")]
     pub scenarios: Vec<crate::suite::Scenario>,
     /// Measured duration of each run (a whole number of windows), e.g. 5s.
-    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before each run, e.g. 1s.
-    #[arg(long, default_value = "1s", value_parser = duration)]
+    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Length of one counting window.
-    #[arg(long, default_value = "1s", value_parser = positive_duration)]
+    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub window: Duration,
     /// Rounds; each runs every scenario's two variants, order alternating.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -278,7 +278,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
     /// Per-request timeout.
-    #[arg(long, default_value = "2s", value_parser = positive_duration)]
+    #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// CPUs the servers are pinned to; workers = their count.
     #[arg(long, default_value = "0")]
@@ -395,7 +395,8 @@ mod tests {
     fn bad_load_input_is_refused_with_the_reason() {
         let err = |argv: &[&str]| format!("{:#}", load(argv).unwrap_err());
         assert!(err(&["https://127.0.0.1/"]).contains("only http://"));
-        assert!(err(&["http:///path"]).contains("no host") || err(&["http:///path"]).contains("not a URL"));
+        assert!(err(&["http://:8080/plaintext"]).contains("not a URL"), "empty host");
+        assert!(err(&["/plaintext"]).contains("not a URL"), "no scheme, no host");
         assert!(err(&["not a url"]).contains("not a URL"));
         assert!(err(&["http://192.0.2.1/"]).contains("--allow-remote"));
         assert!(err(&["http://127.0.0.1/", "--duration", "1500ms"]).contains("whole number"));

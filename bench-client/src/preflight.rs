@@ -53,7 +53,10 @@ pub fn difference(route: &Route, got: &Fetched) -> Option<String> {
     }
     let expected_type = route.content_type.as_str();
     if got.content_type.as_deref() != Some(expected_type) {
-        return Some(format!("Content-Type {:?} instead of {expected_type:?}", got.content_type.as_deref().unwrap_or("(none)")));
+        return Some(format!(
+            "Content-Type {:?} instead of {expected_type:?}",
+            got.content_type.as_deref().unwrap_or("(none)")
+        ));
     }
     let expected = route.expected_body();
     if got.body != expected {

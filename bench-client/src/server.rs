@@ -36,7 +36,8 @@ impl ServerProcess {
     /// When the binary is missing, fails to start, exits or prints anything
     /// else first (its stderr is quoted), or is silent for 30 s.
     pub fn start(binary: &Path, args: &[String], cpus: &CpuList) -> anyhow::Result<Self> {
-        let name = binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name =
+            binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
         if !binary.is_file() {
             bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
         }

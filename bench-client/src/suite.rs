@@ -101,7 +101,7 @@ fn command_line(program: &str, args: &[&str]) -> String {
 
 fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
     let mut commit = command_line("git", &["rev-parse", "HEAD"]);
-    if command_line("git", &["status", "--porcelain", "--untracked-files=no"]) != "" && commit != "unknown" {
+    if !command_line("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty() && commit != "unknown" {
         commit.push_str("-dirty");
     }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -116,7 +116,8 @@ fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
         profile: plan.profile,
         cpu_model,
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").map_or_else(|_| "unknown".to_owned(), |k| k.trim().to_owned()),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map_or_else(|_| "unknown".to_owned(), |k| k.trim().to_owned()),
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         connections: s.connections.get() as u64,
         duration_s: s.duration.as_secs_f64(),
@@ -136,7 +137,8 @@ fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
 
 /// The folder `OUT/<UTC timestamp>-<profile>`, created new (never reused).
 fn create_run_dir(plan: &SuitePlan, started: SystemTime) -> anyhow::Result<PathBuf> {
-    let stamp: String = humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| *c != '-' && *c != ':').collect();
+    let stamp: String =
+        humantime::format_rfc3339_seconds(started).to_string().chars().filter(|c| *c != '-' && *c != ':').collect();
     std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create {}", plan.out.display()))?;
     let dir = plan.out.join(format!("{stamp}-{}", plan.profile.cargo_name()));
     std::fs::create_dir(&dir).with_context(|| format!("cannot create {} (it must not exist yet)", dir.display()))?;
@@ -160,7 +162,12 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
         for &scenario in scenarios {
             let [(before_name, before_route), (after_name, after_route)] = scenario.variants();
             let find = |round: u32, variant: &str| {
-                runs.iter().find(|r| r.framework == framework && r.scenario == scenario.name() && r.round == round && r.variant == variant)
+                runs.iter().find(|r| {
+                    r.framework == framework
+                        && r.scenario == scenario.name()
+                        && r.round == round
+                        && r.variant == variant
+                })
             };
             let pairs: Vec<(&RunRecord, &RunRecord)> = runs
                 .iter()
@@ -206,10 +213,11 @@ struct RunSpec {
 /// The runs of `round` (from 1): the floor, then each scenario's variants,
 /// baseline first in odd rounds and second in even rounds.
 fn round_specs(scenarios: &[Scenario], round: u32) -> Vec<RunSpec> {
-    let mut specs = vec![RunSpec { scenario: "floor", variant: "plaintext", route: RouteId::Plaintext, round, position: 1 }];
+    let mut specs =
+        vec![RunSpec { scenario: "floor", variant: "plaintext", route: RouteId::Plaintext, round, position: 1 }];
     for &scenario in scenarios {
         let mut variants = scenario.variants();
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             variants.reverse();
         }
         for (variant, route) in variants {
@@ -238,7 +246,8 @@ fn measure_framework(
     ];
     let mut server = ServerProcess::start(&binary, &args, &plan.server_cpus)?;
     let base = Url::parse(&format!("http://{}/", server.addr))?;
-    preflight::wait_healthy(&base, Duration::from_secs(10)).with_context(|| format!("{} is not healthy", server.name()))?;
+    preflight::wait_healthy(&base, Duration::from_secs(10))
+        .with_context(|| format!("{} is not healthy", server.name()))?;
     preflight::check_routes(server.name(), &base)?;
     let s = &plan.settings;
     for round in 1..=plan.rounds {

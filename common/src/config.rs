@@ -100,12 +100,9 @@ mod tests {
 
     #[test]
     fn bad_values_are_usage_errors() {
-        for argv in [
-            &["s", "--workers", "0"][..],
-            &["s", "--addr", "localhost"],
-            &["s", "--layers", "-1"],
-            &["s", "--bogus"],
-        ] {
+        for argv in
+            [&["s", "--workers", "0"][..], &["s", "--addr", "localhost"], &["s", "--layers", "-1"], &["s", "--bogus"]]
+        {
             let err = ServerArgs::try_parse_from(argv).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{argv:?}");
         }

@@ -31,11 +31,7 @@ pub fn devices() -> Vec<Device> {
         (5, "7E-3B-62-A6-09-12", "3.5.6"),
     ]
     .into_iter()
-    .map(|(id, mac, firmware)| Device {
-        id,
-        mac: mac.to_owned(),
-        firmware: firmware.to_owned(),
-    })
+    .map(|(id, mac, firmware)| Device { id, mac: mac.to_owned(), firmware: firmware.to_owned() })
     .collect()
 }
 

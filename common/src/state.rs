@@ -159,11 +159,7 @@ impl FatState {
             .collect();
         Self {
             app_name: APP_NAME.to_owned(),
-            config: Arc::new(Config {
-                environment: "production".to_owned(),
-                max_body_bytes: 64 * 1024,
-                page_size: 50,
-            }),
+            config: Arc::new(Config { environment: "production".to_owned(), max_body_bytes: 64 * 1024, page_size: 50 }),
             db_pool: pool("postgres://db.internal/fleet"),
             read_replica_pool: pool("postgres://replica.internal/fleet"),
             cache: Arc::default(),
@@ -181,10 +177,7 @@ impl FatState {
             tracer: service("otlp", "otel.internal:4317"),
             rate_limiter: service("rate-limit", "local"),
             feature_flags: Arc::new(
-                [("new_dashboard", true), ("beta_api", false)]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .collect(),
+                [("new_dashboard", true), ("beta_api", false)].into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
             ),
             auth_provider: service("oidc", "auth.internal"),
             jwt_keys: Arc::new(vec![vec![7; 32], vec![9; 32]]),
@@ -235,6 +228,26 @@ impl Deref for AppState {
     }
 }
 
+impl AsRef<AppStateInner> for FatState {
+    fn as_ref(&self) -> &AppStateInner {
+        self
+    }
+}
+
+impl AsRef<AppStateInner> for AppState {
+    fn as_ref(&self) -> &AppStateInner {
+        &self.0
+    }
+}
+
+/// What a state layer does with the state it obtained: read one field.
+///
+/// Kept opaque to the optimizer so the read (and so obtaining the state) is
+/// not elided.
+pub fn touch<S: AsRef<AppStateInner>>(state: &S) {
+    std::hint::black_box(state.as_ref().config.page_size);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,24 +282,4 @@ mod tests {
     fn route_table_field_lists_every_route() {
         assert_eq!(FatState::new().route_table.len(), crate::routes::ROUTES.len());
     }
-}
-
-impl AsRef<AppStateInner> for FatState {
-    fn as_ref(&self) -> &AppStateInner {
-        self
-    }
-}
-
-impl AsRef<AppStateInner> for AppState {
-    fn as_ref(&self) -> &AppStateInner {
-        &self.0
-    }
-}
-
-/// What a state layer does with the state it obtained: read one field.
-///
-/// Kept opaque to the optimizer so the read (and so obtaining the state) is
-/// not elided.
-pub fn touch<S: AsRef<AppStateInner>>(state: &S) {
-    std::hint::black_box(state.as_ref().config.page_size);
 }

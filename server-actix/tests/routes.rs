@@ -7,10 +7,7 @@ async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>)
     let app = test::init_service(App::new().configure(server_actix::configure(layers))).await;
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     let status = response.status();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap().to_owned());
+    let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let body = test::read_body(response).await.to_vec();
     (status, content_type, body)
 }

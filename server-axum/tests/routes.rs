@@ -6,14 +6,8 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>) {
-    let response = server_axum::app(layers)
-        .oneshot(Request::get(path).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap().to_owned());
+    let response = server_axum::app(layers).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+    let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
     (status, content_type, body)

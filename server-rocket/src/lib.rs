@@ -33,9 +33,8 @@ pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
         .mount(path(RouteId::StateFat), routes![state_fat])
         .mount(path(RouteId::StateArc), routes![state_arc]);
     for _ in 0..layers {
-        rocket = rocket.attach(AdHoc::on_request("state layer", |request, _| {
-            Box::pin(async move { state_layer(request).await })
-        }));
+        rocket = rocket
+            .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
     }
     rocket
 }
@@ -95,10 +94,10 @@ async fn state_layer(request: &Request<'_>) {
         if let Some(state) = request.guard::<&State<FatState>>().await.succeeded() {
             common::touch(state.inner());
         }
-    } else if path == Route::get(RouteId::StateArc).path {
-        if let Some(state) = request.guard::<&State<AppState>>().await.succeeded() {
-            common::touch(state.inner());
-        }
+    } else if path == Route::get(RouteId::StateArc).path
+        && let Some(state) = request.guard::<&State<AppState>>().await.succeeded()
+    {
+        common::touch(state.inner());
     }
 }
 
@@ -109,17 +108,14 @@ async fn state_layer(request: &Request<'_>) {
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
 /// 1 on any other error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.workers.get())
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let runtime =
+        match tokio::runtime::Builder::new_multi_thread().worker_threads(config.workers.get()).enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: cannot start the tokio runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
     let rocket = app(figment(&config), config.layers).attach(AdHoc::on_liftoff("listening line", |rocket| {
         Box::pin(async move {
             let c = rocket.config();

@@ -16,12 +16,7 @@ fn every_route_answers_the_table_byte_for_byte() {
         for route in common::ROUTES {
             let response = client.get(route.path).dispatch();
             assert_eq!(response.status(), Status::Ok, "{} layers={layers}", route.path);
-            assert_eq!(
-                response.headers().get_one("Content-Type"),
-                Some(route.content_type.as_str()),
-                "{}",
-                route.path
-            );
+            assert_eq!(response.headers().get_one("Content-Type"), Some(route.content_type.as_str()), "{}", route.path);
             assert_eq!(response.into_bytes().unwrap(), route.expected_body(), "{}", route.path);
         }
     }

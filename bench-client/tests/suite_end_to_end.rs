@@ -1,0 +1,79 @@
+//! `bench-client suite` over all three frameworks and both scenarios, one
+//! round of 1 s windows on the dev builds: the results folder holds every
+//! run with successes, no failures, and counts that add up.
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+#[test]
+fn suite_writes_complete_results_for_every_framework_and_scenario() {
+    let cpus = support::all_cpus();
+    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let out = std::env::temp_dir().join(format!("bench-suite-e2e-{}", std::process::id()));
+    let output = Command::new(env!("CARGO_BIN_EXE_bench-client"))
+        .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+        .args(["--rounds", "1", "--connections", "8"])
+        .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", support::bin_dir().parent().unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    assert!(stdout.contains("dev` builds are unoptimized"), "dev warning in the table:\n{stdout}");
+
+    let latest = out.join("latest");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
+    assert!(latest.join("report.md").is_file());
+    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["complete"], true);
+    let meta = &results["meta"];
+    for key in [
+        "commit",
+        "rustc",
+        "profile",
+        "cpu_model",
+        "cores",
+        "kernel",
+        "connections",
+        "duration_s",
+        "warmup_s",
+        "rounds",
+    ] {
+        assert!(!meta[key].is_null(), "meta.{key} missing");
+    }
+    assert_eq!(meta["profile"], "dev");
+    assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
+
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3 * 5, "3 frameworks × (floor + 2 scenarios × 2 variants)");
+    for run in runs {
+        let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
+        assert!(n("successful") > 0, "{run}");
+        assert_eq!(n("failed_total"), 0, "{run}");
+        let windows: u64 = run["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+        assert_eq!(windows, n("successful"), "windows add up: {run}");
+        assert_eq!(
+            n("sent"),
+            n("warmup_completed") + n("successful") + n("failed_total") + n("in_flight_at_deadline"),
+            "every request settled once: {run}"
+        );
+        assert_eq!(run["profile"], "dev");
+        assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
+        for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
+            assert!(!run[key].is_null(), "{key} missing in {run}");
+        }
+    }
+    let deltas = results["deltas"].as_array().unwrap();
+    assert_eq!(deltas.len(), 3 * 2);
+    for d in deltas {
+        assert!(d["change_percent"].as_f64().unwrap().is_finite());
+        assert!(["payload", "state"].contains(&d["scenario"].as_str().unwrap()));
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
