@@ -21,9 +21,11 @@ server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-# Children's user+sys CPU seconds so far, from bash's `times`.
+# Children's user+sys CPU seconds so far, from bash's `times` (which must
+# run in this shell, not in a command substitution's subshell).
 children_cpu_s() {
-  times | tail -1 | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
+  times > "$tmp/times"
+  tail -1 "$tmp/times" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -40,7 +42,7 @@ for framework in actix axum rocket; do
       for who in wrk client; do
         # Alternate which client goes first.
         if [ $((pair % 2)) -eq 0 ]; then who=$([ "$who" = wrk ] && echo client || echo wrk); fi
-        before=$(children_cpu_s)
+        children_cpu_s > "$tmp/before"
         if [ "$who" = wrk ]; then
           rate=$(taskset -c 1 wrk -t1 -c$connections -d${duration_s}s "http://$addr$route" | awk '/Requests\/sec/ { print $2 }')
           count=$(awk -v r="$rate" -v d="$duration_s" 'BEGIN { print r * d }')
@@ -50,7 +52,8 @@ for framework in actix axum rocket; do
           rate=$(sed -n 's/.*"requests_per_s": \([0-9.]*\).*/\1/p' "$tmp/load.json")
           count=$(sed -n 's/.*"sent": \([0-9]*\).*/\1/p' "$tmp/load.json")
         fi
-        cpu=$(awk -v a="$before" -v b="$(children_cpu_s)" -v n="$count" 'BEGIN { print (b - a) * 1e6 / n }')
+        children_cpu_s > "$tmp/after"
+        cpu=$(awk -v a="$(cat "$tmp/before")" -v b="$(cat "$tmp/after")" -v n="$count" 'BEGIN { print (b - a) * 1e6 / n }')
         echo "$rate $cpu" >> "$tmp/$who"
       done
     done

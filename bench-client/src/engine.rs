@@ -27,6 +27,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::{AbortHandle, LocalSet};
 
+use crate::cpu::{self, CpuWindows};
 use crate::http::{frame_response, get_request};
 use crate::stats::{FailureKind, RunStats};
 
@@ -62,6 +63,8 @@ pub struct LoadPlan {
     /// A request without a complete response after this long fails as a
     /// timeout and its connection is replaced.
     pub timeout: Duration,
+    /// The server's pid, to sample its CPU use per window.
+    pub server_pid: Option<u32>,
 }
 
 impl LoadPlan {
@@ -80,6 +83,8 @@ pub struct RunOutcome {
     pub measured: Duration,
     /// The stop flag ended the run early.
     pub interrupted: bool,
+    /// CPU use of the server and of this client per measured window.
+    pub cpu: CpuWindows,
 }
 
 /// Runs the load described by `plan`; returns early (marked interrupted) when
@@ -92,7 +97,9 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
     let measure_start = start + plan.warmup;
     let end = measure_start + plan.duration;
     let threads = plan.threads.get();
-    let results: Vec<anyhow::Result<(RunStats, bool)>> = std::thread::scope(|scope| {
+    let (results, cpu): (Vec<anyhow::Result<(RunStats, bool)>>, CpuWindows) = std::thread::scope(|scope| {
+        let sampler =
+            scope.spawn(|| cpu::sample_windows(plan.server_pid, measure_start, plan.window, plan.windows(), stop));
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let connections = (plan.connections.get() + threads - 1 - t) / threads;
@@ -101,13 +108,14 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
                     .spawn_scoped(scope, move || run_thread(plan, connections, measure_start, end, stop))
             })
             .collect();
-        handles
+        let results = handles
             .into_iter()
             .map(|h| match h {
                 Ok(h) => h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("an engine thread panicked"))),
                 Err(e) => Err(anyhow::Error::new(e).context("cannot spawn an engine thread")),
             })
-            .collect()
+            .collect();
+        (results, sampler.join().unwrap_or_default())
     });
     let mut merged = RunStats::new(plan.windows());
     let mut interrupted = false;
@@ -118,7 +126,7 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
     }
     let measured =
         if interrupted { Instant::now().min(end).saturating_duration_since(measure_start) } else { plan.duration };
-    Ok(RunOutcome { stats: merged, measured, interrupted })
+    Ok(RunOutcome { stats: merged, measured, interrupted, cpu })
 }
 
 /// State one engine thread shares among its connection tasks.

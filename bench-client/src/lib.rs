@@ -12,6 +12,7 @@
 //! and tables; [`suite`] orchestrates servers ([`server`]) around it.
 
 pub mod affinity;
+pub mod cpu;
 pub mod engine;
 pub mod http;
 pub mod load;

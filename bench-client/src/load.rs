@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, bail};
 use serde::Serialize;
 
+use crate::affinity::affinity_of;
 use crate::engine::{self, LoadPlan};
 use crate::plan::LoadCommand;
 use crate::preflight;
@@ -66,9 +67,11 @@ pub fn run(cmd: &LoadCommand, stop: &AtomicBool) -> anyhow::Result<RunFigures> {
         duration: s.duration,
         window: s.window,
         timeout: s.timeout,
+        server_pid: cmd.server_pid,
     };
     let outcome = engine::run(&plan, stop)?;
-    let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64());
+    let server_cpus = cmd.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
+    let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), server_cpus);
     print_summary(cmd, &figures);
     if let Some(path) = &cmd.json {
         let report = LoadReport {
@@ -109,6 +112,15 @@ fn print_summary(cmd: &LoadCommand, f: &RunFigures) {
         f.connections_established, f.connections_requested
     );
     println!("  per window           {:?}", f.windows);
+    match f.server_cpu_percent {
+        Some(p) => println!(
+            "  server CPU           {p:>11.1} %   of {} CPU(s){}",
+            f.server_cpus.unwrap_or(0),
+            if f.client_bound { "  CLIENT-BOUND: the server was not saturated" } else { "  (saturated)" }
+        ),
+        None => println!("  server CPU                 unknown   (pass --server-pid to check saturation)"),
+    }
+    println!("  client CPU           {:>11.1} %", f.client_cpu_percent);
     println!(
         "  latency (ms)         p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
         l.p50 as f64 / 1e3,

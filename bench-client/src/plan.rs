@@ -74,6 +74,10 @@ pub struct LoadArgs {
     /// Write the figures to this JSON file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Pid of the server process, to record its CPU use per window and flag
+    /// runs where it was not saturated.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
     /// Allow a target outside the loopback range.
     #[arg(long)]
     pub allow_remote: bool,
@@ -142,6 +146,8 @@ pub struct LoadCommand {
     pub cpus: Option<CpuList>,
     /// JSON output file.
     pub json: Option<PathBuf>,
+    /// Server pid to sample.
+    pub server_pid: Option<u32>,
 }
 
 /// The timing and concurrency half of a load plan, shared by `load` and `suite`.
@@ -184,6 +190,7 @@ impl LoadArgs {
             },
             cpus: self.cpus,
             json: self.json,
+            server_pid: self.server_pid,
         })
     }
 }

@@ -48,14 +48,31 @@ pub struct RunFigures {
     pub windows_failed: Vec<u64>,
     /// Latency of successful requests, microseconds.
     pub latency_us: LatencySummary,
+    /// Server CPU use over the measured windows, percent of one CPU
+    /// (mean of the windows); `None` when the server pid was unknown.
+    pub server_cpu_percent: Option<f64>,
+    /// Server CPU use per window, percent of one CPU.
+    pub server_cpu_percent_windows: Vec<f64>,
+    /// CPUs the server may run on (100 % each when saturated).
+    pub server_cpus: Option<usize>,
+    /// The server's CPUs were under 95 % busy: the client, not the server,
+    /// may have limited this run.
+    pub client_bound: bool,
+    /// This client's CPU use over the measured windows, percent of one CPU.
+    pub client_cpu_percent: f64,
+    /// Client CPU use per window, percent of one CPU.
+    pub client_cpu_percent_windows: Vec<f64>,
     /// False when the run was interrupted before its deadline.
     pub complete: bool,
 }
 
 impl RunFigures {
-    /// Figures of `outcome`, a run of `connections` connections and `window_s` windows.
-    pub fn new(outcome: &RunOutcome, connections: usize, window_s: f64) -> Self {
+    /// Figures of `outcome`, a run of `connections` connections and
+    /// `window_s` windows against a server allowed `server_cpus` CPUs.
+    pub fn new(outcome: &RunOutcome, connections: usize, window_s: f64, server_cpus: Option<usize>) -> Self {
         let s = &outcome.stats;
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let server_cpu_percent = mean(&outcome.cpu.server);
         let duration_s = outcome.measured.as_secs_f64();
         let successful = s.successful();
         Self {
@@ -74,6 +91,15 @@ impl RunFigures {
             windows: s.windows.iter().map(|w| w.successful).collect(),
             windows_failed: s.windows.iter().map(|w| w.failed).collect(),
             latency_us: s.latency_summary(),
+            server_cpu_percent,
+            server_cpu_percent_windows: outcome.cpu.server.clone(),
+            server_cpus,
+            client_bound: match (server_cpu_percent, server_cpus) {
+                (Some(p), Some(n)) => p < crate::cpu::SATURATED_PERCENT * n as f64,
+                _ => false,
+            },
+            client_cpu_percent: mean(&outcome.cpu.client).unwrap_or(0.0),
+            client_cpu_percent_windows: outcome.cpu.client.clone(),
             complete: !outcome.interrupted,
         }
     }
@@ -278,6 +304,25 @@ pub fn delta_table(results: &Results) -> String {
             let _ = writeln!(out, "| {} | {successful:.0} | {rate:.0} | {} |", f.name(), ms(p99));
         }
     }
+    let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
+    if !busy.is_empty() {
+        let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+        let min = busy.iter().copied().fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            out,
+            "\nServer CPU busy over the measured windows: median {:.1} %, lowest {min:.1} % ({} CPU(s)); {}",
+            median(&busy),
+            m.server_cpus.len(),
+            if bound == 0 {
+                "every run saturated the server: the figures measure the server, not the client.".to_owned()
+            } else {
+                format!(
+                    "**{bound} run(s) client-bound** (server under {} % busy): their figures may measure the client.",
+                    crate::cpu::SATURATED_PERCENT
+                )
+            }
+        );
+    }
     for failure in &results.failures {
         let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
     }
@@ -295,12 +340,12 @@ pub fn report(results: &Results) -> String {
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
     }
     out.push_str(&delta_table(results));
-    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | p50 | p99 | max | in flight at deadline |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in &results.runs {
         let f = &r.figures;
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {:.1} % |",
             r.framework.name(),
             r.scenario,
             r.variant,
@@ -311,7 +356,12 @@ pub fn report(results: &Results) -> String {
             ms(f.latency_us.p50 as f64),
             ms(f.latency_us.p99 as f64),
             ms(f.latency_us.max as f64),
-            f.in_flight_at_deadline
+            f.in_flight_at_deadline,
+            f.server_cpu_percent.map_or_else(
+                || "?".to_owned(),
+                |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
+            ),
+            f.client_cpu_percent
         );
     }
     let _ = write!(

@@ -267,11 +267,13 @@ fn measure_framework(
                 duration: s.duration,
                 window: s.window,
                 timeout: s.timeout,
+                server_pid: Some(server.pid()),
             };
             let outcome = engine::run(&load, stop)?;
-            let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64());
+            let figures =
+                RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), Some(plan.server_cpus.len()));
             eprintln!(
-                "  {:<6} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms",
+                "  {:<6} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
                 framework.name(),
                 plan.rounds,
                 spec.scenario,
@@ -279,7 +281,9 @@ fn measure_framework(
                 figures.successful,
                 figures.requests_per_s,
                 figures.failed_total,
-                figures.latency_us.p99 as f64 / 1000.0
+                figures.latency_us.p99 as f64 / 1000.0,
+                figures.server_cpu_percent.unwrap_or(f64::NAN),
+                if figures.client_bound { "  CLIENT-BOUND" } else { "" }
             );
             runs.push(RunRecord {
                 framework,

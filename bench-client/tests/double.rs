@@ -70,6 +70,7 @@ fn plan(addr: std::net::SocketAddr, connections: usize) -> LoadPlan {
         duration: Duration::from_secs(1),
         window: Duration::from_millis(250),
         timeout: Duration::from_secs(2),
+        server_pid: None,
     }
 }
 
