@@ -9,9 +9,11 @@
 pub mod config;
 pub mod devices;
 pub mod routes;
+pub mod signals;
 pub mod state;
 
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};
+pub use signals::{ShutdownSignals, Stop};
 pub use state::{APP_NAME, AppState, AppStateInner, FatState, touch};

@@ -16,7 +16,7 @@ use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpResponse, HttpServer};
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId};
+use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId, ShutdownSignals, Stop};
 
 /// Returns the function that registers every route of `common::ROUTES`, with
 /// `layers` state layers in front of each `/state/*` route, and the two states
@@ -90,7 +90,9 @@ async fn state_layer<S: AsRef<AppStateInner> + Clone + 'static>(
     next.call(request).await
 }
 
-/// Runs the server until SIGTERM or SIGINT (actix-web's own signal handling):
+/// Runs the server until SIGTERM (graceful stop) or SIGINT (immediate stop),
+/// as actix-web's own signal handling does, but with the handlers installed
+/// before the listening line is printed:
 /// binds, prints the listening line, serves with `config.workers` workers.
 ///
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
@@ -98,15 +100,31 @@ async fn state_layer<S: AsRef<AppStateInner> + Clone + 'static>(
 pub fn run(config: ServerConfig) -> ExitCode {
     actix_web::rt::System::new().block_on(async move {
         let routes = configure(config.layers);
-        let server = HttpServer::new(move || App::new().configure(routes.clone())).workers(config.workers.get());
+        let server = HttpServer::new(move || App::new().configure(routes.clone()))
+            .workers(config.workers.get())
+            .disable_signals();
         let server = match server.bind(config.addr) {
             Ok(s) => s,
             Err(e) => return bind_failed(config.addr, &e),
         };
+        let signals = match ShutdownSignals::install() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot install signal handlers: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         if let Some(addr) = server.addrs().first() {
             println!("{}", listening_line(*addr));
         }
-        match server.run().await {
+        let server = server.run();
+        let handle = server.handle();
+        // As actix-web's own handling: SIGTERM stops gracefully, SIGINT at once.
+        actix_web::rt::spawn(async move {
+            let graceful = signals.recv().await == Stop::Terminate;
+            handle.stop(graceful).await;
+        });
+        match server.await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");

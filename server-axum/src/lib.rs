@@ -15,7 +15,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId};
+use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId, ShutdownSignals};
 
 /// Builds the application: every route of `common::ROUTES`, with `layers`
 /// state layers in front of each `/state/*` route.
@@ -89,11 +89,21 @@ pub fn run(config: ServerConfig) -> ExitCode {
             Ok(l) => l,
             Err(e) => return bind_failed(config.addr, &e),
         };
+        let signals = match ShutdownSignals::install() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot install signal handlers: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         match listener.local_addr() {
             Ok(addr) => println!("{}", listening_line(addr)),
             Err(e) => return bind_failed(config.addr, &e),
         }
-        match axum::serve(listener, app(config.layers)).with_graceful_shutdown(shutdown_signal()).await {
+        let shutdown = async move {
+            signals.recv().await;
+        };
+        match axum::serve(listener, app(config.layers)).with_graceful_shutdown(shutdown).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -101,19 +111,4 @@ pub fn run(config: ServerConfig) -> ExitCode {
             }
         }
     })
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, Device, FatState, Route, RouteId};
+use common::{AppState, AppStateInner, Device, FatState, Route, RouteId, ShutdownSignals};
 use rocket::config::LogLevel;
 use rocket::fairing::AdHoc;
 use rocket::http::ContentType;
@@ -101,7 +101,8 @@ async fn state_layer(request: &Request<'_>) {
     }
 }
 
-/// Runs the server until SIGTERM or SIGINT (Rocket's own shutdown handling):
+/// Runs the server until SIGTERM or SIGINT (handlers installed before the
+/// listening line, then Rocket's graceful shutdown):
 /// binds, prints the listening line at lift-off, serves on a multi-threaded
 /// tokio runtime of `config.workers` threads.
 ///
@@ -122,8 +123,24 @@ pub fn run(config: ServerConfig) -> ExitCode {
             println!("{}", listening_line(SocketAddr::new(c.address, c.port)));
         })
     }));
-    match runtime.block_on(rocket.launch()) {
-        Ok(_) => ExitCode::SUCCESS,
+    let launched = runtime.block_on(async move {
+        let signals = match ShutdownSignals::install() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot install signal handlers: {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let rocket = rocket.ignite().await?;
+        let shutdown = rocket.shutdown();
+        tokio::spawn(async move {
+            signals.recv().await;
+            shutdown.notify();
+        });
+        rocket.launch().await.map(|_| ExitCode::SUCCESS)
+    });
+    match launched {
+        Ok(code) => code,
         Err(e) => match e.kind() {
             rocket::error::ErrorKind::Bind(io) => bind_failed(config.addr, io),
             other => {
