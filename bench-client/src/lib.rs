@@ -12,12 +12,17 @@
 //! and tables; [`suite`] orchestrates servers ([`server`]) around it.
 
 pub mod affinity;
+pub mod analysis;
+pub mod charts;
+pub mod compare;
 pub mod cpu;
 pub mod engine;
 pub mod http;
 pub mod load;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod stats;

@@ -1,4 +1,5 @@
-//! `bench-client load URL …` and `bench-client suite …`; see `--help`.
+//! `bench-client load URL …`, `bench-client suite …` and `bench-client
+//! compare A B`; see `--help`.
 //!
 //! Exit codes: 0 success; 1 a run failed or was incomplete (errors counted,
 //! preflight mismatch, a server died); 2 bad input; 130 interrupted (Ctrl-C
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bench_client::plan::{Cli, Command};
-use bench_client::{load, results, suite};
+use bench_client::{compare, load, report, suite};
 use clap::Parser;
 use clap::error::ErrorKind;
 
@@ -50,6 +51,12 @@ fn main() -> ExitCode {
                 Err(e) => failed(&e),
             }
         }
+        Command::Compare(args) => match compare::run(&args.a, &args.b, args.threshold, args.force) {
+            Ok(compare::Outcome::NoRegression) => ExitCode::SUCCESS,
+            Ok(compare::Outcome::Regression) => ExitCode::from(EXIT_FAILED),
+            Ok(compare::Outcome::Refused) => ExitCode::from(EXIT_USAGE),
+            Err(e) => usage_error(&e),
+        },
         Command::Suite(args) => {
             let plan = match args.plan() {
                 Ok(plan) => plan,
@@ -57,7 +64,13 @@ fn main() -> ExitCode {
             };
             match suite::run(&plan, &stop) {
                 Ok(outcome) => {
-                    println!("\n{}", results::delta_table(&outcome.results));
+                    println!("\n{}", report::delta_table(&outcome.results));
+                    let mut all = vec![&outcome.results];
+                    all.extend(outcome.other_profiles.iter());
+                    let side = report::profiles_table(&all);
+                    if !side.is_empty() {
+                        println!("Profiles side by side (latest of each in the results folder):\n\n{side}");
+                    }
                     println!("results: {}", outcome.dir.join("results.json").display());
                     println!("report:  {}", outcome.dir.join("report.md").display());
                     if outcome.interrupted {

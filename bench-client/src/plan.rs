@@ -34,6 +34,33 @@ pub enum Command {
     Load(LoadArgs),
     /// Build, start and measure every framework and scenario, interleaved over rounds.
     Suite(SuiteArgs),
+    /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
+    ///
+    /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
+    /// different settings without --force.
+    Compare(CompareArgs),
+}
+
+fn percent(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage such as 2 or 2.5")),
+    }
+}
+
+/// Flags of `compare`, as typed.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a results.json or the run folder holding it.
+    pub a: PathBuf,
+    /// The candidate: a results.json or the run folder holding it.
+    pub b: PathBuf,
+    /// Smallest significant slowdown, percent, that counts as a regression.
+    #[arg(long, default_value = "2", value_parser = percent)]
+    pub threshold: f64,
+    /// Compare even when the settings (duration, connections, profile, machine, …) differ.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -383,7 +410,7 @@ mod tests {
         full.extend_from_slice(argv);
         match Cli::try_parse_from(full)?.command {
             Command::Load(args) => args.plan(),
-            Command::Suite(_) => unreachable!(),
+            Command::Suite(_) | Command::Compare(_) => unreachable!(),
         }
     }
 

@@ -1,19 +1,34 @@
-//! The results files: `results.json` (schema in `docs/RESULTS.md`), the
-//! per-run figures inside it, the deltas, and the tables printed to the
-//! terminal and written to `report.md`.
+//! The results file `results.json` (layout in `docs/RESULTS.md`, JSON Schema
+//! in `docs/results.schema.json`): the per-run figures, the deltas with their
+//! confidence intervals, and reading and writing the file.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::{self, Change};
 use crate::engine::RunOutcome;
 use crate::plan::{Framework, Profile};
 use crate::stats::{Failures, LatencySummary};
+use crate::suite::Scenario;
+use common::Route;
 
 /// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Percentiles recorded for latency curves, percent: the ladder of an HDR
+/// percentile plot, each step halving the distance to 100 % from 90 % on.
+pub const PERCENTILE_LADDER: [f64; 11] = [0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0];
+
+/// Latency at one percentile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PercentilePoint {
+    /// Percentile, percent (100 is the maximum).
+    pub percentile: f64,
+    /// Latency, microseconds.
+    pub latency_us: u64,
+}
 
 /// The figures of one measured run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +63,12 @@ pub struct RunFigures {
     pub windows_failed: Vec<u64>,
     /// Latency of successful requests, microseconds.
     pub latency_us: LatencySummary,
+    /// Latency at the percentiles of [`PERCENTILE_LADDER`], microseconds.
+    pub latency_percentiles_us: Vec<PercentilePoint>,
+    /// Coefficient of variation of `windows`, percent (`None` under two windows).
+    pub window_cv_percent: Option<f64>,
+    /// The last third of the windows averaged 5 % or more below the first third.
+    pub drift: bool,
     /// Server CPU use over the measured windows, percent of one CPU
     /// (mean of the windows); `None` when the server pid was unknown.
     pub server_cpu_percent: Option<f64>,
@@ -91,6 +112,15 @@ impl RunFigures {
             windows: s.windows.iter().map(|w| w.successful).collect(),
             windows_failed: s.windows.iter().map(|w| w.failed).collect(),
             latency_us: s.latency_summary(),
+            latency_percentiles_us: PERCENTILE_LADDER
+                .iter()
+                .map(|&percentile| PercentilePoint {
+                    percentile,
+                    latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
+                })
+                .collect(),
+            window_cv_percent: analysis::cv_percent(&s.windows.iter().map(|w| w.successful as f64).collect::<Vec<_>>()),
+            drift: analysis::drifts(&s.windows.iter().map(|w| w.successful).collect::<Vec<_>>()),
             server_cpu_percent,
             server_cpu_percent_windows: outcome.cpu.server.clone(),
             server_cpus,
@@ -144,12 +174,18 @@ pub struct Delta {
     pub before_successful: f64,
     /// Median over rounds of the changed variant's successful requests.
     pub after_successful: f64,
-    /// `after / before − 1` of the medians, percent.
-    pub change_percent: f64,
+    /// Paired change over rounds with its 95 % interval and verdict
+    /// (`change_percent`, `ci_low_percent`, `ci_high_percent`, `verdict`).
+    #[serde(flatten)]
+    pub change: Change,
     /// Smallest of the per-round paired changes, percent.
     pub change_min_percent: f64,
     /// Largest of the per-round paired changes, percent.
     pub change_max_percent: f64,
+    /// Coefficient of variation of the baseline's successful requests across rounds, percent.
+    pub before_cv_percent: Option<f64>,
+    /// The same for the changed variant.
+    pub after_cv_percent: Option<f64>,
     /// Median over rounds of the baseline's p99 latency, microseconds.
     pub before_p99_us: f64,
     /// Median over rounds of the changed variant's p99 latency, microseconds.
@@ -227,6 +263,76 @@ pub struct Results {
     pub failures: Vec<FrameworkFailure>,
 }
 
+/// The paired deltas of every framework and scenario measured in `runs`:
+/// for each round with both variants, the baseline and the changed run.
+pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario]) -> Vec<Delta> {
+    let mut out = Vec::new();
+    for &framework in frameworks {
+        for &scenario in scenarios {
+            let [(before_name, before_route), (after_name, after_route)] = scenario.variants();
+            let of_scenario = |r: &&RunRecord| r.framework == framework && r.scenario == scenario.name();
+            let pairs: Vec<(&RunRecord, &RunRecord)> = runs
+                .iter()
+                .filter(of_scenario)
+                .filter(|r| r.variant == before_name)
+                .filter_map(|b| {
+                    runs.iter()
+                        .filter(of_scenario)
+                        .find(|a| a.round == b.round && a.variant == after_name)
+                        .map(|a| (b, a))
+                })
+                .filter(|(b, a)| b.figures.successful > 0 && a.figures.successful > 0)
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let before: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
+            let after: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
+            let per_round: Vec<f64> = before.iter().zip(&after).map(|(b, a)| (a / b - 1.0) * 100.0).collect();
+            let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
+                median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
+            };
+            out.push(Delta {
+                framework,
+                scenario: scenario.name().to_owned(),
+                from: Route::get(before_route).path.to_owned(),
+                to: Route::get(after_route).path.to_owned(),
+                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+                before_successful: median(&before),
+                after_successful: median(&after),
+                change: analysis::paired_change(&before, &after),
+                change_min_percent: per_round.iter().copied().fold(f64::INFINITY, f64::min),
+                change_max_percent: per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                before_cv_percent: analysis::cv_percent(&before),
+                after_cv_percent: analysis::cv_percent(&after),
+                before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
+                after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+            });
+        }
+    }
+    out
+}
+
+/// Reads a `results.json`, given as the file or the run folder holding it.
+///
+/// # Errors
+/// A missing, unreadable, truncated or corrupted file, or one of another
+/// schema version; the message names the file.
+pub fn load(path: &Path) -> anyhow::Result<Results> {
+    let file = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
+    let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON (truncated or corrupted?)", file.display()))?;
+    let version = value.get("schema_version").and_then(serde_json::Value::as_u64);
+    anyhow::ensure!(
+        version == Some(u64::from(SCHEMA_VERSION)),
+        "{} has schema_version {}, this bench-client reads {SCHEMA_VERSION}",
+        file.display(),
+        version.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
+    );
+    serde_json::from_value(value).with_context(|| format!("{} does not match the results layout", file.display()))
+}
+
 /// Median of `values` (mean of the middle two for an even count); 0 if empty.
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
@@ -247,145 +353,6 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(&tmp, text + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn signed(p: f64) -> String {
-    format!("{p:+.1} %")
-}
-
-fn ms(us: f64) -> String {
-    format!("{:.2} ms", us / 1000.0)
-}
-
-/// The delta table (and each framework's floor), as Markdown.
-pub fn delta_table(results: &Results) -> String {
-    let m = &results.meta;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Profile `{}` · {} connections · {} s measured after {} s warm-up · median of {} rounds · server on CPU {:?}, client on CPU {:?}\n",
-        serde_json::to_value(m.profile).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
-        m.connections,
-        m.duration_s,
-        m.warmup_s,
-        m.rounds,
-        m.server_cpus,
-        m.client_cpus
-    );
-    out.push_str("| framework | scenario | before (successful) | after (successful) | change | per-round range | p99 before | p99 after |\n");
-    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|\n");
-    for d in &results.deltas {
-        let _ = writeln!(
-            out,
-            "| {} | {} ({} → {}) | {:.0} | {:.0} | **{}** | {} … {} | {} | {} |",
-            d.framework.name(),
-            d.scenario,
-            d.from,
-            d.to,
-            d.before_successful,
-            d.after_successful,
-            signed(d.change_percent),
-            signed(d.change_min_percent),
-            signed(d.change_max_percent),
-            ms(d.before_p99_us),
-            ms(d.after_p99_us),
-        );
-    }
-    let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == "floor").collect();
-    if !floors.is_empty() {
-        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
-        let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
-        frameworks.dedup();
-        for f in frameworks {
-            let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
-            let successful = median(&runs.iter().map(|r| r.figures.successful as f64).collect::<Vec<_>>());
-            let rate = median(&runs.iter().map(|r| r.figures.requests_per_s).collect::<Vec<_>>());
-            let p99 = median(&runs.iter().map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>());
-            let _ = writeln!(out, "| {} | {successful:.0} | {rate:.0} | {} |", f.name(), ms(p99));
-        }
-    }
-    let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
-    if !busy.is_empty() {
-        let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
-        let min = busy.iter().copied().fold(f64::INFINITY, f64::min);
-        let _ = writeln!(
-            out,
-            "\nServer CPU busy over the measured windows: median {:.1} %, lowest {min:.1} % ({} CPU(s)); {}",
-            median(&busy),
-            m.server_cpus.len(),
-            if bound == 0 {
-                "every run saturated the server: the figures measure the server, not the client.".to_owned()
-            } else {
-                format!(
-                    "**{bound} run(s) client-bound** (server under {} % busy): their figures may measure the client.",
-                    crate::cpu::SATURATED_PERCENT
-                )
-            }
-        );
-    }
-    for failure in &results.failures {
-        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
-    }
-    if m.profile == Profile::Dev {
-        out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
-    }
-    out
-}
-
-/// The whole `report.md`: the tables, every run, and the metadata.
-pub fn report(results: &Results) -> String {
-    let m = &results.meta;
-    let mut out = String::from("# Benchmark report\n\n");
-    if !results.complete {
-        out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
-    }
-    out.push_str(&delta_table(results));
-    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-    for r in &results.runs {
-        let f = &r.figures;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {:.1} % |",
-            r.framework.name(),
-            r.scenario,
-            r.variant,
-            r.round,
-            f.successful,
-            f.failed_total,
-            f.requests_per_s,
-            ms(f.latency_us.p50 as f64),
-            ms(f.latency_us.p99 as f64),
-            ms(f.latency_us.max as f64),
-            f.in_flight_at_deadline,
-            f.server_cpu_percent.map_or_else(
-                || "?".to_owned(),
-                |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
-            ),
-            f.client_cpu_percent
-        );
-    }
-    let _ = write!(
-        out,
-        "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",
-        m.commit,
-        m.rustc,
-        m.cpu_model,
-        m.cores,
-        m.kernel,
-        m.started_utc,
-        m.connections,
-        m.duration_s,
-        m.warmup_s,
-        m.window_s,
-        m.timeout_s,
-        m.rounds,
-        m.layers,
-        m.server_cpus,
-        m.server_workers,
-        m.client_cpus,
-        m.client_threads
-    );
-    out
 }
 
 #[cfg(test)]

@@ -17,8 +17,10 @@ use reqwest::Url;
 use crate::engine::{self, LoadPlan};
 use crate::plan::{Framework, SuitePlan};
 use crate::preflight;
-use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunFigures, RunRecord, SCHEMA_VERSION, median};
+use crate::progress::Progress;
+use crate::results::{self, FrameworkFailure, Meta, Results, RunFigures, RunRecord, SCHEMA_VERSION};
 use crate::server::ServerProcess;
+use crate::{charts, report};
 
 /// What one scenario compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,6 +56,8 @@ pub struct SuiteOutcome {
     pub dir: PathBuf,
     /// Everything it wrote.
     pub results: Results,
+    /// The latest complete results of the other profiles in the same folder.
+    pub other_profiles: Vec<Results>,
     /// The stop flag cut it short.
     pub interrupted: bool,
 }
@@ -155,50 +159,26 @@ fn link_latest(out: &Path, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The per-round paired deltas of every framework and scenario measured.
-pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario]) -> Vec<Delta> {
-    let mut out = Vec::new();
-    for &framework in frameworks {
-        for &scenario in scenarios {
-            let [(before_name, before_route), (after_name, after_route)] = scenario.variants();
-            let find = |round: u32, variant: &str| {
-                runs.iter().find(|r| {
-                    r.framework == framework
-                        && r.scenario == scenario.name()
-                        && r.round == round
-                        && r.variant == variant
-                })
-            };
-            let pairs: Vec<(&RunRecord, &RunRecord)> = runs
-                .iter()
-                .filter(|r| r.framework == framework && r.scenario == scenario.name() && r.variant == before_name)
-                .filter_map(|b| find(b.round, after_name).map(|a| (b, a)))
-                .filter(|(b, _)| b.figures.successful > 0)
-                .collect();
-            if pairs.is_empty() {
-                continue;
-            }
-            let of = |f: &dyn Fn(&(&RunRecord, &RunRecord)) -> f64| pairs.iter().map(f).collect::<Vec<f64>>();
-            let before = median(&of(&|p| p.0.figures.successful as f64));
-            let after = median(&of(&|p| p.1.figures.successful as f64));
-            let paired = of(&|p| (p.1.figures.successful as f64 / p.0.figures.successful as f64 - 1.0) * 100.0);
-            out.push(Delta {
-                framework,
-                scenario: scenario.name().to_owned(),
-                from: Route::get(before_route).path.to_owned(),
-                to: Route::get(after_route).path.to_owned(),
-                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
-                before_successful: before,
-                after_successful: after,
-                change_percent: if before > 0.0 { (after / before - 1.0) * 100.0 } else { 0.0 },
-                change_min_percent: paired.iter().copied().fold(f64::INFINITY, f64::min),
-                change_max_percent: paired.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                before_p99_us: median(&of(&|p| p.0.figures.latency_us.p99 as f64)),
-                after_p99_us: median(&of(&|p| p.1.figures.latency_us.p99 as f64)),
-            });
+/// The newest readable `results.json` of each profile other than `profile`
+/// under `out` (run folders are named `<UTC timestamp>-<profile>`, so the
+/// greatest name is the newest).
+pub fn latest_of_other_profiles(out: &Path, profile: crate::plan::Profile) -> Vec<Results> {
+    let Ok(entries) = std::fs::read_dir(out) else { return Vec::new() };
+    let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
+    names.sort();
+    let mut found = Vec::new();
+    for other in [crate::plan::Profile::Release, crate::plan::Profile::Profiling, crate::plan::Profile::Dev] {
+        if other == profile {
+            continue;
+        }
+        let suffix = format!("-{}", other.cargo_name());
+        if let Some(results) =
+            names.iter().rev().filter(|n| n.ends_with(&suffix)).find_map(|n| results::load(&out.join(n)).ok())
+        {
+            found.push(results);
         }
     }
-    out
+    found
 }
 
 /// One measured run: what to load and how to label it.
@@ -234,6 +214,7 @@ fn measure_framework(
     framework: Framework,
     stop: &AtomicBool,
     runs: &mut Vec<RunRecord>,
+    progress: &Progress,
 ) -> anyhow::Result<()> {
     let binary = target_dir().join(plan.profile.target_dir()).join(framework.binary());
     let args = [
@@ -269,10 +250,13 @@ fn measure_framework(
                 timeout: s.timeout,
                 server_pid: Some(server.pid()),
             };
-            let outcome = engine::run(&load, stop)?;
+            let label =
+                format!("{} round {round}/{} {}/{}", framework.name(), plan.rounds, spec.scenario, spec.variant);
+            let windows = u32::try_from(load.windows()).unwrap_or(u32::MAX);
+            let outcome = progress.during(&label, s.warmup, s.window, windows, || engine::run(&load, stop))?;
             let figures =
                 RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), Some(plan.server_cpus.len()));
-            eprintln!(
+            progress.line(&format!(
                 "  {:<6} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
                 framework.name(),
                 plan.rounds,
@@ -284,7 +268,7 @@ fn measure_framework(
                 figures.latency_us.p99 as f64 / 1000.0,
                 figures.server_cpu_percent.unwrap_or(f64::NAN),
                 if figures.client_bound { "  CLIENT-BOUND" } else { "" }
-            );
+            ));
             runs.push(RunRecord {
                 framework,
                 scenario: spec.scenario.to_owned(),
@@ -344,29 +328,37 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     };
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
+    let runs_per_round = round_specs(&plan.scenarios, 1).len() as u64;
+    let progress = Progress::new(plan.frameworks.len() as u64 * u64::from(plan.rounds) * runs_per_round);
     let mut stopped_by_error = false;
     for &framework in &plan.frameworks {
         if stop.load(Ordering::Relaxed) || stopped_by_error {
             break;
         }
-        eprintln!("{}:", framework.binary());
-        if let Err(e) = measure_framework(plan, framework, stop, &mut results.runs) {
+        progress.line(&format!("{}:", framework.binary()));
+        if let Err(e) = measure_framework(plan, framework, stop, &mut results.runs, &progress) {
             let error = format!("{e:#}");
-            eprintln!("error: {error}");
+            progress.line(&format!("error: {error}"));
             stopped_by_error = error.starts_with("preflight");
             results.failures.push(FrameworkFailure { framework, error });
         }
-        results.deltas = deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios);
         results::write_json(&json, &results)?;
     }
+    progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
-    results.deltas = deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios);
     results::write_json(&json, &results)?;
-    std::fs::write(dir.join("report.md"), results::report(&results))
+    let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
+        eprintln!("warning: charts not drawn: {e:#}");
+        Vec::new()
+    });
+    let others = latest_of_other_profiles(&plan.out, plan.profile);
+    std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts))
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
     link_latest(&plan.out, &dir)?;
-    Ok(SuiteOutcome { dir, results, interrupted })
+    Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! `bench-client suite` over all three frameworks and both scenarios, one
-//! round of 1 s windows on the dev builds: the results folder holds every
-//! run with successes, no failures, and counts that add up.
+//! `bench-client suite` over all three frameworks and both scenarios, two
+//! rounds of 1 s windows on the dev builds: the results folder holds every
+//! run with successes, no failures, and counts that add up; `results.json`
+//! validates against the committed JSON Schema; the charts are SVG.
 
 mod support;
 
@@ -15,7 +16,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let out = std::env::temp_dir().join(format!("bench-suite-e2e-{}", std::process::id()));
     let output = Command::new(env!("CARGO_BIN_EXE_bench-client"))
         .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
-        .args(["--rounds", "1", "--connections", "8"])
+        .args(["--rounds", "2", "--connections", "8"])
         .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
         .arg("--out")
         .arg(&out)
@@ -30,7 +31,16 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let latest = out.join("latest");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
     assert!(latest.join("report.md").is_file());
-    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["schema_version"], 2);
+    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> =
+        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "results.json violates the schema: {errors:#?}");
+    let mut broken = results.clone();
+    broken["runs"][0].as_object_mut().unwrap().remove("successful");
+    assert!(!validator.is_valid(&broken), "the schema requires every run field");
     assert_eq!(results["complete"], true);
     let meta = &results["meta"];
     for key in [
@@ -51,7 +61,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
 
     let runs = results["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 3 * 5, "3 frameworks × (floor + 2 scenarios × 2 variants)");
+    assert_eq!(runs.len(), 2 * 3 * 5, "2 rounds × 3 frameworks × (floor + 2 scenarios × 2 variants)");
     for run in runs {
         let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
         assert!(n("successful") > 0, "{run}");
@@ -77,7 +87,22 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert_eq!(deltas.len(), 3 * 2);
     for d in deltas {
         assert!(d["change_percent"].as_f64().unwrap().is_finite());
+        assert_eq!(d["rounds"], 2);
+        let (lo, hi) = (d["ci_low_percent"].as_f64().unwrap(), d["ci_high_percent"].as_f64().unwrap());
+        assert!(lo <= d["change_percent"].as_f64().unwrap() && d["change_percent"].as_f64().unwrap() <= hi);
         assert!(["payload", "state"].contains(&d["scenario"].as_str().unwrap()));
     }
+    let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    for chart in [
+        "charts/bars-payload.svg",
+        "charts/bars-state.svg",
+        "charts/windows-axum-state.svg",
+        "charts/latency-rocket-payload.svg",
+    ] {
+        let text = std::fs::read_to_string(latest.join(chart)).unwrap_or_else(|e| panic!("{chart}: {e}"));
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{chart} is not XML: {e}"));
+        assert!(report.contains(chart), "report.md links {chart}");
+    }
+    assert!(report.contains("change [95 % CI]"));
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,0 +1,274 @@
+//! Is a change real? Confidence intervals for a change in throughput, the
+//! verdict they support, and the noise figures that qualify them.
+//!
+//! Method (written out with its sources in `docs/METHODOLOGY.md`):
+//! throughput changes are ratios, so they are analysed as logarithms of
+//! ratios. Paired rounds (both variants measured back to back in each round)
+//! give one log-ratio per round; their mean has a Student-t 95 % confidence
+//! interval, mapped back to percent. Two independent sets of rounds (two
+//! result files) are compared with Welch's unequal-variance t interval on the
+//! difference of mean log rates. The t quantile comes from `statrs`.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Confidence level of every interval, as a fraction.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// A run drifts when the mean of its last third of windows is this many
+/// percent or more below the mean of its first third.
+pub const DRIFT_PERCENT: f64 = 5.0;
+
+/// What an interval says about a change in throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The whole interval is above zero: more successful requests.
+    Faster,
+    /// The whole interval is below zero: fewer successful requests.
+    Slower,
+    /// The interval contains zero.
+    NoSignificantChange,
+    /// Fewer than two rounds on a side: no interval can be given.
+    TooFewRounds,
+}
+
+impl Verdict {
+    /// Words for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Faster => "faster",
+            Self::Slower => "slower",
+            Self::NoSignificantChange => "no significant change",
+            Self::TooFewRounds => "too few rounds",
+        }
+    }
+}
+
+/// A change in percent with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Point estimate, percent (geometric mean of the ratios, minus one).
+    pub change_percent: f64,
+    /// Lower bound of the 95 % interval, percent; `None` with too few rounds.
+    pub ci_low_percent: Option<f64>,
+    /// Upper bound of the 95 % interval, percent.
+    pub ci_high_percent: Option<f64>,
+    /// What the interval says.
+    pub verdict: Verdict,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Sample variance (n − 1 in the denominator); needs two values.
+fn variance(v: &[f64]) -> f64 {
+    let m = mean(v);
+    v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
+}
+
+/// Two-sided Student-t quantile for [`CONFIDENCE`] with `df` degrees of freedom.
+fn t_quantile(df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
+}
+
+fn percent(log_ratio: f64) -> f64 {
+    log_ratio.exp_m1() * 100.0
+}
+
+fn change_from(log_mean: f64, half_width: Option<f64>) -> Change {
+    let Some(h) = half_width.filter(|h| h.is_finite()) else {
+        return Change {
+            change_percent: percent(log_mean),
+            ci_low_percent: None,
+            ci_high_percent: None,
+            verdict: Verdict::TooFewRounds,
+        };
+    };
+    let (low, high) = (log_mean - h, log_mean + h);
+    let verdict = if low > 0.0 {
+        Verdict::Faster
+    } else if high < 0.0 {
+        Verdict::Slower
+    } else {
+        Verdict::NoSignificantChange
+    };
+    Change {
+        change_percent: percent(log_mean),
+        ci_low_percent: Some(percent(low)),
+        ci_high_percent: Some(percent(high)),
+        verdict,
+    }
+}
+
+/// The change from `before[i]` to `after[i]`, paired by round (the same
+/// index is the same round). Values must be positive (successful requests
+/// or rates); pairs with a zero are left out.
+pub fn paired_change(before: &[f64], after: &[f64]) -> Change {
+    let logs: Vec<f64> =
+        before.iter().zip(after).filter(|(b, a)| **b > 0.0 && **a > 0.0).map(|(b, a)| (a / b).ln()).collect();
+    if logs.is_empty() {
+        return change_from(0.0, None);
+    }
+    let n = logs.len() as f64;
+    let half = (logs.len() >= 2).then(|| t_quantile(n - 1.0) * (variance(&logs) / n).sqrt());
+    change_from(mean(&logs), half)
+}
+
+/// The change from the runs `a` to the independent runs `b` (say, two result
+/// files): Welch's t interval on the difference of mean log values.
+pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
+    let la: Vec<f64> = a.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    let lb: Vec<f64> = b.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    if la.is_empty() || lb.is_empty() {
+        return change_from(0.0, None);
+    }
+    let diff = mean(&lb) - mean(&la);
+    if la.len() < 2 || lb.len() < 2 {
+        return change_from(diff, None);
+    }
+    let (va, vb) = (variance(&la) / la.len() as f64, variance(&lb) / lb.len() as f64);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return change_from(diff, Some(0.0));
+    }
+    // Welch–Satterthwaite degrees of freedom.
+    let df = se2.powi(2) / (va.powi(2) / (la.len() as f64 - 1.0) + vb.powi(2) / (lb.len() as f64 - 1.0));
+    change_from(diff, Some(t_quantile(df) * se2.sqrt()))
+}
+
+/// Geometric mean of positive `values` with the 95 % Student-t interval of
+/// the mean log value mapped back (`None` under two values).
+pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let logs: Vec<f64> = values.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    if logs.is_empty() {
+        return (0.0, None);
+    }
+    let m = mean(&logs);
+    if logs.len() < 2 {
+        return (m.exp(), None);
+    }
+    let n = logs.len() as f64;
+    let h = t_quantile(n - 1.0) * (variance(&logs) / n).sqrt();
+    (m.exp(), Some(((m - h).exp(), (m + h).exp())))
+}
+
+/// Coefficient of variation (sample standard deviation over mean), percent;
+/// `None` for fewer than two values or a zero mean.
+pub fn cv_percent(values: &[f64]) -> Option<f64> {
+    let m = mean(values);
+    (values.len() >= 2 && m != 0.0).then(|| variance(values).sqrt() / m * 100.0)
+}
+
+/// Whether a window series drifts down: the mean of its last third of
+/// windows is [`DRIFT_PERCENT`] or more below the mean of its first third.
+pub fn drifts(windows: &[u64]) -> bool {
+    if windows.len() < 2 {
+        return false;
+    }
+    let third = windows.len().div_ceil(3);
+    let avg = |w: &[u64]| w.iter().sum::<u64>() as f64 / w.len() as f64;
+    let (first, last) = (avg(&windows[..third]), avg(&windows[windows.len() - third..]));
+    first > 0.0 && last <= first * (1.0 - DRIFT_PERCENT / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use rand_distr::{Distribution, Normal};
+
+    #[test]
+    fn identical_inputs_are_no_significant_change() {
+        let v = [100.0, 120.0, 90.0, 110.0];
+        let c = paired_change(&v, &v);
+        assert_eq!(c.change_percent, 0.0);
+        assert_eq!(c.verdict, Verdict::NoSignificantChange);
+        assert_eq!((c.ci_low_percent, c.ci_high_percent), (Some(0.0), Some(0.0)));
+        assert_eq!(unpaired_change(&v, &v).verdict, Verdict::NoSignificantChange);
+    }
+
+    #[test]
+    fn known_answers() {
+        // Every round exactly +10 %: zero spread, the interval is the point.
+        let before = [100.0, 200.0, 50.0];
+        let after = [110.0, 220.0, 55.0];
+        let c = paired_change(&before, &after);
+        assert!((c.change_percent - 10.0).abs() < 1e-9);
+        assert_eq!(c.verdict, Verdict::Faster);
+        // Log-ratios ln(1.1) ± d for two rounds: mean ln(1.1), sd d·√2,
+        // half-width t(0.975, 1) · d = 12.706 · d.
+        let d = 0.01_f64;
+        let c = paired_change(&[1.0, 1.0], &[(1.1f64.ln() + d).exp(), (1.1f64.ln() - d).exp()]);
+        let expected_low = ((1.1f64.ln() - 12.706_204_736 * d).exp() - 1.0) * 100.0;
+        assert!((c.ci_low_percent.unwrap() - expected_low).abs() < 1e-6, "{c:?}");
+        assert_eq!(paired_change(&[1.0], &[2.0]).verdict, Verdict::TooFewRounds);
+        assert_eq!(paired_change(&[100.0, 100.0, 100.0], &[90.0, 91.0, 89.0]).verdict, Verdict::Slower);
+    }
+
+    /// Over many seeded simulations of noisy rounds with a known true change,
+    /// the 95 % interval covers it about 95 % of the time.
+    fn coverage(paired: bool, rounds: usize, seed: u64) -> f64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let machine = Normal::<f64>::new(0.0, 0.10).unwrap(); // round-to-round noise shared by a pair
+        let run = Normal::<f64>::new(0.0, 0.03).unwrap(); // noise of each run
+        let true_change = 0.05_f64; // +5 %
+        let sims = 4000;
+        let mut covered = 0;
+        for _ in 0..sims {
+            let mut before = Vec::new();
+            let mut after = Vec::new();
+            for _ in 0..rounds {
+                let m: f64 = if paired { machine.sample(&mut rng) } else { 0.0 };
+                before.push(100_000.0 * (m + run.sample(&mut rng)).exp());
+                after.push(100_000.0 * (1.0 + true_change) * (m + run.sample(&mut rng)).exp());
+            }
+            let c = if paired { paired_change(&before, &after) } else { unpaired_change(&before, &after) };
+            let (low, high) = (c.ci_low_percent.unwrap(), c.ci_high_percent.unwrap());
+            if low <= true_change * 100.0 && true_change * 100.0 <= high {
+                covered += 1;
+            }
+        }
+        f64::from(covered) / f64::from(sims)
+    }
+
+    #[test]
+    fn paired_interval_covers_the_true_change_95_percent_of_the_time() {
+        for (rounds, seed) in [(3, 1), (5, 2), (10, 3)] {
+            let c = coverage(true, rounds, seed);
+            assert!((0.935..=0.965).contains(&c), "{rounds} rounds: coverage {c}");
+        }
+    }
+
+    #[test]
+    fn welch_interval_covers_the_true_change_95_percent_of_the_time() {
+        for (rounds, seed) in [(3, 4), (6, 5)] {
+            let c = coverage(false, rounds, seed);
+            assert!((0.93..=0.97).contains(&c), "{rounds} rounds: coverage {c}");
+        }
+    }
+
+    #[test]
+    fn geometric_mean_interval_brackets_the_mean() {
+        let (g, ci) = geometric_mean_interval(&[100.0, 400.0]);
+        assert!((g - 200.0).abs() < 1e-9);
+        let (lo, hi) = ci.unwrap();
+        assert!(lo < 200.0 && 200.0 < hi);
+        let (g, ci) = geometric_mean_interval(&[5.0]);
+        assert!((g - 5.0).abs() < 1e-9);
+        assert_eq!(ci, None);
+    }
+
+    #[test]
+    fn cv_and_drift() {
+        assert_eq!(cv_percent(&[5.0]), None);
+        let cv = cv_percent(&[90.0, 100.0, 110.0]).unwrap();
+        assert!((cv - 10.0).abs() < 1e-9);
+        assert!(!drifts(&[100, 101, 99, 100, 100]));
+        assert!(drifts(&[100, 100, 98, 95, 94]), "last two 94.5 vs first two 100");
+        assert!(!drifts(&[100, 100, 98, 96, 97]), "3.5 % is under the threshold");
+        assert!(!drifts(&[100]));
+    }
+}

@@ -1,0 +1,165 @@
+//! `bench-client compare A B`: did B (say, after a change) get slower or
+//! faster than A, run type by run type, with 95 % intervals?
+//!
+//! Each run type (framework, scenario, variant) has one rate per round in
+//! each file; the rounds of A and B are independent, so the change is
+//! Welch's interval on the mean log rates ([`crate::analysis::unpaired_change`]).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::analysis::{self, Change, Verdict};
+use crate::plan::Framework;
+use crate::report::change_with_ci;
+use crate::results::{self, Results};
+
+/// One run type present in both files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Framework.
+    pub framework: Framework,
+    /// Scenario (`floor` for `/plaintext`).
+    pub scenario: String,
+    /// Variant.
+    pub variant: String,
+    /// Geometric mean of A's rates, requests per second.
+    pub a_per_s: f64,
+    /// Geometric mean of B's rates, requests per second.
+    pub b_per_s: f64,
+    /// From A to B.
+    pub change: Change,
+}
+
+/// What [`compare`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Settings that differ between the two runs, one line each.
+    pub differences: Vec<String>,
+    /// Run types in both files.
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Rows that are significant regressions larger than `threshold_percent`.
+    pub fn regressions(&self, threshold_percent: f64) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
+            .collect()
+    }
+}
+
+/// Settings that make two runs incomparable when they differ.
+fn differences(a: &Results, b: &Results) -> Vec<String> {
+    let (ma, mb) = (&a.meta, &b.meta);
+    let mut out = Vec::new();
+    let mut check = |name: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{name}: {x} vs {y}"));
+        }
+    };
+    check("profile", ma.profile.cargo_name().to_owned(), mb.profile.cargo_name().to_owned());
+    check("duration_s", ma.duration_s.to_string(), mb.duration_s.to_string());
+    check("warmup_s", ma.warmup_s.to_string(), mb.warmup_s.to_string());
+    check("window_s", ma.window_s.to_string(), mb.window_s.to_string());
+    check("connections", ma.connections.to_string(), mb.connections.to_string());
+    check("layers", ma.layers.to_string(), mb.layers.to_string());
+    check("cpu_model", ma.cpu_model.clone(), mb.cpu_model.clone());
+    check("cores", ma.cores.to_string(), mb.cores.to_string());
+    check("server_cpus", format!("{:?}", ma.server_cpus), format!("{:?}", mb.server_cpus));
+    check("client_cpus", format!("{:?}", ma.client_cpus), format!("{:?}", mb.client_cpus));
+    out
+}
+
+/// Matches the run types of `a` and `b` and computes each change.
+pub fn compare(a: &Results, b: &Results) -> Comparison {
+    let mut keys: Vec<(Framework, String, String)> =
+        a.runs.iter().map(|r| (r.framework, r.scenario.clone(), r.variant.clone())).collect();
+    keys.dedup();
+    keys.sort();
+    keys.dedup();
+    let rates = |res: &Results, k: &(Framework, String, String)| -> Vec<f64> {
+        res.runs
+            .iter()
+            .filter(|r| r.framework == k.0 && r.scenario == k.1 && r.variant == k.2)
+            .map(|r| r.figures.requests_per_s)
+            .collect()
+    };
+    let rows = keys
+        .into_iter()
+        .filter_map(|k| {
+            let (ra, rb) = (rates(a, &k), rates(b, &k));
+            if ra.is_empty() || rb.is_empty() {
+                return None;
+            }
+            Some(Row {
+                a_per_s: analysis::geometric_mean_interval(&ra).0,
+                b_per_s: analysis::geometric_mean_interval(&rb).0,
+                change: analysis::unpaired_change(&ra, &rb),
+                framework: k.0,
+                scenario: k.1,
+                variant: k.2,
+            })
+        })
+        .collect();
+    Comparison { differences: differences(a, b), rows }
+}
+
+/// How a `compare` invocation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// No significant regression beyond the threshold.
+    NoRegression,
+    /// At least one.
+    Regression,
+    /// The settings differ and `--force` was not given.
+    Refused,
+}
+
+/// Reads both files, prints the table, and says how it ended.
+///
+/// # Errors
+/// A file that cannot be read or parsed (named in the message).
+pub fn run(a: &Path, b: &Path, threshold_percent: f64, force: bool) -> anyhow::Result<Outcome> {
+    let (ra, rb) = (results::load(a)?, results::load(b)?);
+    let cmp = compare(&ra, &rb);
+    if !cmp.differences.is_empty() {
+        eprintln!("the two runs differ in their settings:");
+        for d in &cmp.differences {
+            eprintln!("  {d}");
+        }
+        if !force {
+            eprintln!("error: refusing to compare runs with different settings (pass --force to compare anyway)");
+            return Ok(Outcome::Refused);
+        }
+    }
+    let mut out = format!(
+        "A: {}\nB: {}\n\n| framework | scenario | variant | A requests/s | B requests/s | change [95 % CI] | verdict |\n|---|---|---|--:|--:|--:|---|\n",
+        a.display(),
+        b.display()
+    );
+    for r in &cmp.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+            r.framework.name(),
+            r.scenario,
+            r.variant,
+            r.a_per_s,
+            r.b_per_s,
+            change_with_ci(&r.change),
+            r.change.verdict.label()
+        );
+    }
+    println!("{out}");
+    let regressions = cmp.regressions(threshold_percent);
+    if regressions.is_empty() {
+        println!("no significant regression beyond {threshold_percent} %");
+        Ok(Outcome::NoRegression)
+    } else {
+        for r in &regressions {
+            println!("REGRESSION: {} {}/{} {}", r.framework.name(), r.scenario, r.variant, change_with_ci(&r.change));
+        }
+        Ok(Outcome::Regression)
+    }
+}

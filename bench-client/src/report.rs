@@ -1,0 +1,248 @@
+//! The tables printed to the terminal and the `report.md` of a run folder.
+
+use std::fmt::Write as _;
+
+use crate::analysis::Verdict;
+use crate::plan::{Framework, Profile};
+use crate::results::{Delta, Results, median};
+
+fn signed(p: f64) -> String {
+    format!("{p:+.1} %")
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.2} ms", us / 1000.0)
+}
+
+fn opt_percent(p: Option<f64>) -> String {
+    p.map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
+}
+
+fn profile_name(p: Profile) -> &'static str {
+    p.cargo_name()
+}
+
+/// `+6.6 % [+2.1 … +11.3]`, or the point alone when there is no interval.
+pub fn change_with_ci(d: &crate::analysis::Change) -> String {
+    match (d.ci_low_percent, d.ci_high_percent) {
+        (Some(lo), Some(hi)) => format!("{} [{lo:+.1} … {hi:+.1}]", signed(d.change_percent)),
+        _ => signed(d.change_percent),
+    }
+}
+
+fn verdict(v: Verdict) -> String {
+    match v {
+        Verdict::Faster | Verdict::Slower => format!("**{}**", v.label()),
+        other => other.label().to_owned(),
+    }
+}
+
+/// The delta table with intervals and verdicts, the floors, the saturation
+/// and drift notes, as Markdown.
+pub fn delta_table(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds · server on CPU {:?}, client on CPU {:?}\n",
+        profile_name(m.profile),
+        m.connections,
+        m.duration_s,
+        m.warmup_s,
+        m.rounds,
+        m.server_cpus,
+        m.client_cpus
+    );
+    out.push_str("| framework | scenario | before (successful) | after (successful) | change [95 % CI] | verdict | CV before / after | p99 before | p99 after |\n");
+    out.push_str("|---|---|--:|--:|--:|---|--:|--:|--:|\n");
+    for d in &results.deltas {
+        let _ = writeln!(
+            out,
+            "| {} | {} ({} → {}) | {:.0} | {:.0} | {} | {} | {} / {} | {} | {} |",
+            d.framework.name(),
+            d.scenario,
+            d.from,
+            d.to,
+            d.before_successful,
+            d.after_successful,
+            change_with_ci(&d.change),
+            verdict(d.change.verdict),
+            opt_percent(d.before_cv_percent),
+            opt_percent(d.after_cv_percent),
+            ms(d.before_p99_us),
+            ms(d.after_p99_us),
+        );
+    }
+    out.push_str(
+        "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+    );
+    let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == "floor").collect();
+    if !floors.is_empty() {
+        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
+        let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
+        frameworks.dedup();
+        for f in frameworks {
+            let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
+            let col = |g: fn(&crate::results::RunFigures) -> f64| {
+                median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>())
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} | {:.0} | {} |",
+                f.name(),
+                col(|f| f.successful as f64),
+                col(|f| f.requests_per_s),
+                ms(col(|f| f.latency_us.p99 as f64))
+            );
+        }
+    }
+    let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
+    if !busy.is_empty() {
+        let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+        let min = busy.iter().copied().fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            out,
+            "\nServer CPU busy over the measured windows: median {:.1} %, lowest {min:.1} % ({} CPU(s)); {}",
+            median(&busy),
+            m.server_cpus.len(),
+            if bound == 0 {
+                "every run saturated the server: the figures measure the server, not the client.".to_owned()
+            } else {
+                format!(
+                    "**{bound} run(s) client-bound** (server under {} % busy): their figures may measure the client.",
+                    crate::cpu::SATURATED_PERCENT
+                )
+            }
+        );
+    }
+    let drifting: Vec<String> = results
+        .runs
+        .iter()
+        .filter(|r| r.figures.drift)
+        .map(|r| format!("{} {}/{} round {}", r.framework.name(), r.scenario, r.variant, r.round))
+        .collect();
+    if !drifting.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDrift (last third of the windows ≥ {} % below the first third): {}",
+            crate::analysis::DRIFT_PERCENT,
+            drifting.join(", ")
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
+    }
+    if m.profile == Profile::Dev {
+        out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
+    }
+    out
+}
+
+/// Deltas of several profiles side by side (`framework · profile · before ·
+/// after · change`), for results of different profiles; empty if fewer than two.
+pub fn profiles_table(all: &[&Results]) -> String {
+    if all.len() < 2 {
+        return String::new();
+    }
+    let mut out = String::from(
+        "| framework | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|---|---|--:|--:|--:|---|\n",
+    );
+    let mut keys: Vec<(Framework, String)> =
+        all.iter().flat_map(|r| r.deltas.iter().map(|d| (d.framework, d.scenario.clone()))).collect();
+    keys.sort();
+    keys.dedup();
+    for (framework, scenario) in keys {
+        for r in all {
+            let Some(d): Option<&Delta> = r.deltas.iter().find(|d| d.framework == framework && d.scenario == scenario)
+            else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+                framework.name(),
+                scenario,
+                profile_name(r.meta.profile),
+                d.before_successful,
+                d.after_successful,
+                change_with_ci(&d.change),
+                verdict(d.change.verdict)
+            );
+        }
+    }
+    out
+}
+
+/// The whole `report.md`: the tables, the profiles side by side (when other
+/// profiles' results are given), the charts, every run, and the metadata.
+pub fn report(results: &Results, other_profiles: &[Results], charts: &[String]) -> String {
+    let m = &results.meta;
+    let mut out = String::from("# Benchmark report\n\n");
+    if !results.complete {
+        out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
+    }
+    out.push_str(&delta_table(results));
+    let mut all: Vec<&Results> = vec![results];
+    all.extend(other_profiles.iter());
+    let side = profiles_table(&all);
+    if !side.is_empty() {
+        let _ = write!(
+            out,
+            "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{side}"
+        );
+    }
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for c in charts {
+            let _ = writeln!(out, "![{c}]({c})\n");
+        }
+    }
+    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | window CV | drift | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");
+    for r in &results.runs {
+        let f = &r.figures;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {:.1} % |",
+            r.framework.name(),
+            r.scenario,
+            r.variant,
+            r.round,
+            f.successful,
+            f.failed_total,
+            f.requests_per_s,
+            opt_percent(f.window_cv_percent),
+            if f.drift { "**yes**" } else { "no" },
+            ms(f.latency_us.p50 as f64),
+            ms(f.latency_us.p99 as f64),
+            ms(f.latency_us.max as f64),
+            f.in_flight_at_deadline,
+            f.server_cpu_percent.map_or_else(
+                || "?".to_owned(),
+                |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
+            ),
+            f.client_cpu_percent
+        );
+    }
+    let _ = write!(
+        out,
+        "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",
+        m.commit,
+        m.rustc,
+        m.cpu_model,
+        m.cores,
+        m.kernel,
+        m.started_utc,
+        m.connections,
+        m.duration_s,
+        m.warmup_s,
+        m.window_s,
+        m.timeout_s,
+        m.rounds,
+        m.layers,
+        m.server_cpus,
+        m.server_workers,
+        m.client_cpus,
+        m.client_threads
+    );
+    out
+}
