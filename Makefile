@@ -1,9 +1,9 @@
 # Benchmark workspace: see README.md. `make help` lists the targets.
 
-DURATION    ?= 5s
+DURATION    ?= 3s
 WARMUP      ?= 1s
 WINDOW      ?= 1s
-ROUNDS      ?= 3
+ROUNDS      ?= 6
 CONNECTIONS ?= 64
 FRAMEWORKS  ?= actix,axum,rocket
 SCENARIOS   ?= payload,state
@@ -20,7 +20,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
 
-.PHONY: help bench bench-debug test build-client fmt clippy doc
+.PHONY: help bench bench-debug bench-all test build-client fmt clippy doc
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,8 @@ bench: build-client ## Build the servers in PROFILE (release) and run the suite
 bench-debug: build-client ## The same in the "profiling" profile (release + debug = true)
 	$(CARGO) build --locked --profile profiling $(SERVERS)
 	$(CLIENT) suite --profile profiling --no-build $(SUITE)
+
+bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 
 test: fmt clippy ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked

@@ -293,8 +293,8 @@ pub struct SuiteArgs {
     /// Scenarios to measure, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "payload,state")]
     pub scenarios: Vec<crate::suite::Scenario>,
-    /// Measured duration of each run (a whole number of windows), e.g. 5s.
-    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
+    /// Measured duration of each run (a whole number of windows), e.g. 3s.
+    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before each run, e.g. 1s.
     #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
@@ -303,7 +303,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub window: Duration,
     /// Rounds; each runs every scenario's two variants, order alternating.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Keep-alive connections per run.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -447,7 +447,7 @@ mod tests {
         let plan = args.plan().unwrap();
         assert_eq!(plan.frameworks, [Framework::Axum, Framework::Actix]);
         assert_eq!(plan.settings.threads.get(), 1);
-        assert_eq!(plan.rounds, 3);
+        assert_eq!(plan.rounds, 6);
         assert_eq!(Profile::Dev.target_dir(), "debug");
     }
 }
