@@ -20,7 +20,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
 
-.PHONY: help bench bench-debug bench-all test build-client fmt clippy doc
+.PHONY: help bench bench-debug bench-all bench-micro test build-client fmt clippy doc
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ bench-debug: build-client ## The same in the "profiling" profile (release + debu
 	$(CLIENT) suite --profile profiling --no-build $(SUITE)
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
+
+bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
+	$(CARGO) bench --locked -p common --bench state_and_payload
 
 test: fmt clippy ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked

@@ -162,15 +162,29 @@ pub fn cv_percent(values: &[f64]) -> Option<f64> {
 }
 
 /// Whether a window series drifts down: the mean of its last third of
-/// windows is [`DRIFT_PERCENT`] or more below the mean of its first third.
+/// windows is [`DRIFT_PERCENT`] or more below the mean of its first third,
+/// and the least-squares slope over all windows is negative at 95 %
+/// confidence (so window-to-window noise alone is not called drift; with
+/// three windows only a near-perfect decline qualifies).
 pub fn drifts(windows: &[u64]) -> bool {
-    if windows.len() < 2 {
+    if windows.len() < 3 {
         return false;
     }
     let third = windows.len().div_ceil(3);
     let avg = |w: &[u64]| w.iter().sum::<u64>() as f64 / w.len() as f64;
     let (first, last) = (avg(&windows[..third]), avg(&windows[windows.len() - third..]));
-    first > 0.0 && last <= first * (1.0 - DRIFT_PERCENT / 100.0)
+    if !(first > 0.0 && last <= first * (1.0 - DRIFT_PERCENT / 100.0)) {
+        return false;
+    }
+    let n = windows.len() as f64;
+    let xs: Vec<f64> = (0..windows.len()).map(|i| i as f64).collect();
+    let ys: Vec<f64> = windows.iter().map(|&w| w as f64).collect();
+    let (mx, my) = (mean(&xs), mean(&ys));
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let slope = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx;
+    let residual: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - my - slope * (x - mx)).powi(2)).sum();
+    let se = (residual / (n - 2.0) / sxx).sqrt();
+    slope < 0.0 && (se == 0.0 || slope / se < -t_quantile(n - 2.0))
 }
 
 #[cfg(test)]
@@ -267,8 +281,10 @@ mod tests {
         let cv = cv_percent(&[90.0, 100.0, 110.0]).unwrap();
         assert!((cv - 10.0).abs() < 1e-9);
         assert!(!drifts(&[100, 101, 99, 100, 100]));
-        assert!(drifts(&[100, 100, 98, 95, 94]), "last two 94.5 vs first two 100");
+        assert!(drifts(&[100, 99, 98, 95, 94]), "last two 94.5 vs first two 99.5, steady decline");
         assert!(!drifts(&[100, 100, 98, 96, 97]), "3.5 % is under the threshold");
+        assert!(!drifts(&[100, 80, 110, 70, 90]), "noise, not a trend, though the end is 20 % lower");
+        assert!(drifts(&[100, 90, 80]), "a perfect decline over three windows");
         assert!(!drifts(&[100]));
     }
 }

@@ -51,7 +51,7 @@ pub struct Bar {
 /// # Errors
 /// When the file cannot be written.
 pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars: &[Bar]) -> anyhow::Result<()> {
-    let top = bars.iter().map(|b| b.interval.map_or(b.value, |i| i.1.max(b.value))).fold(1.0, f64::max) * 1.15;
+    let top = bars.iter().map(|b| b.interval.map_or(b.value, |i| i.1.max(b.value))).fold(1.0, f64::max) * 1.3;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err(path))?;
     let mut chart = ChartBuilder::on(&root)
@@ -101,12 +101,19 @@ pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars
     Ok(())
 }
 
-/// Lines over the measured windows: one per named series of requests per
-/// second per window (`window_s` seconds each).
+/// Lines over the measured windows: one per series of requests per second
+/// per window (`window_s` seconds each), coloured by its group; the legend
+/// names each group once.
 ///
 /// # Errors
 /// When the file cannot be written.
-pub fn window_series(path: &Path, title: &str, window_s: f64, series: &[(String, Vec<f64>)]) -> anyhow::Result<()> {
+pub fn window_series(
+    path: &Path,
+    title: &str,
+    window_s: f64,
+    groups: &[String],
+    series: &[(usize, Vec<f64>)],
+) -> anyhow::Result<()> {
     let windows = series.iter().map(|s| s.1.len()).max().unwrap_or(1).max(1);
     let top = series.iter().flat_map(|s| s.1.iter().copied()).fold(1.0, f64::max) * 1.15;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
@@ -124,13 +131,16 @@ pub fn window_series(path: &Path, title: &str, window_s: f64, series: &[(String,
         .y_desc("successful requests per second")
         .draw()
         .map_err(err(path))?;
-    for (i, (name, rates)) in series.iter().enumerate() {
-        let points = rates.iter().enumerate().map(|(w, r)| ((w + 1) as f64 * window_s, *r));
-        chart
-            .draw_series(LineSeries::new(points, color(i).stroke_width(2)))
-            .map_err(err(path))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+    let mut named = vec![false; groups.len()];
+    for (group, rates) in series {
+        let (g, points) = (*group, rates.iter().enumerate().map(|(w, r)| ((w + 1) as f64 * window_s, *r)));
+        let drawn = chart.draw_series(LineSeries::new(points, color(g).stroke_width(2))).map_err(err(path))?;
+        if let Some(done) = named.get_mut(g).filter(|d| !**d) {
+            *done = true;
+            drawn
+                .label(groups[g].as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
+        }
     }
     chart
         .configure_series_labels()
@@ -164,7 +174,10 @@ pub fn latency_curves(path: &Path, title: &str, series: &[(String, Vec<(f64, f64
         .configure_mesh()
         .x_desc("percentile")
         .y_desc("latency (ms)")
-        .x_label_formatter(&|x| format!("{}%", (1.0 - 1.0 / x) * 100.0))
+        .x_label_formatter(&|x| {
+            let text = format!("{:.4}", (1.0 - 1.0 / x) * 100.0);
+            format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+        })
         .draw()
         .map_err(err(path))?;
     for (i, (name, points)) in series.iter().enumerate() {
@@ -238,22 +251,16 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
                 let (value, interval) = analysis::geometric_mean_interval(&rates);
                 all_bars.push(Bar { group: g, series: s, value, interval });
             }
-            let series: Vec<(String, Vec<f64>)> = variants
+            let series: Vec<(usize, Vec<f64>)> = variants
                 .iter()
-                .flat_map(|v| runs_of(f, v))
-                .map(|r| {
-                    let rates = r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect();
-                    (format!("{} round {}", r.variant, r.round), rates)
-                })
+                .enumerate()
+                .flat_map(|(g, v)| runs_of(f, v).into_iter().map(move |r| (g, r)))
+                .map(|(g, r)| (g, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect()))
                 .collect();
             if !series.is_empty() {
                 let name = format!("charts/windows-{}-{scenario}.svg", f.name());
-                window_series(
-                    &dir.join(&name),
-                    &format!("{} · {scenario} · per-window rate", f.name()),
-                    results.meta.window_s,
-                    &series,
-                )?;
+                let title = format!("{} · {scenario} · per-window rate, one line per run", f.name());
+                window_series(&dir.join(&name), &title, results.meta.window_s, &variants, &series)?;
                 written.push(name);
             }
             let curves: Vec<(String, Vec<(f64, f64)>)> = variants
@@ -356,7 +363,14 @@ mod tests {
         let lat_text = parse(&lat);
         assert!(lat_text.contains("99.9%") && lat_text.contains("90%"), "percentile axis labels");
         let win = dir.join("win.svg");
-        window_series(&win, "windows", 1.0, &[("fat r1".to_owned(), vec![10.0, 12.0, 11.0])]).unwrap();
+        window_series(
+            &win,
+            "windows",
+            1.0,
+            &["fat".to_owned()],
+            &[(0, vec![10.0, 12.0, 11.0]), (0, vec![9.0, 9.5, 9.0])],
+        )
+        .unwrap();
         parse(&win);
         let _ = std::fs::remove_dir_all(&dir);
     }
