@@ -14,13 +14,12 @@ OUT         ?= results
 PROFILE     ?= release
 
 CARGO   ?= cargo
-SERVERS  = -p server-actix -p server-axum -p server-rocket
 CLIENT   = target/release/bench-client
 SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds $(ROUNDS) \
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
 
-.PHONY: help bench bench-debug bench-all bench-micro test build-client fmt clippy doc
+.PHONY: help bench bench-debug bench-all bench-micro flamegraph perf test build-client fmt clippy doc
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,13 +30,25 @@ help: ## List the targets and the variables they read
 build-client:
 	$(CARGO) build --locked --release -p bench-client
 
+# The suite builds the servers itself (cargo build --locked --profile …), so
+# the profiling build gets its frame pointers in one place.
 bench: build-client ## Build the servers in PROFILE (release) and run the suite
-	$(CARGO) build --locked --profile $(PROFILE) $(SERVERS)
-	$(CLIENT) suite --profile $(PROFILE) --no-build $(SUITE)
+	$(CLIENT) suite --profile $(PROFILE) $(SUITE)
 
-bench-debug: build-client ## The same in the "profiling" profile (release + debug = true)
-	$(CARGO) build --locked --profile profiling $(SERVERS)
-	$(CLIENT) suite --profile profiling --no-build $(SUITE)
+bench-debug: build-client perf ## The same in the "profiling" profile (release + debug = true), perf attached
+	$(CLIENT) suite --profile profiling $(SUITE)
+
+FRAMEWORK ?= axum
+ROUTE     ?= /api/devices
+flamegraph: build-client perf ## Flame graph of one server on one route: FRAMEWORK=axum ROUTE=/api/devices
+	$(CLIENT) flamegraph --framework $(FRAMEWORK) --route $(ROUTE) --duration $(DURATION) \
+	  --connections $(CONNECTIONS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
+
+# perf comes from Debian's linux-perf; without it the suite runs on and says so.
+perf:
+	@command -v perf >/dev/null 2>&1 || (apt-get install -y -qq linux-perf >/dev/null 2>&1 || \
+	  (apt-get update -qq && apt-get install -y -qq linux-perf) >/dev/null 2>&1) || \
+	  echo "note: perf could not be installed; profiling will be skipped"
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 

@@ -21,6 +21,7 @@ pub mod http;
 pub mod load;
 pub mod plan;
 pub mod preflight;
+pub mod profiler;
 pub mod progress;
 pub mod report;
 pub mod results;

@@ -51,6 +51,19 @@ fn main() -> ExitCode {
                 Err(e) => failed(&e),
             }
         }
+        Command::Flamegraph(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return usage_error(&e),
+            };
+            match suite::flamegraph_command(&plan, &stop) {
+                Ok(svg) => {
+                    println!("{}", svg.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => failed(&e),
+            }
+        }
         Command::Compare(args) => match compare::run(&args.a, &args.b, args.threshold, args.force) {
             Ok(compare::Outcome::NoRegression) => ExitCode::SUCCESS,
             Ok(compare::Outcome::Regression) => ExitCode::from(EXIT_FAILED),

@@ -34,6 +34,8 @@ pub enum Command {
     Load(LoadArgs),
     /// Build, start and measure every framework and scenario, interleaved over rounds.
     Suite(SuiteArgs),
+    /// Profile one server on one route with perf and write its flame graph (SVG).
+    Flamegraph(FlamegraphArgs),
     /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
     ///
     /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
@@ -45,6 +47,91 @@ fn percent(text: &str) -> Result<f64, String> {
     match text.trim_end_matches('%').trim().parse::<f64>() {
         Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
         _ => Err(format!("'{text}' is not a percentage such as 2 or 2.5")),
+    }
+}
+
+/// Flags of `flamegraph`, as typed.
+#[derive(Debug, Args)]
+pub struct FlamegraphArgs {
+    /// Framework whose server to profile.
+    #[arg(long, value_enum)]
+    pub framework: Framework,
+    /// Route to load, one of the route table's paths.
+    #[arg(long, default_value = "/api/devices")]
+    pub route: String,
+    /// Cargo profile of the server binary (built beforehand, e.g. by `make flamegraph`).
+    #[arg(long, value_enum, default_value_t = Profile::Profiling)]
+    pub profile: Profile,
+    /// Recorded duration, e.g. 5s.
+    #[arg(long, default_value = "5s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Keep-alive connections.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+    /// State layers (server --layers).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: u16,
+    /// CPUs the server is pinned to.
+    #[arg(long, default_value = "0")]
+    pub server_cpus: CpuList,
+    /// CPUs the client is pinned to.
+    #[arg(long, default_value = "1")]
+    pub client_cpus: CpuList,
+    /// Folder the SVG is written to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+}
+
+/// A checked `flamegraph` invocation.
+#[derive(Debug, Clone)]
+pub struct FlamegraphPlan {
+    /// Profile of the server binary.
+    pub profile: Profile,
+    /// Framework.
+    pub framework: Framework,
+    /// Route loaded.
+    pub route: &'static common::Route,
+    /// Server `--layers`.
+    pub layers: u16,
+    /// Connections and timings (1 s warm-up, one window of `--duration`).
+    pub settings: LoadSettings,
+    /// Server CPUs.
+    pub server_cpus: CpuList,
+    /// Client CPUs.
+    pub client_cpus: CpuList,
+    /// Output folder.
+    pub out: PathBuf,
+}
+
+impl FlamegraphArgs {
+    /// Checks the flags into a [`FlamegraphPlan`].
+    ///
+    /// # Errors
+    /// A route outside the route table; CPUs this process may not use.
+    pub fn plan(self) -> anyhow::Result<FlamegraphPlan> {
+        let route = common::Route::by_path(&self.route).with_context(|| {
+            let paths: Vec<&str> = common::ROUTES.iter().map(|r| r.path).collect();
+            format!("--route {} is not in the route table ({})", self.route, paths.join(", "))
+        })?;
+        self.server_cpus.check_available().context("--server-cpus")?;
+        self.client_cpus.check_available().context("--client-cpus")?;
+        Ok(FlamegraphPlan {
+            profile: self.profile,
+            framework: self.framework,
+            route,
+            layers: self.layers,
+            settings: LoadSettings {
+                connections: nonzero(self.connections),
+                threads: NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
+                warmup: Duration::from_secs(1),
+                duration: self.duration,
+                window: self.duration,
+                timeout: Duration::from_secs(2),
+            },
+            server_cpus: self.server_cpus,
+            client_cpus: self.client_cpus,
+            out: self.out,
+        })
     }
 }
 
@@ -326,6 +413,21 @@ pub struct SuiteArgs {
     /// Use the binaries already built instead of running cargo build first.
     #[arg(long)]
     pub no_build: bool,
+    /// Sampling profiler attached to each server during the measured windows
+    /// (auto: perf in the profiling profile, none otherwise).
+    #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
+    pub profiler: ProfilerChoice,
+}
+
+/// Whether to attach a profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfilerChoice {
+    /// `perf` in the `profiling` profile, none otherwise.
+    Auto,
+    /// `perf record -e cpu-clock -g` (skipped, with a note, when unavailable).
+    Perf,
+    /// No profiler.
+    None,
 }
 
 /// A checked `suite` invocation.
@@ -351,6 +453,8 @@ pub struct SuitePlan {
     pub out: PathBuf,
     /// Run cargo build first.
     pub build: bool,
+    /// Attach perf to each server during the measured windows.
+    pub profiler: bool,
 }
 
 fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
@@ -391,6 +495,11 @@ impl SuiteArgs {
             client_cpus: self.client_cpus,
             out: self.out,
             build: !self.no_build,
+            profiler: match self.profiler {
+                ProfilerChoice::Auto => self.profile == Profile::Profiling,
+                ProfilerChoice::Perf => true,
+                ProfilerChoice::None => false,
+            },
         })
     }
 }
@@ -410,7 +519,7 @@ mod tests {
         full.extend_from_slice(argv);
         match Cli::try_parse_from(full)?.command {
             Command::Load(args) => args.plan(),
-            Command::Suite(_) | Command::Compare(_) => unreachable!(),
+            Command::Suite(_) | Command::Compare(_) | Command::Flamegraph(_) => unreachable!(),
         }
     }
 

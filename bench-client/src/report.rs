@@ -144,6 +144,8 @@ pub fn profiles_table(all: &[&Results]) -> String {
     if all.len() < 2 {
         return String::new();
     }
+    let mut all = all.to_vec();
+    all.sort_by_key(|r| r.meta.profile as u8);
     let mut out = String::from(
         "| framework | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|---|---|--:|--:|--:|---|\n",
     );
@@ -152,7 +154,7 @@ pub fn profiles_table(all: &[&Results]) -> String {
     keys.sort();
     keys.dedup();
     for (framework, scenario) in keys {
-        for r in all {
+        for r in &all {
             let Some(d): Option<&Delta> = r.deltas.iter().find(|d| d.framework == framework && d.scenario == scenario)
             else {
                 continue;
@@ -173,9 +175,34 @@ pub fn profiles_table(all: &[&Results]) -> String {
     out
 }
 
+/// What the profiling build and its profiler cost: each run type's rate in
+/// the release results against the profiling results (Welch 95 % interval),
+/// the "debug" and "nodebug" rows of performance write-ups.
+pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
+    let cmp = crate::compare::compare(release, profiling);
+    let mut out = format!(
+        "| framework | scenario | variant | release requests/s | profiling requests/s{} | change [95 % CI] |\n|---|---|---|--:|--:|--:|\n",
+        if profiling.meta.profiler.is_some() { " (with perf)" } else { "" }
+    );
+    for r in &cmp.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {} |",
+            r.framework.name(),
+            r.scenario,
+            r.variant,
+            r.a_per_s,
+            r.b_per_s,
+            change_with_ci(&r.change)
+        );
+    }
+    out
+}
+
 /// The whole `report.md`: the tables, the profiles side by side (when other
-/// profiles' results are given), the charts, every run, and the metadata.
-pub fn report(results: &Results, other_profiles: &[Results], charts: &[String]) -> String {
+/// profiles' results are given), the cost of profiling, the charts and flame
+/// graphs, every run, and the metadata.
+pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], flamegraphs: &[String]) -> String {
     let m = &results.meta;
     let mut out = String::from("# Benchmark report\n\n");
     if !results.complete {
@@ -191,10 +218,29 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String]) 
             "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{side}"
         );
     }
+    let by_profile = |p: Profile| all.iter().copied().find(|r| r.meta.profile == p);
+    if let (Some(release), Some(profiling)) = (by_profile(Profile::Release), by_profile(Profile::Profiling)) {
+        let _ = write!(
+            out,
+            "\n## Cost of profiling\n\nRelease against the profiling build (`debug = true`{}), per run type.\n\n{}",
+            if profiling.meta.profiler.is_some() { ", with perf attached" } else { "" },
+            profiling_cost_table(release, profiling)
+        );
+    }
     if !charts.is_empty() {
         out.push_str("\n## Charts\n\n");
         for c in charts {
             let _ = writeln!(out, "![{c}]({c})\n");
+        }
+    }
+    if !flamegraphs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Flame graphs\n\n{}, measured windows only, all rounds of each variant merged.\n",
+            results.meta.profiler.as_deref().unwrap_or("perf")
+        );
+        for f in flamegraphs {
+            let _ = writeln!(out, "- [{f}]({f})");
         }
     }
     out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | window CV | drift | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");

@@ -235,6 +235,8 @@ pub struct Meta {
     pub frameworks: Vec<Framework>,
     /// Scenarios asked for.
     pub scenarios: Vec<String>,
+    /// The profiler attached during the measured windows, if any.
+    pub profiler: Option<String>,
 }
 
 /// A framework whose runs could not be completed, and why.

@@ -4,19 +4,23 @@
 //! `/plaintext` floor once per round; then compute the deltas and write the
 //! results folder.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 use clap::ValueEnum;
 use common::{Route, RouteId};
 use reqwest::Url;
 
-use crate::engine::{self, LoadPlan};
-use crate::plan::{Framework, SuitePlan};
+use crate::affinity::CpuList;
+use crate::engine::{self, LoadPlan, RunOutcome};
+use crate::plan::{FlamegraphPlan, Framework, SuitePlan};
+use crate::plan::{LoadSettings, Profile};
 use crate::preflight;
+use crate::profiler::{self, Perf};
 use crate::progress::Progress;
 use crate::results::{self, FrameworkFailure, Meta, Results, RunFigures, RunRecord, SCHEMA_VERSION};
 use crate::server::ServerProcess;
@@ -49,6 +53,15 @@ impl Scenario {
     }
 }
 
+/// What every run of a suite shares.
+#[derive(Clone, Copy)]
+struct RunContext<'a> {
+    dir: &'a Path,
+    perf: Option<&'a Perf>,
+    progress: &'a Progress,
+    stop: &'a AtomicBool,
+}
+
 /// How the suite ended.
 #[derive(Debug)]
 pub struct SuiteOutcome {
@@ -78,13 +91,28 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
-fn build(plan: &SuitePlan) -> anyhow::Result<()> {
+/// Extra `RUSTFLAGS` of the `profiling` profile's servers: frame pointers, so
+/// that `perf record -g` can walk the stacks of optimized code (Cargo
+/// profiles cannot set rustflags on stable Rust).
+pub const PROFILING_RUSTFLAGS: &str = "-C force-frame-pointers=yes";
+
+/// Builds the servers of `frameworks` in `profile` (`cargo build --locked`).
+///
+/// # Errors
+/// When cargo cannot be run or the build fails.
+pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command.current_dir(workspace_root()).args(["build", "--locked", "--profile", plan.profile.cargo_name()]);
-    for f in &plan.frameworks {
+    command.current_dir(workspace_root()).args(["build", "--locked", "--profile", profile.cargo_name()]);
+    for f in frameworks {
         command.args(["-p", &f.binary()]);
     }
-    eprintln!("building the servers ({} profile)…", plan.profile.cargo_name());
+    if profile == Profile::Profiling {
+        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+        flags.push(' ');
+        flags.push_str(PROFILING_RUSTFLAGS);
+        command.env("RUSTFLAGS", flags.trim());
+    }
+    eprintln!("building the servers ({} profile)…", profile.cargo_name());
     let status = command.status().context("cannot run cargo build")?;
     if !status.success() {
         bail!("cargo build of the servers failed ({status})");
@@ -136,6 +164,7 @@ fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
         client_threads: s.threads.get(),
         frameworks: plan.frameworks.clone(),
         scenarios: plan.scenarios.iter().map(|s| s.name().to_owned()).collect(),
+        profiler: None,
     }
 }
 
@@ -157,6 +186,51 @@ fn link_latest(out: &Path, dir: &Path) -> anyhow::Result<()> {
     std::os::unix::fs::symlink(name, &tmp)?;
     std::fs::rename(&tmp, out.join("latest"))?;
     Ok(())
+}
+
+/// `bench-client flamegraph`: profiles the plan's server on its route for
+/// its duration after a 1 s warm-up, writes
+/// `out/flamegraph-<framework>-<route>-<UTC timestamp>.svg`, prints its path
+/// and the top 10 of self time.
+///
+/// # Errors
+/// perf unavailable, an unknown route, a server that does not start, or a
+/// recording that fails.
+pub fn flamegraph_command(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<PathBuf> {
+    let perf = Perf::detect()?;
+    let (framework, route, profile, out) = (plan.framework, plan.route, plan.profile, &plan.out);
+    build(profile, &[framework])?;
+    plan.client_cpus.pin_current_thread()?;
+    let server = start_server(profile, framework, &plan.server_cpus, plan.layers)?;
+    let load = load_plan(&plan.settings, &server, route);
+    let progress = Progress::new(1);
+    let label = format!("{} {}", framework.name(), route.path);
+    let (outcome, folded) = measure(&load, Some(&perf), &progress, &label, stop)?;
+    progress.finish();
+    let folded = folded.context("the profiler did not run")??;
+    let mut stacks = BTreeMap::new();
+    profiler::merge(&mut stacks, &folded);
+    let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
+        .to_string()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let slug: String = route.path.trim_matches('/').replace('/', "_");
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let svg = out.join(format!("flamegraph-{}-{slug}-{stamp}.svg", framework.name()));
+    let title = format!(
+        "{} {} ({} profile, {} successful requests)",
+        framework.name(),
+        route.path,
+        profile.cargo_name(),
+        outcome.stats.successful()
+    );
+    profiler::flamegraph(&profiler::lines(&stacks), &title, &svg)?;
+    println!("top self time ({:.0} ms of server CPU sampled):", stacks.values().sum::<u64>() as f64 / 1e6);
+    for (function, percent) in profiler::top_self(&stacks, 10) {
+        println!("  {percent:5.1} %  {function}");
+    }
+    Ok(svg)
 }
 
 /// The newest readable `results.json` of each profile other than `profile`
@@ -208,52 +282,171 @@ fn round_specs(scenarios: &[Scenario], round: u32) -> Vec<RunSpec> {
     specs
 }
 
-/// Measures one framework; pushes its runs as they complete.
-fn measure_framework(
-    plan: &SuitePlan,
+/// Starts `framework`'s server of `profile` pinned to `cpus` (workers = their
+/// count) with `layers` state layers, waits until it is healthy and checks
+/// every route.
+///
+/// # Errors
+/// A missing binary, a server that does not start, or a preflight mismatch
+/// (the message names server, route and difference).
+pub fn start_server(
+    profile: Profile,
     framework: Framework,
-    stop: &AtomicBool,
-    runs: &mut Vec<RunRecord>,
-    progress: &Progress,
-) -> anyhow::Result<()> {
-    let binary = target_dir().join(plan.profile.target_dir()).join(framework.binary());
+    cpus: &CpuList,
+    layers: u16,
+) -> anyhow::Result<ServerProcess> {
+    let binary = target_dir().join(profile.target_dir()).join(framework.binary());
     let args = [
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
         "--workers".to_owned(),
-        plan.server_cpus.len().to_string(),
+        cpus.len().to_string(),
         "--layers".to_owned(),
-        plan.layers.to_string(),
+        layers.to_string(),
     ];
-    let mut server = ServerProcess::start(&binary, &args, &plan.server_cpus)?;
+    let server = ServerProcess::start(&binary, &args, cpus)?;
     let base = Url::parse(&format!("http://{}/", server.addr))?;
     preflight::wait_healthy(&base, Duration::from_secs(10))
         .with_context(|| format!("{} is not healthy", server.name()))?;
     preflight::check_routes(server.name(), &base)?;
+    Ok(server)
+}
+
+/// The load plan of one run of `route` against `server`.
+pub fn load_plan(settings: &LoadSettings, server: &ServerProcess, route: &Route) -> LoadPlan {
+    let s = settings;
+    LoadPlan {
+        addr: server.addr,
+        host: server.addr.to_string(),
+        path: route.path.to_owned(),
+        expected_body: route.expected_body(),
+        connections: s.connections,
+        threads: s.threads,
+        warmup: s.warmup,
+        duration: s.duration,
+        window: s.window,
+        timeout: s.timeout,
+        server_pid: Some(server.pid()),
+    }
+}
+
+/// Runs `load` with the progress display, and with `perf` (when given)
+/// recording the server during the measured windows only. Returns the
+/// outcome and, when profiled, the folded stacks (or why there are none).
+///
+/// # Errors
+/// When the engine cannot start.
+pub fn measure(
+    load: &LoadPlan,
+    perf: Option<&Perf>,
+    progress: &Progress,
+    label: &str,
+    stop: &AtomicBool,
+) -> anyhow::Result<(RunOutcome, Option<anyhow::Result<String>>)> {
+    let start = Instant::now();
+    let windows = u32::try_from(load.windows()).unwrap_or(u32::MAX);
+    let (outcome, folded) = std::thread::scope(|scope| {
+        let recorder = scope.spawn(|| {
+            let perf = perf?;
+            let pid = load.server_pid?;
+            let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
+            if !sleep_until(start + load.warmup, stop) {
+                return None;
+            }
+            let recording = match perf.attach(pid, &file) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
+            };
+            sleep_until(start + load.warmup + load.duration, stop);
+            Some(recording.finish())
+        });
+        let outcome = progress.during(label, load.warmup, load.window, windows, || engine::run(load, stop));
+        (outcome, recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked")))))
+    });
+    Ok((outcome?, folded))
+}
+
+/// Sleeps until `at`, in steps of at most 50 ms; false if `stop` was set first.
+fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Writes the flame graph and folded stacks of each profiled variant of
+/// `framework` under `dir/flamegraphs/`, prints each one's top 10 self time,
+/// and returns the SVG paths relative to `dir`.
+fn write_flamegraphs(
+    dir: &Path,
+    framework: Framework,
+    profiles: &BTreeMap<String, BTreeMap<String, u64>>,
+    progress: &Progress,
+) -> Vec<String> {
+    let mut written = Vec::new();
+    for (variant, stacks) in profiles {
+        let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
+        let lines = profiler::lines(stacks);
+        let drawn = std::fs::create_dir_all(dir.join("flamegraphs")).map_err(anyhow::Error::from).and_then(|()| {
+            std::fs::write(
+                dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
+                lines.join("\n") + "\n",
+            )?;
+            profiler::flamegraph(
+                &lines,
+                &format!("{} · {variant} (perf cpu-clock, measured windows)", framework.name()),
+                &dir.join(&name),
+            )
+        });
+        match drawn {
+            Ok(()) => written.push(name),
+            Err(e) => progress.line(&format!("warning: no flame graph for {} {variant}: {e:#}", framework.name())),
+        }
+        let cpu_ms = stacks.values().sum::<u64>() as f64 / 1e6;
+        let mut text =
+            format!("  top self time, {} {variant} ({cpu_ms:.0} ms of server CPU sampled):", framework.name());
+        for (function, percent) in profiler::top_self(stacks, 10) {
+            text.push_str(&format!("\n    {percent:5.1} %  {function}"));
+        }
+        progress.line(&text);
+    }
+    written
+}
+
+/// Measures one framework; pushes its runs as they complete, and the paths
+/// of its flame graphs when profiled.
+fn measure_framework(
+    plan: &SuitePlan,
+    framework: Framework,
+    context: &RunContext<'_>,
+    runs: &mut Vec<RunRecord>,
+    flamegraphs: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let RunContext { dir, perf, progress, stop } = *context;
+    let mut server = start_server(plan.profile, framework, &plan.server_cpus, plan.layers)?;
     let s = &plan.settings;
+    let mut profiles: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for round in 1..=plan.rounds {
         for spec in round_specs(&plan.scenarios, round) {
             if stop.load(Ordering::Relaxed) {
-                return Ok(());
+                break;
             }
             let route = Route::get(spec.route);
-            let load = LoadPlan {
-                addr: server.addr,
-                host: server.addr.to_string(),
-                path: route.path.to_owned(),
-                expected_body: route.expected_body(),
-                connections: s.connections,
-                threads: s.threads,
-                warmup: s.warmup,
-                duration: s.duration,
-                window: s.window,
-                timeout: s.timeout,
-                server_pid: Some(server.pid()),
-            };
+            let load = load_plan(s, &server, route);
             let label =
                 format!("{} round {round}/{} {}/{}", framework.name(), plan.rounds, spec.scenario, spec.variant);
-            let windows = u32::try_from(load.windows()).unwrap_or(u32::MAX);
-            let outcome = progress.during(&label, s.warmup, s.window, windows, || engine::run(&load, stop))?;
+            let (outcome, folded) = measure(&load, perf, progress, &label, stop)?;
+            match folded {
+                Some(Ok(folded)) => profiler::merge(profiles.entry(spec.variant.to_owned()).or_default(), &folded),
+                Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
+                None => {}
+            }
             let figures =
                 RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), Some(plan.server_cpus.len()));
             progress.line(&format!(
@@ -284,6 +477,7 @@ fn measure_framework(
             }
         }
     }
+    flamegraphs.extend(write_flamegraphs(dir, framework, &profiles, progress));
     match server.stop() {
         Some(status) if !status.success() => eprintln!("note: {} stopped with {status}", server.name()),
         _ => {}
@@ -307,7 +501,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
         );
     }
     if plan.build {
-        build(plan)?;
+        build(plan.profile, &plan.frameworks)?;
     }
     for f in &plan.frameworks {
         let binary = target_dir().join(plan.profile.target_dir()).join(f.binary());
@@ -330,13 +524,33 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     eprintln!("measuring into {}", dir.display());
     let runs_per_round = round_specs(&plan.scenarios, 1).len() as u64;
     let progress = Progress::new(plan.frameworks.len() as u64 * u64::from(plan.rounds) * runs_per_round);
+    let perf = if plan.profiler {
+        match Perf::detect() {
+            Ok(perf) => {
+                eprintln!(
+                    "profiling each server with perf record -e cpu-clock -g -F {} during the measured windows",
+                    profiler::FREQUENCY_HZ
+                );
+                Some(perf)
+            }
+            Err(e) => {
+                eprintln!("note: running without the profiler: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    results.meta.profiler = perf.as_ref().map(|_| format!("perf record -e cpu-clock -g -F {}", profiler::FREQUENCY_HZ));
+    let context = RunContext { dir: &dir, perf: perf.as_ref(), progress: &progress, stop };
+    let mut flamegraphs = Vec::new();
     let mut stopped_by_error = false;
     for &framework in &plan.frameworks {
         if stop.load(Ordering::Relaxed) || stopped_by_error {
             break;
         }
         progress.line(&format!("{}:", framework.binary()));
-        if let Err(e) = measure_framework(plan, framework, stop, &mut results.runs, &progress) {
+        if let Err(e) = measure_framework(plan, framework, &context, &mut results.runs, &mut flamegraphs) {
             let error = format!("{e:#}");
             progress.line(&format!("error: {error}"));
             stopped_by_error = error.starts_with("preflight");
@@ -355,7 +569,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
         Vec::new()
     });
     let others = latest_of_other_profiles(&plan.out, plan.profile);
-    std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts))
+    std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts, &flamegraphs))
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
     link_latest(&plan.out, &dir)?;
     Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted })

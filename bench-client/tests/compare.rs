@@ -64,6 +64,7 @@ fn fake(scale: f64, connections: u64) -> Results {
             client_threads: 1,
             frameworks: vec![Framework::Axum],
             scenarios: vec!["payload".to_owned()],
+            profiler: None,
         },
         runs,
         deltas,
