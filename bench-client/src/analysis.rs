@@ -154,6 +154,13 @@ pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
     (m.exp(), Some(((m - h).exp(), (m + h).exp())))
 }
 
+/// Least-squares slope of `ys` over `xs`; `None` under two distinct `xs`.
+pub fn slope(xs: &[f64], ys: &[f64]) -> Option<f64> {
+    let (mx, my) = (mean(xs), mean(ys));
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    (xs.len() >= 2 && sxx > 0.0).then(|| xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx)
+}
+
 /// Coefficient of variation (sample standard deviation over mean), percent;
 /// `None` for fewer than two values or a zero mean.
 pub fn cv_percent(values: &[f64]) -> Option<f64> {
@@ -273,6 +280,13 @@ mod tests {
         let (g, ci) = geometric_mean_interval(&[5.0]);
         assert!((g - 5.0).abs() < 1e-9);
         assert_eq!(ci, None);
+    }
+
+    #[test]
+    fn slope_of_a_line() {
+        let s = slope(&[0.0, 1.0, 5.0, 10.0], &[2.0, 2.5, 4.5, 7.0]).unwrap();
+        assert!((s - 0.5).abs() < 1e-12);
+        assert_eq!(slope(&[3.0, 3.0], &[1.0, 2.0]), None);
     }
 
     #[test]

@@ -209,31 +209,104 @@ pub fn latency_curves(path: &Path, title: &str, series: &[(String, Vec<(f64, f64
 /// When the folder or a file cannot be written.
 pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir.join("charts"))?;
+    let layers = &results.meta.layers;
+    let mut written = Vec::new();
+    for &l in layers {
+        let runs: Vec<&RunRecord> = results.runs.iter().filter(|r| r.layers == l).collect();
+        let suffix = if layers.len() > 1 { format!("-{l}-layers") } else { String::new() };
+        written.extend(charts_of_runs(dir, &runs, results.meta.window_s, &suffix)?);
+    }
+    let sweep = crate::results::sweep(results);
+    if !sweep.is_empty() {
+        let series: Vec<(String, Vec<(f64, f64)>)> = sweep
+            .iter()
+            .map(|line| {
+                (
+                    format!("{} {}", line.framework.name(), line.variant),
+                    line.points.iter().map(|p| (f64::from(p.0), p.2)).collect(),
+                )
+            })
+            .collect();
+        let name = "charts/layer-sweep.svg".to_owned();
+        xy_lines(
+            &dir.join(&name),
+            "server CPU per request by state layers",
+            "state layers",
+            "µs of server CPU per request",
+            &series,
+        )?;
+        written.insert(0, name);
+    }
+    Ok(written)
+}
+
+/// Lines through (x, y) points, one per named series, on linear axes.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn xy_lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> anyhow::Result<()> {
+    let x_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let y_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.1, f64::max) * 1.15;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(err(path))?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err(path))?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
+            .map_err(err(path))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+        chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(err(path))?;
+    root.present().map_err(err(path))?;
+    Ok(())
+}
+
+fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {
     let mut written = Vec::new();
     let frameworks: Vec<Framework> = {
-        let mut f: Vec<Framework> = results.runs.iter().map(|r| r.framework).collect();
+        let mut f: Vec<Framework> = all.iter().copied().map(|r| r.framework).collect();
         f.dedup();
         f
     };
     let scenarios: Vec<String> = {
         let mut s: Vec<String> =
-            results.runs.iter().filter(|r| r.scenario != "floor").map(|r| r.scenario.clone()).collect();
+            all.iter().copied().filter(|r| r.scenario != "floor").map(|r| r.scenario.clone()).collect();
         s.sort();
         s.dedup();
         s
     };
     for scenario in &scenarios {
         let runs_of = |f: Framework, variant: &str| -> Vec<&RunRecord> {
-            results
-                .runs
-                .iter()
+            all.iter()
+                .copied()
                 .filter(|r| r.framework == f && &r.scenario == scenario && r.variant == variant)
                 .collect()
         };
         let variants: Vec<String> = {
-            let mut v: Vec<(u32, String)> = results
-                .runs
+            let mut v: Vec<(u32, String)> = all
                 .iter()
+                .copied()
                 .filter(|r| &r.scenario == scenario && r.round == 1)
                 .map(|r| (r.position, r.variant.clone()))
                 .collect();
@@ -258,9 +331,9 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
                 .map(|(g, r)| (g, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect()))
                 .collect();
             if !series.is_empty() {
-                let name = format!("charts/windows-{}-{scenario}.svg", f.name());
+                let name = format!("charts/windows-{}-{scenario}{suffix}.svg", f.name());
                 let title = format!("{} · {scenario} · per-window rate, one line per run", f.name());
-                window_series(&dir.join(&name), &title, results.meta.window_s, &variants, &series)?;
+                window_series(&dir.join(&name), &title, window_s, &variants, &series)?;
                 written.push(name);
             }
             let curves: Vec<(String, Vec<(f64, f64)>)> = variants
@@ -286,7 +359,7 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
                 })
                 .collect();
             if !curves.is_empty() {
-                let name = format!("charts/latency-{}-{scenario}.svg", f.name());
+                let name = format!("charts/latency-{}-{scenario}{suffix}.svg", f.name());
                 latency_curves(
                     &dir.join(&name),
                     &format!("{} · {scenario} · latency by percentile", f.name()),
@@ -296,7 +369,7 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
             }
         }
         if !all_bars.is_empty() {
-            let name = format!("charts/bars-{scenario}.svg");
+            let name = format!("charts/bars-{scenario}{suffix}.svg");
             let groups: Vec<String> = frameworks.iter().map(|f| f.name().to_owned()).collect();
             bars(
                 &dir.join(&name),

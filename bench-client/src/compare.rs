@@ -22,6 +22,8 @@ pub struct Row {
     pub scenario: String,
     /// Variant.
     pub variant: String,
+    /// State layers.
+    pub layers: u16,
     /// Geometric mean of A's rates, requests per second.
     pub a_per_s: f64,
     /// Geometric mean of B's rates, requests per second.
@@ -63,7 +65,7 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
     check("warmup_s", ma.warmup_s.to_string(), mb.warmup_s.to_string());
     check("window_s", ma.window_s.to_string(), mb.window_s.to_string());
     check("connections", ma.connections.to_string(), mb.connections.to_string());
-    check("layers", ma.layers.to_string(), mb.layers.to_string());
+    check("layers", format!("{:?}", ma.layers), format!("{:?}", mb.layers));
     check("cpu_model", ma.cpu_model.clone(), mb.cpu_model.clone());
     check("cores", ma.cores.to_string(), mb.cores.to_string());
     check("server_cpus", format!("{:?}", ma.server_cpus), format!("{:?}", mb.server_cpus));
@@ -73,15 +75,15 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
 
 /// Matches the run types of `a` and `b` and computes each change.
 pub fn compare(a: &Results, b: &Results) -> Comparison {
-    let mut keys: Vec<(Framework, String, String)> =
-        a.runs.iter().map(|r| (r.framework, r.scenario.clone(), r.variant.clone())).collect();
+    let mut keys: Vec<(Framework, u16, String, String)> =
+        a.runs.iter().map(|r| (r.framework, r.layers, r.scenario.clone(), r.variant.clone())).collect();
     keys.dedup();
     keys.sort();
     keys.dedup();
-    let rates = |res: &Results, k: &(Framework, String, String)| -> Vec<f64> {
+    let rates = |res: &Results, k: &(Framework, u16, String, String)| -> Vec<f64> {
         res.runs
             .iter()
-            .filter(|r| r.framework == k.0 && r.scenario == k.1 && r.variant == k.2)
+            .filter(|r| r.framework == k.0 && r.layers == k.1 && r.scenario == k.2 && r.variant == k.3)
             .map(|r| r.figures.requests_per_s)
             .collect()
     };
@@ -97,8 +99,9 @@ pub fn compare(a: &Results, b: &Results) -> Comparison {
                 b_per_s: analysis::geometric_mean_interval(&rb).0,
                 change: analysis::unpaired_change(&ra, &rb),
                 framework: k.0,
-                scenario: k.1,
-                variant: k.2,
+                layers: k.1,
+                scenario: k.2,
+                variant: k.3,
             })
         })
         .collect();
@@ -134,15 +137,16 @@ pub fn run(a: &Path, b: &Path, threshold_percent: f64, force: bool) -> anyhow::R
         }
     }
     let mut out = format!(
-        "A: {}\nB: {}\n\n| framework | scenario | variant | A requests/s | B requests/s | change [95 % CI] | verdict |\n|---|---|---|--:|--:|--:|---|\n",
+        "A: {}\nB: {}\n\n| framework | layers | scenario | variant | A requests/s | B requests/s | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
         a.display(),
         b.display()
     );
     for r in &cmp.rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
             r.framework.name(),
+            r.layers,
             r.scenario,
             r.variant,
             r.a_per_s,

@@ -78,6 +78,10 @@ fn main() -> ExitCode {
             match suite::run(&plan, &stop) {
                 Ok(outcome) => {
                     println!("\n{}", report::delta_table(&outcome.results));
+                    let sweep = report::sweep_table(&outcome.results);
+                    if !sweep.is_empty() {
+                        println!("Layer sweep:\n\n{sweep}");
+                    }
                     let mut all = vec![&outcome.results];
                     all.extend(outcome.other_profiles.iter());
                     let side = report::profiles_table(&all);

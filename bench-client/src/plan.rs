@@ -59,7 +59,7 @@ pub struct FlamegraphArgs {
     /// Route to load, one of the route table's paths.
     #[arg(long, default_value = "/api/devices")]
     pub route: String,
-    /// Cargo profile of the server binary (built beforehand, e.g. by `make flamegraph`).
+    /// Cargo profile of the server binary (built by this command).
     #[arg(long, value_enum, default_value_t = Profile::Profiling)]
     pub profile: Profile,
     /// Recorded duration, e.g. 5s.
@@ -395,9 +395,10 @@ pub struct SuiteArgs {
     /// Keep-alive connections per run.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
-    /// State layers in front of the /state routes (server --layers).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
-    pub layers: u16,
+    /// State layers in front of the /state routes (server --layers); a comma-separated list
+    /// (e.g. 0,1,5,10,20) sweeps them, restarting each server per layer count.
+    #[arg(long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: Vec<u16>,
     /// Per-request timeout.
     #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
@@ -443,8 +444,8 @@ pub struct SuitePlan {
     pub settings: LoadSettings,
     /// Rounds.
     pub rounds: u32,
-    /// Server `--layers`.
-    pub layers: u16,
+    /// Server `--layers` values, ascending, each measured with its own server start.
+    pub layers: Vec<u16>,
     /// Server CPUs.
     pub server_cpus: CpuList,
     /// Client CPUs.
@@ -490,7 +491,12 @@ impl SuiteArgs {
                 timeout: self.timeout,
             },
             rounds: self.rounds,
-            layers: self.layers,
+            layers: {
+                let mut layers = self.layers;
+                layers.sort_unstable();
+                layers.dedup();
+                layers
+            },
             server_cpus: self.server_cpus,
             client_cpus: self.client_cpus,
             out: self.out,
@@ -557,6 +563,11 @@ mod tests {
         assert_eq!(plan.frameworks, [Framework::Axum, Framework::Actix]);
         assert_eq!(plan.settings.threads.get(), 1);
         assert_eq!(plan.rounds, 6);
+        assert_eq!(plan.layers, [10]);
+        let cli = Cli::try_parse_from(["b", "suite", "--layers", "20,0,5,5", "--client-cpus", "0"]).unwrap();
+        let Command::Suite(args) = cli.command else { unreachable!() };
+        assert_eq!(args.plan().unwrap().layers, [0, 5, 20]);
+        assert!(Cli::try_parse_from(["b", "suite", "--layers", "1,x"]).is_err());
         assert_eq!(Profile::Dev.target_dir(), "debug");
     }
 }

@@ -53,13 +53,14 @@ pub fn delta_table(results: &Results) -> String {
         m.server_cpus,
         m.client_cpus
     );
-    out.push_str("| framework | scenario | before (successful) | after (successful) | change [95 % CI] | verdict | CV before / after | p99 before | p99 after |\n");
-    out.push_str("|---|---|--:|--:|--:|---|--:|--:|--:|\n");
+    out.push_str("| framework | layers | scenario | before (successful) | after (successful) | change [95 % CI] | verdict | CV before / after | p99 before | p99 after |\n");
+    out.push_str("|---|--:|---|--:|--:|--:|---|--:|--:|--:|\n");
     for d in &results.deltas {
         let _ = writeln!(
             out,
-            "| {} | {} ({} → {}) | {:.0} | {:.0} | {} | {} | {} / {} | {} | {} |",
+            "| {} | {} | {} ({} → {}) | {:.0} | {:.0} | {} | {} | {} / {} | {} | {} |",
             d.framework.name(),
+            d.layers,
             d.scenario,
             d.from,
             d.to,
@@ -138,6 +139,40 @@ pub fn delta_table(results: &Results) -> String {
     out
 }
 
+/// The layer sweep as a table: requests per second and CPU cost per request
+/// (µs) at each layer count, and what one layer adds; empty without a sweep.
+pub fn sweep_table(results: &Results) -> String {
+    let lines = crate::results::sweep(results);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let layers = &results.meta.layers;
+    let mut out = String::from("| framework | variant |");
+    for l in layers {
+        let _ = write!(out, " {l} layers |");
+    }
+    out.push_str(" added per layer |\n|---|---|");
+    for _ in layers {
+        out.push_str("--:|");
+    }
+    out.push_str("--:|\n");
+    for line in &lines {
+        let _ = write!(out, "| {} | {} |", line.framework.name(), line.variant);
+        for l in layers {
+            match line.points.iter().find(|p| p.0 == *l) {
+                Some((_, rate, us)) => {
+                    let _ = write!(out, " {rate:.0}/s · {us:.2} µs |");
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        let _ =
+            writeln!(out, " {} |", line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+    }
+    out.push_str("\nCells: successful requests per second (geometric mean over rounds) · server CPU time per request (server CPUs ÷ rate). `added per layer`: least-squares slope of the cost per request over the layer count.\n");
+    out
+}
+
 /// Deltas of several profiles side by side (`framework · profile · before ·
 /// after · change`), for results of different profiles; empty if fewer than two.
 pub fn profiles_table(all: &[&Results]) -> String {
@@ -209,6 +244,10 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
     }
     out.push_str(&delta_table(results));
+    let sweep = sweep_table(results);
+    if !sweep.is_empty() {
+        let _ = write!(out, "\n## Layer sweep\n\n{sweep}");
+    }
     let mut all: Vec<&Results> = vec![results];
     all.extend(other_profiles.iter());
     let side = profiles_table(&all);
@@ -271,7 +310,7 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     }
     let _ = write!(
         out,
-        "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",
+        "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {:?}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",
         m.commit,
         m.rustc,
         m.cpu_model,

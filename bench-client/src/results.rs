@@ -148,6 +148,8 @@ pub struct RunRecord {
     pub route: String,
     /// Build profile of the server.
     pub profile: Profile,
+    /// State layers the server ran with (`--layers`).
+    pub layers: u16,
     /// Round, from 1.
     pub round: u32,
     /// Position of the run within its round, from 1.
@@ -168,6 +170,8 @@ pub struct Delta {
     pub from: String,
     /// Route of the changed variant.
     pub to: String,
+    /// State layers the server ran with.
+    pub layers: u16,
     /// Rounds in which both variants were measured.
     pub rounds: u32,
     /// Median over rounds of the baseline's successful requests.
@@ -221,8 +225,8 @@ pub struct Meta {
     pub timeout_s: f64,
     /// Rounds.
     pub rounds: u32,
-    /// Server state layers.
-    pub layers: u16,
+    /// Server state layers: one value, or the values of a sweep, ascending.
+    pub layers: Vec<u16>,
     /// CPUs the servers were pinned to.
     pub server_cpus: Vec<usize>,
     /// CPUs the client was pinned to.
@@ -265,14 +269,18 @@ pub struct Results {
     pub failures: Vec<FrameworkFailure>,
 }
 
-/// The paired deltas of every framework and scenario measured in `runs`:
-/// for each round with both variants, the baseline and the changed run.
-pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario]) -> Vec<Delta> {
+/// The paired deltas of every framework, layer count and scenario measured
+/// in `runs`: for each round with both variants, the baseline and the
+/// changed run.
+pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario], layers: &[u16]) -> Vec<Delta> {
     let mut out = Vec::new();
-    for &framework in frameworks {
-        for &scenario in scenarios {
-            let [(before_name, before_route), (after_name, after_route)] = scenario.variants();
-            let of_scenario = |r: &&RunRecord| r.framework == framework && r.scenario == scenario.name();
+    for (&framework, &layers) in frameworks.iter().flat_map(|f| layers.iter().map(move |l| (f, l))) {
+        for (&scenario, &(after_name, after_route)) in
+            scenarios.iter().flat_map(|s| s.variants().iter().skip(1).map(move |v| (s, v)))
+        {
+            let (before_name, before_route) = scenario.variants()[0];
+            let of_scenario =
+                |r: &&RunRecord| r.framework == framework && r.layers == layers && r.scenario == scenario.name();
             let pairs: Vec<(&RunRecord, &RunRecord)> = runs
                 .iter()
                 .filter(of_scenario)
@@ -299,6 +307,7 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
                 scenario: scenario.name().to_owned(),
                 from: Route::get(before_route).path.to_owned(),
                 to: Route::get(after_route).path.to_owned(),
+                layers,
                 rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
                 before_successful: median(&before),
                 after_successful: median(&after),
@@ -313,6 +322,55 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
         }
     }
     out
+}
+
+/// One framework and variant across the layer counts of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepLine {
+    /// Framework.
+    pub framework: Framework,
+    /// Variant (`fat`, `arc`, `plaintext`, …).
+    pub variant: String,
+    /// (layers, requests per second (geometric mean over rounds), CPU cost
+    /// per request in µs: server CPUs / rate).
+    pub points: Vec<(u16, f64, f64)>,
+    /// Least-squares slope of the cost per request over the layer count:
+    /// what one layer adds, µs per request (`None` under two layer counts).
+    pub added_per_layer_us: Option<f64>,
+}
+
+/// The layer sweep of `results`: one line per framework and variant with
+/// runs at more than one layer count.
+pub fn sweep(results: &Results) -> Vec<SweepLine> {
+    let cpus = results.meta.server_cpus.len().max(1) as f64;
+    let mut keys: Vec<(Framework, String)> = results.runs.iter().map(|r| (r.framework, r.variant.clone())).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(framework, variant)| {
+            let points: Vec<(u16, f64, f64)> = results
+                .meta
+                .layers
+                .iter()
+                .filter_map(|&layers| {
+                    let rates: Vec<f64> = results
+                        .runs
+                        .iter()
+                        .filter(|r| r.framework == framework && r.variant == variant && r.layers == layers)
+                        .map(|r| r.figures.requests_per_s)
+                        .collect();
+                    let rate = analysis::geometric_mean_interval(&rates).0;
+                    (rate > 0.0).then(|| (layers, rate, 1e6 * cpus / rate))
+                })
+                .collect();
+            if points.len() < 2 {
+                return None;
+            }
+            let xs: Vec<f64> = points.iter().map(|p| f64::from(p.0)).collect();
+            let ys: Vec<f64> = points.iter().map(|p| p.2).collect();
+            Some(SweepLine { framework, variant, added_per_layer_us: analysis::slope(&xs, &ys), points })
+        })
+        .collect()
 }
 
 /// Reads a `results.json`, given as the file or the run folder holding it.

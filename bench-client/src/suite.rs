@@ -29,7 +29,9 @@ use crate::{charts, report};
 /// What one scenario compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Scenario {
-    /// `/api/devices` (serialized per request) → `/api/devices/preserialized`.
+    /// `/api/devices` (serialized per request) → `/api/devices/preserialized`
+    /// (serialized once at start-up) and → `/api/devices/cached` (serialized
+    /// once per change of the list).
     Payload,
     /// `/state/fat` (35-field state cloned per use) → `/state/arc` (one `Arc`).
     State,
@@ -44,11 +46,15 @@ impl Scenario {
         }
     }
 
-    /// The baseline variant, then the changed one: (variant name, route).
-    pub fn variants(self) -> [(&'static str, RouteId); 2] {
+    /// The baseline variant first, then each changed one: (variant name, route).
+    pub fn variants(self) -> &'static [(&'static str, RouteId)] {
         match self {
-            Self::Payload => [("per_request", RouteId::Devices), ("preserialized", RouteId::DevicesPreserialized)],
-            Self::State => [("fat", RouteId::StateFat), ("arc", RouteId::StateArc)],
+            Self::Payload => &[
+                ("per_request", RouteId::Devices),
+                ("preserialized", RouteId::DevicesPreserialized),
+                ("cached", RouteId::DevicesCached),
+            ],
+            Self::State => &[("fat", RouteId::StateFat), ("arc", RouteId::StateArc)],
         }
     }
 }
@@ -157,7 +163,7 @@ fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
         window_s: s.window.as_secs_f64(),
         timeout_s: s.timeout.as_secs_f64(),
         rounds: plan.rounds,
-        layers: plan.layers,
+        layers: plan.layers.clone(),
         server_cpus: plan.server_cpus.cpus().to_vec(),
         client_cpus: plan.client_cpus.cpus().to_vec(),
         server_workers: plan.server_cpus.len(),
@@ -270,7 +276,7 @@ fn round_specs(scenarios: &[Scenario], round: u32) -> Vec<RunSpec> {
     let mut specs =
         vec![RunSpec { scenario: "floor", variant: "plaintext", route: RouteId::Plaintext, round, position: 1 }];
     for &scenario in scenarios {
-        let mut variants = scenario.variants();
+        let mut variants = scenario.variants().to_vec();
         if round.is_multiple_of(2) {
             variants.reverse();
         }
@@ -429,28 +435,39 @@ fn measure_framework(
     flamegraphs: &mut Vec<String>,
 ) -> anyhow::Result<()> {
     let RunContext { dir, perf, progress, stop } = *context;
-    let mut server = start_server(plan.profile, framework, &plan.server_cpus, plan.layers)?;
     let s = &plan.settings;
     let mut profiles: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for round in 1..=plan.rounds {
-        for spec in round_specs(&plan.scenarios, round) {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let route = Route::get(spec.route);
-            let load = load_plan(s, &server, route);
-            let label =
-                format!("{} round {round}/{} {}/{}", framework.name(), plan.rounds, spec.scenario, spec.variant);
-            let (outcome, folded) = measure(&load, perf, progress, &label, stop)?;
-            match folded {
-                Some(Ok(folded)) => profiler::merge(profiles.entry(spec.variant.to_owned()).or_default(), &folded),
-                Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
-                None => {}
-            }
-            let figures =
-                RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), Some(plan.server_cpus.len()));
-            progress.line(&format!(
-                "  {:<6} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
+    for &layers in &plan.layers {
+        let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+        let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
+        for round in 1..=plan.rounds {
+            for spec in round_specs(&plan.scenarios, round) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let route = Route::get(spec.route);
+                let load = load_plan(s, &server, route);
+                let label = format!(
+                    "{}{sweep} round {round}/{} {}/{}",
+                    framework.name(),
+                    plan.rounds,
+                    spec.scenario,
+                    spec.variant
+                );
+                let (outcome, folded) = measure(&load, perf, progress, &label, stop)?;
+                match folded {
+                    Some(Ok(folded)) => profiler::merge(profiles.entry(spec.variant.to_owned()).or_default(), &folded),
+                    Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
+                    None => {}
+                }
+                let figures = RunFigures::new(
+                    &outcome,
+                    s.connections.get(),
+                    s.window.as_secs_f64(),
+                    Some(plan.server_cpus.len()),
+                );
+                progress.line(&format!(
+                "  {:<6}{sweep} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
                 framework.name(),
                 plan.rounds,
                 spec.scenario,
@@ -462,26 +479,28 @@ fn measure_framework(
                 figures.server_cpu_percent.unwrap_or(f64::NAN),
                 if figures.client_bound { "  CLIENT-BOUND" } else { "" }
             ));
-            runs.push(RunRecord {
-                framework,
-                scenario: spec.scenario.to_owned(),
-                variant: spec.variant.to_owned(),
-                route: route.path.to_owned(),
-                profile: plan.profile,
-                round: spec.round,
-                position: spec.position,
-                figures,
-            });
-            if server.has_exited() {
-                bail!("{} exited during the run", server.name());
+                runs.push(RunRecord {
+                    framework,
+                    scenario: spec.scenario.to_owned(),
+                    variant: spec.variant.to_owned(),
+                    route: route.path.to_owned(),
+                    profile: plan.profile,
+                    layers,
+                    round: spec.round,
+                    position: spec.position,
+                    figures,
+                });
+                if server.has_exited() {
+                    bail!("{} exited during the run", server.name());
+                }
             }
+        }
+        match server.stop() {
+            Some(status) if !status.success() => eprintln!("note: {} stopped with {status}", server.name()),
+            _ => {}
         }
     }
     flamegraphs.extend(write_flamegraphs(dir, framework, &profiles, progress));
-    match server.stop() {
-        Some(status) if !status.success() => eprintln!("note: {} stopped with {status}", server.name()),
-        _ => {}
-    }
     Ok(())
 }
 
@@ -523,7 +542,9 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
     let runs_per_round = round_specs(&plan.scenarios, 1).len() as u64;
-    let progress = Progress::new(plan.frameworks.len() as u64 * u64::from(plan.rounds) * runs_per_round);
+    let progress = Progress::new(
+        plan.frameworks.len() as u64 * plan.layers.len() as u64 * u64::from(plan.rounds) * runs_per_round,
+    );
     let perf = if plan.profiler {
         match Perf::detect() {
             Ok(perf) => {
@@ -556,13 +577,13 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
             stopped_by_error = error.starts_with("preflight");
             results.failures.push(FrameworkFailure { framework, error });
         }
-        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
         results::write_json(&json, &results)?;
     }
     progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
-    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios);
+    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
     results::write_json(&json, &results)?;
     let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
         eprintln!("warning: charts not drawn: {e:#}");
@@ -584,8 +605,8 @@ mod tests {
         let odd = round_specs(&[Scenario::Payload, Scenario::State], 1);
         let even = round_specs(&[Scenario::Payload, Scenario::State], 2);
         let names = |s: &[RunSpec]| s.iter().map(|r| r.variant).collect::<Vec<_>>();
-        assert_eq!(names(&odd), ["plaintext", "per_request", "preserialized", "fat", "arc"]);
-        assert_eq!(names(&even), ["plaintext", "preserialized", "per_request", "arc", "fat"]);
-        assert_eq!(even.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        assert_eq!(names(&odd), ["plaintext", "per_request", "preserialized", "cached", "fat", "arc"]);
+        assert_eq!(names(&even), ["plaintext", "cached", "preserialized", "per_request", "arc", "fat"]);
+        assert_eq!(even.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
     }
 }

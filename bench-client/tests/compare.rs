@@ -33,13 +33,14 @@ fn fake(scale: f64, connections: u64) -> Results {
                 variant: variant.to_owned(),
                 route: "/api/devices".to_owned(),
                 profile: Profile::Release,
+                layers: 10,
                 round,
                 position: position as u32 + 1,
                 figures: RunFigures::new(&outcome, connections as usize, 1.0, Some(1)),
             });
         }
     }
-    let deltas = results::deltas(&runs, &[Framework::Axum], &[Scenario::Payload]);
+    let deltas = results::deltas(&runs, &[Framework::Axum], &[Scenario::Payload], &[10]);
     Results {
         schema_version: SCHEMA_VERSION,
         complete: true,
@@ -57,7 +58,7 @@ fn fake(scale: f64, connections: u64) -> Results {
             window_s: 1.0,
             timeout_s: 2.0,
             rounds: 4,
-            layers: 10,
+            layers: vec![10],
             server_cpus: vec![0],
             client_cpus: vec![1],
             server_workers: 1,

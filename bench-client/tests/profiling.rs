@@ -75,7 +75,7 @@ fn suite_without_perf_on_path_runs_on_and_says_so() {
     );
     let results = bench_client::results::load(&out.join("latest")).unwrap();
     assert_eq!(results.meta.profiler, None);
-    assert_eq!(results.runs.len(), 3);
+    assert_eq!(results.runs.len(), 4, "floor + per_request, preserialized, cached");
     assert!(!out.join("latest/flamegraphs").exists());
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&empty_path);

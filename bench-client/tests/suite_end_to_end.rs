@@ -61,7 +61,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
 
     let runs = results["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2 * 3 * 5, "2 rounds × 3 frameworks × (floor + 2 scenarios × 2 variants)");
+    assert_eq!(runs.len(), 2 * 3 * 6, "2 rounds × 3 frameworks × (floor + 3 payload + 2 state variants)");
     for run in runs {
         let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
         assert!(n("successful") > 0, "{run}");
@@ -84,7 +84,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         }
     }
     let deltas = results["deltas"].as_array().unwrap();
-    assert_eq!(deltas.len(), 3 * 2);
+    assert_eq!(deltas.len(), 3 * 3, "per framework: preserialized, cached, arc");
     for d in deltas {
         assert!(d["change_percent"].as_f64().unwrap().is_finite());
         assert_eq!(d["rounds"], 2);
@@ -104,5 +104,43 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(report.contains(chart), "report.md links {chart}");
     }
     assert!(report.contains("change [95 % CI]"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
+    let cpus = support::all_cpus();
+    let out = std::env::temp_dir().join(format!("bench-sweep-{}", std::process::id()));
+    let output = Command::new(env!("CARGO_BIN_EXE_bench-client"))
+        .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+        .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+        .args(["--server-cpus", &cpus.cpus()[0].to_string(), "--client-cpus", &cpus.cpus().last().unwrap().to_string()])
+        .arg("--out")
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", support::bin_dir().parent().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    let results = bench_client::results::load(&out.join("latest")).unwrap();
+    assert_eq!(results.meta.layers, [0, 3]);
+    for layers in [0, 3] {
+        let runs = results.runs.iter().filter(|r| r.layers == layers).count();
+        assert_eq!(runs, 2 * 3, "{layers} layers: 2 rounds × (floor, fat, arc)");
+        assert_eq!(results.deltas.iter().filter(|d| d.layers == layers).count(), 1);
+    }
+    let sweep = bench_client::results::sweep(&results);
+    let fat = sweep.iter().find(|l| l.variant == "fat").expect("fat in the sweep");
+    assert_eq!(fat.points.iter().map(|p| p.0).collect::<Vec<_>>(), [0, 3]);
+    for (_, rate, us) in &fat.points {
+        assert!((rate * us / 1e6 - 1.0).abs() < 1e-9, "µs per request = 1 CPU / rate");
+    }
+    assert!(fat.added_per_layer_us.is_some());
+    assert!(stdout.contains("Layer sweep") && stdout.contains("added per layer"), "{stdout}");
+    let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(report.contains("## Layer sweep") && report.contains("charts/layer-sweep.svg"));
+    let svg = std::fs::read_to_string(out.join("latest/charts/layer-sweep.svg")).unwrap();
+    roxmltree::Document::parse(&svg).expect("sweep chart is XML");
+    assert!(out.join("latest/charts/bars-state-3-layers.svg").is_file());
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -2,12 +2,13 @@
 //! baseline) and preserialized once.
 
 use lazy_static::lazy_static;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One device of the fleet, as an application would load it from its store.
 ///
 /// Serialized as `{"id":1,"mac":"5F-33-CC-1F-43-82","firmware":"2.1.6"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Device {
     /// Numeric identifier, 1 to 5 in [`devices`].
     pub id: u32,

@@ -6,12 +6,14 @@
 //! framework, not from a different payload or route. The bench client reads
 //! the same [`routes::ROUTES`] table to know what every response must be.
 
+pub mod catalog;
 pub mod config;
 pub mod devices;
 pub mod routes;
 pub mod signals;
 pub mod state;
 
+pub use catalog::{CatalogError, DeviceCatalog, MAX_BODY_BYTES};
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};

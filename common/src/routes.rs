@@ -40,6 +40,9 @@ pub enum RouteId {
     Devices,
     /// `GET /api/devices/preserialized`: the same bytes, serialized once.
     DevicesPreserialized,
+    /// `GET /api/devices/cached`: the current list's bytes, serialized once
+    /// per change (`PUT /api/devices` replaces the list).
+    DevicesCached,
     /// `GET /state/fat`: the app name through the layers, with `FatState`.
     StateFat,
     /// `GET /state/arc`: the same with `AppState`.
@@ -65,7 +68,7 @@ impl Route {
         match self.id {
             RouteId::Healthz => HEALTHZ_BODY.as_bytes().to_vec(),
             RouteId::Plaintext => PLAINTEXT_BODY.as_bytes().to_vec(),
-            RouteId::Devices | RouteId::DevicesPreserialized => devices_json(),
+            RouteId::Devices | RouteId::DevicesPreserialized | RouteId::DevicesCached => devices_json(),
             RouteId::StateFat | RouteId::StateArc => APP_NAME.as_bytes().to_vec(),
         }
     }
@@ -85,12 +88,15 @@ const fn get(id: RouteId, path: &'static str, content_type: ContentType) -> Rout
     Route { id, method: "GET", path, content_type }
 }
 
-/// Every route, in the order the README lists them.
+/// Every `GET` route, in the order the README lists them. (`PUT
+/// /api/devices`, which replaces the list, is not in the table: see
+/// [`crate::catalog`].)
 pub static ROUTES: &[Route] = &[
     get(RouteId::Healthz, "/healthz", ContentType::TextPlain),
     get(RouteId::Plaintext, "/plaintext", ContentType::TextPlain),
     get(RouteId::Devices, "/api/devices", ContentType::Json),
     get(RouteId::DevicesPreserialized, "/api/devices/preserialized", ContentType::Json),
+    get(RouteId::DevicesCached, "/api/devices/cached", ContentType::Json),
     get(RouteId::StateFat, "/state/fat", ContentType::TextPlain),
     get(RouteId::StateArc, "/state/arc", ContentType::TextPlain),
 ];
@@ -107,8 +113,8 @@ mod tests {
     fn paths_and_ids_are_unique_and_complete() {
         let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
         let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
-        assert_eq!(paths.len(), 6);
-        assert_eq!(ids.len(), 6);
+        assert_eq!(paths.len(), 7);
+        assert_eq!(ids.len(), 7);
         assert!(Route::by_path(UNKNOWN_PATH).is_none());
     }
 
@@ -120,6 +126,7 @@ mod tests {
         let a = Route::get(RouteId::Devices).expected_body();
         assert_eq!(a.len(), 271);
         assert_eq!(a, Route::get(RouteId::DevicesPreserialized).expected_body());
+        assert_eq!(a, Route::get(RouteId::DevicesCached).expected_body());
     }
 
     #[test]

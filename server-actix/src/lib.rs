@@ -7,16 +7,19 @@
 //! of `/state/fat` clone all 35 fields of `FatState`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header;
+use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpResponse, HttpServer};
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId, ShutdownSignals, Stop};
+use common::{
+    AppState, AppStateInner, ContentType, Device, DeviceCatalog, FatState, Route, RouteId, ShutdownSignals, Stop,
+};
 
 /// Returns the function that registers every route of `common::ROUTES`, with
 /// `layers` state layers in front of each `/state/*` route, and the two states
@@ -24,13 +27,20 @@ use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, Rout
 pub fn configure(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     let fat = FatState::new();
     let arc = AppState::new();
+    let catalog = Arc::new(DeviceCatalog::new());
     move |cfg| {
         cfg.app_data(ThinData(fat.clone()))
             .app_data(ThinData(arc.clone()))
+            .app_data(ThinData(Arc::clone(&catalog)))
             .route(path(RouteId::Healthz), web::get().to(healthz))
             .route(path(RouteId::Plaintext), web::get().to(plaintext))
-            .route(path(RouteId::Devices), web::get().to(devices))
-            .route(path(RouteId::DevicesPreserialized), web::get().to(preserialized));
+            .service(
+                web::resource(path(RouteId::Devices))
+                    .route(web::get().to(devices))
+                    .route(web::put().to(replace_devices)),
+            )
+            .route(path(RouteId::DevicesPreserialized), web::get().to(preserialized))
+            .route(path(RouteId::DevicesCached), web::get().to(cached));
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }
@@ -67,8 +77,21 @@ async fn plaintext() -> &'static str {
     PLAINTEXT_BODY
 }
 
-async fn devices() -> web::Json<Vec<Device>> {
-    web::Json(common::devices())
+async fn devices(ThinData(catalog): ThinData<Arc<DeviceCatalog>>) -> web::Json<Vec<Device>> {
+    web::Json(catalog.devices())
+}
+
+async fn cached(ThinData(catalog): ThinData<Arc<DeviceCatalog>>) -> HttpResponse {
+    HttpResponse::Ok().insert_header((header::CONTENT_TYPE, ContentType::Json.as_str())).body(catalog.cached_json())
+}
+
+async fn replace_devices(ThinData(catalog): ThinData<Arc<DeviceCatalog>>, body: web::Bytes) -> HttpResponse {
+    match catalog.replace_from_json(&body) {
+        Ok(()) => HttpResponse::NoContent().finish(),
+        Err(e) => HttpResponse::build(StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST))
+            .insert_header((header::CONTENT_TYPE, common::ContentType::TextPlain.as_str()))
+            .body(e.to_string()),
+    }
 }
 
 async fn preserialized() -> HttpResponse {

@@ -6,25 +6,31 @@
 //! layer and the handler of `/state/fat` clone all 35 fields of `FatState`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, ContentType, Device, FatState, Route, RouteId, ShutdownSignals};
+use common::{AppState, AppStateInner, ContentType, Device, DeviceCatalog, FatState, Route, RouteId, ShutdownSignals};
 
 /// Builds the application: every route of `common::ROUTES`, with `layers`
 /// state layers in front of each `/state/*` route.
 pub fn app(layers: usize) -> Router {
+    let catalog = Router::new()
+        .route(path(RouteId::Devices), get(devices).put(replace_devices))
+        .route(path(RouteId::DevicesCached), get(cached))
+        .with_state(Arc::new(DeviceCatalog::new()));
     Router::new()
         .route(path(RouteId::Healthz), get(healthz))
         .route(path(RouteId::Plaintext), get(plaintext))
-        .route(path(RouteId::Devices), get(devices))
         .route(path(RouteId::DevicesPreserialized), get(preserialized))
+        .merge(catalog)
         .merge(state_route(RouteId::StateFat, FatState::new(), layers))
         .merge(state_route(RouteId::StateArc, AppState::new(), layers))
 }
@@ -53,12 +59,23 @@ async fn plaintext() -> &'static str {
     PLAINTEXT_BODY
 }
 
-async fn devices() -> Json<Vec<Device>> {
-    Json(common::devices())
+async fn devices(State(catalog): State<Arc<DeviceCatalog>>) -> Json<Vec<Device>> {
+    Json(catalog.devices())
 }
 
 async fn preserialized() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, ContentType::Json.as_str())], common::preserialized_devices())
+}
+
+async fn cached(State(catalog): State<Arc<DeviceCatalog>>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, ContentType::Json.as_str())], catalog.cached_json())
+}
+
+async fn replace_devices(State(catalog): State<Arc<DeviceCatalog>>, body: Bytes) -> Response {
+    match catalog.replace_from_json(&body) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => (StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST), e.to_string()).into_response(),
+    }
 }
 
 async fn state_name<S: AsRef<AppStateInner>>(State(state): State<S>) -> String {

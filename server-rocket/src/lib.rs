@@ -8,17 +8,25 @@
 //! cannot be scoped to routes: each of the `layers` fairings runs on every
 //! request and returns at once for paths outside `/state/*`.
 
+use std::io::Cursor;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use bytes::Bytes;
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, Device, FatState, Route, RouteId, ShutdownSignals};
+use common::{
+    AppState, AppStateInner, CatalogError, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, Route, RouteId,
+    ShutdownSignals,
+};
 use rocket::config::LogLevel;
+use rocket::data::{Data, ToByteUnit};
 use rocket::fairing::AdHoc;
-use rocket::http::ContentType;
+use rocket::http::{ContentType, Status};
+use rocket::response::{Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{Build, Request, Rocket, State, get, routes};
+use rocket::{Build, Request, Rocket, State, get, put, routes};
 
 /// Builds the application: every route of `common::ROUTES` and `layers` state
 /// fairings, on top of `figment` (address, port, workers, …).
@@ -26,10 +34,12 @@ pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
     let mut rocket = rocket::custom(figment)
         .manage(FatState::new())
         .manage(AppState::new())
+        .manage(Arc::new(DeviceCatalog::new()))
         .mount(path(RouteId::Healthz), routes![healthz])
         .mount(path(RouteId::Plaintext), routes![plaintext])
-        .mount(path(RouteId::Devices), routes![devices])
+        .mount(path(RouteId::Devices), routes![devices, replace_devices])
         .mount(path(RouteId::DevicesPreserialized), routes![preserialized])
+        .mount(path(RouteId::DevicesCached), routes![cached])
         .mount(path(RouteId::StateFat), routes![state_fat])
         .mount(path(RouteId::StateArc), routes![state_arc]);
     for _ in 0..layers {
@@ -65,8 +75,36 @@ fn plaintext() -> &'static str {
 }
 
 #[get("/")]
-fn devices() -> Json<Vec<Device>> {
-    Json(common::devices())
+fn devices(catalog: &State<Arc<DeviceCatalog>>) -> Json<Vec<Device>> {
+    Json(catalog.devices())
+}
+
+/// A JSON body served from shared bytes, without a copy.
+struct JsonBytes(Bytes);
+
+impl<'r> Responder<'r, 'static> for JsonBytes {
+    fn respond_to(self, _: &'r Request<'_>) -> rocket::response::Result<'static> {
+        let len = self.0.len();
+        Response::build().header(ContentType::JSON).sized_body(len, Cursor::new(self.0)).ok()
+    }
+}
+
+#[get("/")]
+fn cached(catalog: &State<Arc<DeviceCatalog>>) -> JsonBytes {
+    JsonBytes(catalog.cached_json())
+}
+
+#[put("/", data = "<body>")]
+async fn replace_devices(catalog: &State<Arc<DeviceCatalog>>, body: Data<'_>) -> Result<Status, (Status, String)> {
+    let refuse = |e: CatalogError| (Status::new(e.status()), e.to_string());
+    // Read one byte past the limit, so an over-long body is seen as such.
+    let read = body.open((MAX_BODY_BYTES + 1).bytes()).into_bytes().await;
+    let bytes = read.map_err(|e| (Status::BadRequest, format!("cannot read the body: {e}")))?;
+    if !bytes.is_complete() {
+        return Err(refuse(CatalogError::TooLarge));
+    }
+    catalog.replace_from_json(&bytes).map_err(refuse)?;
+    Ok(Status::NoContent)
 }
 
 #[get("/")]
