@@ -186,9 +186,9 @@ pub fn drifts(windows: &[u64]) -> bool {
     let n = windows.len() as f64;
     let xs: Vec<f64> = (0..windows.len()).map(|i| i as f64).collect();
     let ys: Vec<f64> = windows.iter().map(|&w| w as f64).collect();
+    let Some(slope) = slope(&xs, &ys) else { return false };
     let (mx, my) = (mean(&xs), mean(&ys));
     let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    let slope = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx;
     let residual: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - my - slope * (x - mx)).powi(2)).sum();
     let se = (residual / (n - 2.0) / sxx).sqrt();
     slope < 0.0 && (se == 0.0 || slope / se < -t_quantile(n - 2.0))

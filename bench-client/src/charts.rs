@@ -40,7 +40,7 @@ pub struct Bar {
     /// Index of the series within the group (its colour).
     pub series: usize,
     /// Height, requests per second.
-    pub value: f64,
+    pub rate_per_s: f64,
     /// 95 % interval drawn as a whisker, if known.
     pub interval: Option<(f64, f64)>,
 }
@@ -51,7 +51,7 @@ pub struct Bar {
 /// # Errors
 /// When the file cannot be written.
 pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars: &[Bar]) -> anyhow::Result<()> {
-    let top = bars.iter().map(|b| b.interval.map_or(b.value, |i| i.1.max(b.value))).fold(1.0, f64::max) * 1.3;
+    let top = bars.iter().map(|b| b.interval.map_or(b.rate_per_s, |i| i.1.max(b.rate_per_s))).fold(1.0, f64::max) * 1.3;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err(path))?;
     let mut chart = ChartBuilder::on(&root)
@@ -83,7 +83,8 @@ pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars
         let x0 = |b: &Bar| b.group as f64 + 0.1 + width * b.series as f64;
         chart
             .draw_series(
-                mine.iter().map(|b| Rectangle::new([(x0(b), 0.0), (x0(b) + width * 0.9, b.value)], color(s).filled())),
+                mine.iter()
+                    .map(|b| Rectangle::new([(x0(b), 0.0), (x0(b) + width * 0.9, b.rate_per_s)], color(s).filled())),
             )
             .map_err(err(path))?
             .label(name.as_str())
@@ -212,7 +213,7 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     let layers = &results.meta.layers;
     let mut written = Vec::new();
     for &l in layers {
-        let runs: Vec<&RunRecord> = results.runs.iter().filter(|r| r.layers == l).collect();
+        let runs: Vec<&RunRecord> = results.runs.iter().filter(|r| r.layers == l && r.figures.usable()).collect();
         let suffix = if layers.len() > 1 { format!("-{l}-layers") } else { String::new() };
         written.extend(charts_of_runs(dir, &runs, results.meta.window_s, &suffix)?);
     }
@@ -223,7 +224,7 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
             .map(|line| {
                 (
                     format!("{} {}", line.framework.name(), line.variant),
-                    line.points.iter().map(|p| (f64::from(p.0), p.2)).collect(),
+                    line.points.iter().map(|p| (f64::from(p.layers), p.cost_us)).collect(),
                 )
             })
             .collect();
@@ -286,6 +287,7 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
     let mut written = Vec::new();
     let frameworks: Vec<Framework> = {
         let mut f: Vec<Framework> = all.iter().copied().map(|r| r.framework).collect();
+        f.sort();
         f.dedup();
         f
     };
@@ -321,14 +323,16 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
                 if rates.is_empty() {
                     continue;
                 }
-                let (value, interval) = analysis::geometric_mean_interval(&rates);
-                all_bars.push(Bar { group: g, series: s, value, interval });
+                let (rate_per_s, interval) = analysis::geometric_mean_interval(&rates);
+                all_bars.push(Bar { group: g, series: s, rate_per_s, interval });
             }
             let series: Vec<(usize, Vec<f64>)> = variants
                 .iter()
                 .enumerate()
-                .flat_map(|(g, v)| runs_of(f, v).into_iter().map(move |r| (g, r)))
-                .map(|(g, r)| (g, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect()))
+                .flat_map(|(variant, v)| runs_of(f, v).into_iter().map(move |r| (variant, r)))
+                .map(|(variant, r)| {
+                    (variant, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect())
+                })
                 .collect();
             if !series.is_empty() {
                 let name = format!("charts/windows-{}-{scenario}{suffix}.svg", f.name());
@@ -406,7 +410,7 @@ mod tests {
                 (0..2).map(move |s| Bar {
                     group: g,
                     series: s,
-                    value: 1000.0 * (g + s + 1) as f64,
+                    rate_per_s: 1000.0 * (g + s + 1) as f64,
                     interval: Some((900.0, 1100.0)),
                 })
             })

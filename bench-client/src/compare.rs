@@ -37,8 +37,11 @@ pub struct Row {
 pub struct Comparison {
     /// Settings that differ between the two runs, one line each.
     pub differences: Vec<String>,
-    /// Run types in both files.
+    /// Run types with usable runs in both files.
     pub rows: Vec<Row>,
+    /// Run types with usable runs in A but none in B (failed, missing or
+    /// without a successful request): counted as regressions.
+    pub missing_in_b: Vec<String>,
 }
 
 impl Comparison {
@@ -48,6 +51,11 @@ impl Comparison {
             .iter()
             .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
             .collect()
+    }
+
+    /// Rows for which no interval can be given (under two rounds on a side).
+    pub fn undecidable(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.change.verdict == Verdict::TooFewRounds).collect()
     }
 }
 
@@ -66,6 +74,8 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
     check("window_s", ma.window_s.to_string(), mb.window_s.to_string());
     check("connections", ma.connections.to_string(), mb.connections.to_string());
     check("layers", format!("{:?}", ma.layers), format!("{:?}", mb.layers));
+    check("timeout_s", ma.timeout_s.to_string(), mb.timeout_s.to_string());
+    check("profiler", format!("{:?}", ma.profiler), format!("{:?}", mb.profiler));
     check("cpu_model", ma.cpu_model.clone(), mb.cpu_model.clone());
     check("cores", ma.cores.to_string(), mb.cores.to_string());
     check("server_cpus", format!("{:?}", ma.server_cpus), format!("{:?}", mb.server_cpus));
@@ -77,21 +87,26 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
 pub fn compare(a: &Results, b: &Results) -> Comparison {
     let mut keys: Vec<(Framework, u16, String, String)> =
         a.runs.iter().map(|r| (r.framework, r.layers, r.scenario.clone(), r.variant.clone())).collect();
-    keys.dedup();
     keys.sort();
     keys.dedup();
     let rates = |res: &Results, k: &(Framework, u16, String, String)| -> Vec<f64> {
         res.runs
             .iter()
             .filter(|r| r.framework == k.0 && r.layers == k.1 && r.scenario == k.2 && r.variant == k.3)
+            .filter(|r| r.figures.usable())
             .map(|r| r.figures.requests_per_s)
             .collect()
     };
+    let mut missing_in_b = Vec::new();
     let rows = keys
         .into_iter()
         .filter_map(|k| {
             let (ra, rb) = (rates(a, &k), rates(b, &k));
-            if ra.is_empty() || rb.is_empty() {
+            if ra.is_empty() {
+                return None;
+            }
+            if rb.is_empty() {
+                missing_in_b.push(format!("{} {} layers {}/{}", k.0.name(), k.1, k.2, k.3));
                 return None;
             }
             Some(Row {
@@ -105,7 +120,7 @@ pub fn compare(a: &Results, b: &Results) -> Comparison {
             })
         })
         .collect();
-    Comparison { differences: differences(a, b), rows }
+    Comparison { differences: differences(a, b), rows, missing_in_b }
 }
 
 /// How a `compare` invocation ended.
@@ -115,7 +130,8 @@ pub enum Outcome {
     NoRegression,
     /// At least one.
     Regression,
-    /// The settings differ and `--force` was not given.
+    /// The settings differ and `--force` was not given, or a run type has
+    /// under two rounds on a side (no interval, so no verdict).
     Refused,
 }
 
@@ -156,8 +172,17 @@ pub fn run(a: &Path, b: &Path, threshold_percent: f64, force: bool) -> anyhow::R
         );
     }
     println!("{out}");
+    for m in &cmp.missing_in_b {
+        println!("REGRESSION: {m} has no usable run in B (failed, missing or without a successful request)");
+    }
     let regressions = cmp.regressions(threshold_percent);
-    if regressions.is_empty() {
+    if regressions.is_empty() && cmp.missing_in_b.is_empty() && !cmp.undecidable().is_empty() {
+        eprintln!(
+            "error: some run types have under two rounds on a side: no interval, no verdict (rerun with --rounds 2 or more)"
+        );
+        return Ok(Outcome::Refused);
+    }
+    if regressions.is_empty() && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {threshold_percent} %");
         Ok(Outcome::NoRegression)
     } else {
@@ -165,5 +190,60 @@ pub fn run(a: &Path, b: &Path, threshold_percent: f64, force: bool) -> anyhow::R
             println!("REGRESSION: {} {}/{} {}", r.framework.name(), r.scenario, r.variant, change_with_ci(&r.change));
         }
         Ok(Outcome::Regression)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::{results, run};
+
+    fn rounds(f: Framework, variant: &str, counts: &[u64]) -> Vec<crate::results::RunRecord> {
+        counts.iter().enumerate().map(|(i, &n)| run(f, "payload", variant, i as u32 + 1, n, true)).collect()
+    }
+
+    #[test]
+    fn missing_zero_and_single_round_run_types_are_not_passed_silently() {
+        let a = results(
+            [
+                rounds(Framework::Axum, "per_request", &[1000, 1010, 990]),
+                rounds(Framework::Actix, "per_request", &[900, 910, 890]),
+            ]
+            .concat(),
+        );
+        // B lost actix entirely, and axum answered nothing.
+        let b = results([rounds(Framework::Axum, "per_request", &[0, 0, 0])].concat());
+        let cmp = compare(&a, &b);
+        assert!(cmp.rows.is_empty());
+        assert_eq!(cmp.missing_in_b.len(), 2, "{:?}", cmp.missing_in_b);
+
+        let one = results(rounds(Framework::Axum, "per_request", &[500]));
+        let cmp = compare(&a, &one);
+        assert_eq!(cmp.undecidable().len(), 1, "one round: no interval");
+        assert!(cmp.regressions(2.0).is_empty());
+
+        let slower = results(
+            [
+                rounds(Framework::Axum, "per_request", &[800, 810, 790]),
+                rounds(Framework::Actix, "per_request", &[900, 905, 895]),
+            ]
+            .concat(),
+        );
+        let cmp = compare(&a, &slower);
+        let reg = cmp.regressions(2.0);
+        assert_eq!(reg.len(), 1);
+        assert_eq!(reg[0].framework, Framework::Axum);
+        assert!(cmp.regressions(25.0).is_empty(), "−20 % is within a 25 % threshold");
+    }
+
+    #[test]
+    fn differing_settings_are_listed() {
+        let a = results(rounds(Framework::Axum, "per_request", &[1, 2]));
+        let mut b = a.clone();
+        b.meta.profiler = Some("perf".to_owned());
+        b.meta.timeout_s = 5.0;
+        let d = compare(&a, &b).differences;
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("profiler")) && d.iter().any(|l| l.starts_with("timeout_s")));
     }
 }

@@ -69,7 +69,7 @@ pub fn sample_windows(
 }
 
 /// Sleeps until `at` in steps of at most 50 ms; false if `stop` was set first.
-fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
             return false;

@@ -91,8 +91,15 @@ pub struct RunOutcome {
 /// `stop` becomes true.
 ///
 /// # Errors
-/// When an engine thread or its runtime cannot be started.
+/// When the duration is not a whole number of windows, or an engine thread
+/// or its runtime cannot be started.
 pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+    anyhow::ensure!(
+        !plan.window.is_zero()
+            && plan.duration.as_nanos().is_multiple_of(plan.window.as_nanos())
+            && plan.duration >= plan.window,
+        "the measured duration must be a whole number of windows"
+    );
     let start = Instant::now();
     let measure_start = start + plan.warmup;
     let end = measure_start + plan.duration;
@@ -136,6 +143,7 @@ struct Shared {
     expected_body: Vec<u8>,
     measure_start: Instant,
     end: Instant,
+    timeout: Duration,
     window_ns: u128,
     last_window: usize,
     stats: RefCell<RunStats>,
@@ -204,6 +212,7 @@ fn run_thread(
         expected_body: plan.expected_body.clone(),
         measure_start,
         end,
+        timeout: plan.timeout,
         window_ns: plan.window.as_nanos().max(1),
         last_window: plan.windows().saturating_sub(1),
         stats: RefCell::new(RunStats::new(plan.windows())),
@@ -249,9 +258,12 @@ fn run_thread(
 async fn connection(shared: Rc<Shared>, slot: Rc<Slot>, mut reconnect: bool) {
     let mut buf = BytesMut::with_capacity(READ_RESERVE_BYTES);
     while Instant::now() < shared.end {
-        let mut stream = match TcpStream::connect(shared.addr).await {
-            Ok(s) => s,
-            Err(_) => {
+        let mut stream = match tokio::time::timeout(shared.timeout, TcpStream::connect(shared.addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(_)) | Err(_) => {
+                if Instant::now() >= shared.end {
+                    return;
+                }
                 shared.stats.borrow_mut().record_failure(None, FailureKind::Connect);
                 tokio::time::sleep(CONNECT_BACKOFF).await;
                 continue;

@@ -46,7 +46,7 @@ fn main() -> ExitCode {
             };
             match load::run(&cmd, &stop) {
                 Ok(_) if stop.load(Ordering::Relaxed) => ExitCode::from(EXIT_INTERRUPTED),
-                Ok(figures) if figures.failed_total > 0 || !figures.complete => ExitCode::from(EXIT_FAILED),
+                Ok(figures) if figures.is_failure() => ExitCode::from(EXIT_FAILED),
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => failed(&e),
             }
@@ -60,6 +60,10 @@ fn main() -> ExitCode {
                 Ok(svg) => {
                     println!("{}", svg.display());
                     ExitCode::SUCCESS
+                }
+                Err(e) if stop.load(Ordering::Relaxed) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_INTERRUPTED)
                 }
                 Err(e) => failed(&e),
             }

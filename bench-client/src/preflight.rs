@@ -8,6 +8,12 @@ use anyhow::{Context, bail};
 use common::{ROUTES, Route};
 use reqwest::Url;
 
+/// A server answered a route with another status, `Content-Type` or body
+/// than the route table's: the message names server, route and difference.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Mismatch(pub String);
+
 /// One response as preflight saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
@@ -106,7 +112,7 @@ pub fn check_routes(server: &str, base: &Url) -> anyhow::Result<()> {
             let url = base.join(route.path)?;
             let got = fetch_with(&client, &url).await.with_context(|| format!("preflight {server} {}", route.path))?;
             if let Some(diff) = difference(route, &got) {
-                bail!("preflight {server} {}: {diff}", route.path);
+                return Err(Mismatch(format!("preflight {server} {}: {diff}", route.path)).into());
             }
         }
         Ok(())

@@ -92,6 +92,17 @@ pub struct Recording {
     program: PathBuf,
 }
 
+impl Drop for Recording {
+    /// A recording abandoned by an error or early return: end perf, remove its file.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_file(&self.out);
+    }
+}
+
 impl Recording {
     /// Stops the recording (SIGINT, as Ctrl-C would) and returns the folded
     /// stacks of what it sampled; the `perf.data` file is removed.
@@ -99,6 +110,7 @@ impl Recording {
     /// # Errors
     /// When perf failed or its output cannot be read.
     pub fn finish(mut self) -> anyhow::Result<String> {
+        // `self` is dropped on every return: perf is ended, its file removed.
         if let Ok(pid) = i32::try_from(self.child.id()) {
             let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
         }
@@ -110,7 +122,6 @@ impl Recording {
             .stderr(Stdio::null())
             .output()
             .context("cannot run perf script")?;
-        let _ = std::fs::remove_file(&self.out);
         ensure!(script.status.success(), "perf script failed ({})", script.status);
         fold(&script.stdout)
     }

@@ -18,10 +18,6 @@ fn opt_percent(p: Option<f64>) -> String {
     p.map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
 }
 
-fn profile_name(p: Profile) -> &'static str {
-    p.cargo_name()
-}
-
 /// `+6.6 % [+2.1 … +11.3]`, or the point alone when there is no interval.
 pub fn change_with_ci(d: &crate::analysis::Change) -> String {
     match (d.ci_low_percent, d.ci_high_percent) {
@@ -45,7 +41,7 @@ pub fn delta_table(results: &Results) -> String {
     let _ = writeln!(
         out,
         "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds · server on CPU {:?}, client on CPU {:?}\n",
-        profile_name(m.profile),
+        m.profile.cargo_name(),
         m.connections,
         m.duration_s,
         m.warmup_s,
@@ -81,6 +77,7 @@ pub fn delta_table(results: &Results) -> String {
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
         let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
+        frameworks.sort();
         frameworks.dedup();
         for f in frameworks {
             let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
@@ -125,7 +122,7 @@ pub fn delta_table(results: &Results) -> String {
     if !drifting.is_empty() {
         let _ = writeln!(
             out,
-            "\nDrift (last third of the windows ≥ {} % below the first third): {}",
+            "\nDrift (last third of the windows ≥ {} % below the first third, significant downward slope): {}",
             crate::analysis::DRIFT_PERCENT,
             drifting.join(", ")
         );
@@ -159,9 +156,9 @@ pub fn sweep_table(results: &Results) -> String {
     for line in &lines {
         let _ = write!(out, "| {} | {} |", line.framework.name(), line.variant);
         for l in layers {
-            match line.points.iter().find(|p| p.0 == *l) {
-                Some((_, rate, us)) => {
-                    let _ = write!(out, " {rate:.0}/s · {us:.2} µs |");
+            match line.points.iter().find(|p| p.layers == *l) {
+                Some(p) => {
+                    let _ = write!(out, " {:.0}/s · {:.2} µs |", p.rate_per_s, p.cost_us);
                 }
                 None => out.push_str(" – |"),
             }
@@ -169,7 +166,7 @@ pub fn sweep_table(results: &Results) -> String {
         let _ =
             writeln!(out, " {} |", line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
     }
-    out.push_str("\nCells: successful requests per second (geometric mean over rounds) · server CPU time per request (server CPUs ÷ rate). `added per layer`: least-squares slope of the cost per request over the layer count.\n");
+    out.push_str("\nCells: successful requests per second (geometric mean over rounds) · server CPU time per request (measured server CPU ÷ rate). `added per layer`: least-squares slope of the cost per request over the layer count.\n");
     out
 }
 
@@ -182,24 +179,27 @@ pub fn profiles_table(all: &[&Results]) -> String {
     let mut all = all.to_vec();
     all.sort_by_key(|r| r.meta.profile as u8);
     let mut out = String::from(
-        "| framework | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|---|---|--:|--:|--:|---|\n",
+        "| framework | layers | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
     );
-    let mut keys: Vec<(Framework, String)> =
-        all.iter().flat_map(|r| r.deltas.iter().map(|d| (d.framework, d.scenario.clone()))).collect();
+    let mut keys: Vec<(Framework, u16, String, String, String)> = all
+        .iter()
+        .flat_map(|r| {
+            r.deltas.iter().map(|d| (d.framework, d.layers, d.scenario.clone(), d.from.clone(), d.to.clone()))
+        })
+        .collect();
     keys.sort();
     keys.dedup();
-    for (framework, scenario) in keys {
+    for (framework, layers, scenario, from, to) in keys {
         for r in &all {
-            let Some(d): Option<&Delta> = r.deltas.iter().find(|d| d.framework == framework && d.scenario == scenario)
-            else {
+            let same = |d: &&Delta| d.framework == framework && d.layers == layers && d.to == to && d.from == from;
+            let Some(d) = r.deltas.iter().find(same) else {
                 continue;
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+                "| {} | {layers} | {scenario} ({from} → {to}) | {} | {:.0} | {:.0} | {} | {} |",
                 framework.name(),
-                scenario,
-                profile_name(r.meta.profile),
+                r.meta.profile.cargo_name(),
                 d.before_successful,
                 d.after_successful,
                 change_with_ci(&d.change),
@@ -330,4 +330,30 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
         m.client_threads
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn profiles_table_keeps_every_delta_of_every_profile() {
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        for round in 1..=2 {
+            for (variant, n) in [("per_request", 100), ("preserialized", 120), ("cached", 110)] {
+                runs.push(run(f, "payload", variant, round, n + u64::from(round), true));
+            }
+        }
+        let release = results(runs);
+        let mut profiling = release.clone();
+        profiling.meta.profile = Profile::Profiling;
+        let table = profiles_table(&[&profiling, &release]);
+        assert_eq!(table.lines().count(), 2 + 2 * 2, "header + 2 deltas × 2 profiles:\n{table}");
+        assert!(table.contains("/api/devices/cached") && table.contains("/api/devices/preserialized"));
+        let release_row = table.lines().position(|l| l.contains("| release |")).unwrap();
+        let profiling_row = table.lines().position(|l| l.contains("| profiling |")).unwrap();
+        assert!(release_row < profiling_row, "release first");
+    }
 }

@@ -15,10 +15,10 @@ use crate::suite::Scenario;
 use common::Route;
 
 /// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
-/// Percentiles recorded for latency curves, percent: the ladder of an HDR
-/// percentile plot, each step halving the distance to 100 % from 90 % on.
+/// Percentiles recorded for latency curves, percent: from 90 % on, the
+/// classic HDR ladder steps (90, 95, 99, 99.5, 99.9, …), the tail in detail.
 pub const PERCENTILE_LADDER: [f64; 11] = [0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0];
 
 /// Latency at one percentile.
@@ -67,7 +67,8 @@ pub struct RunFigures {
     pub latency_percentiles_us: Vec<PercentilePoint>,
     /// Coefficient of variation of `windows`, percent (`None` under two windows).
     pub window_cv_percent: Option<f64>,
-    /// The last third of the windows averaged 5 % or more below the first third.
+    /// The last third of the windows averaged 5 % or more below the first
+    /// third, with a significantly negative slope (see [`analysis::drifts`]).
     pub drift: bool,
     /// Server CPU use over the measured windows, percent of one CPU
     /// (mean of the windows); `None` when the server pid was unknown.
@@ -88,6 +89,18 @@ pub struct RunFigures {
 }
 
 impl RunFigures {
+    /// Whether the run counts in deltas, sweeps, comparisons and charts: it
+    /// ran to its deadline and had successful requests.
+    pub fn usable(&self) -> bool {
+        self.complete && self.successful > 0
+    }
+
+    /// Whether the run failed: failed requests, connection failures, no
+    /// successful request, or cut short.
+    pub fn is_failure(&self) -> bool {
+        self.failed_total > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
+    }
+
     /// Figures of `outcome`, a run of `connections` connections and
     /// `window_s` windows against a server allowed `server_cpus` CPUs.
     pub fn new(outcome: &RunOutcome, connections: usize, window_s: f64, server_cpus: Option<usize>) -> Self {
@@ -96,6 +109,13 @@ impl RunFigures {
         let server_cpu_percent = mean(&outcome.cpu.server);
         let duration_s = outcome.measured.as_secs_f64();
         let successful = s.successful();
+        // Only whole windows the run lived through (all of them unless interrupted).
+        let lived = if outcome.interrupted {
+            usize::try_from((duration_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
+        } else {
+            s.windows.len()
+        };
+        let measured_windows: Vec<u64> = s.windows[..lived].iter().map(|w| w.successful).collect();
         Self {
             successful,
             failed_total: s.failures.requests(),
@@ -119,8 +139,8 @@ impl RunFigures {
                     latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
                 })
                 .collect(),
-            window_cv_percent: analysis::cv_percent(&s.windows.iter().map(|w| w.successful as f64).collect::<Vec<_>>()),
-            drift: analysis::drifts(&s.windows.iter().map(|w| w.successful).collect::<Vec<_>>()),
+            window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
+            drift: analysis::drifts(&measured_windows),
             server_cpu_percent,
             server_cpu_percent_windows: outcome.cpu.server.clone(),
             server_cpus,
@@ -291,7 +311,7 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
                         .find(|a| a.round == b.round && a.variant == after_name)
                         .map(|a| (b, a))
                 })
-                .filter(|(b, a)| b.figures.successful > 0 && a.figures.successful > 0)
+                .filter(|(b, a)| b.figures.usable() && a.figures.usable())
                 .collect();
             if pairs.is_empty() {
                 continue;
@@ -324,6 +344,19 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
     out
 }
 
+/// One layer count of a [`SweepLine`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepPoint {
+    /// State layers.
+    pub layers: u16,
+    /// Successful requests per second, geometric mean over rounds.
+    pub rate_per_s: f64,
+    /// Server CPU time per successful request, µs: the server's measured
+    /// CPU use (or its CPU count when unknown) over the rate, geometric mean
+    /// over rounds.
+    pub cost_us: f64,
+}
+
 /// One framework and variant across the layer counts of a sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepLine {
@@ -331,9 +364,8 @@ pub struct SweepLine {
     pub framework: Framework,
     /// Variant (`fat`, `arc`, `plaintext`, …).
     pub variant: String,
-    /// (layers, requests per second (geometric mean over rounds), CPU cost
-    /// per request in µs: server CPUs / rate).
-    pub points: Vec<(u16, f64, f64)>,
+    /// One point per layer count, ascending.
+    pub points: Vec<SweepPoint>,
     /// Least-squares slope of the cost per request over the layer count:
     /// what one layer adds, µs per request (`None` under two layer counts).
     pub added_per_layer_us: Option<f64>,
@@ -343,31 +375,39 @@ pub struct SweepLine {
 /// runs at more than one layer count.
 pub fn sweep(results: &Results) -> Vec<SweepLine> {
     let cpus = results.meta.server_cpus.len().max(1) as f64;
+    let cost_us = |f: &RunFigures| f.server_cpu_percent.map_or(cpus, |p| p / 100.0) * 1e6 / f.requests_per_s;
     let mut keys: Vec<(Framework, String)> = results.runs.iter().map(|r| (r.framework, r.variant.clone())).collect();
     keys.sort();
     keys.dedup();
     keys.into_iter()
         .filter_map(|(framework, variant)| {
-            let points: Vec<(u16, f64, f64)> = results
+            let points: Vec<SweepPoint> = results
                 .meta
                 .layers
                 .iter()
                 .filter_map(|&layers| {
-                    let rates: Vec<f64> = results
+                    let runs: Vec<&RunFigures> = results
                         .runs
                         .iter()
                         .filter(|r| r.framework == framework && r.variant == variant && r.layers == layers)
-                        .map(|r| r.figures.requests_per_s)
+                        .map(|r| &r.figures)
+                        .filter(|f| f.usable())
                         .collect();
-                    let rate = analysis::geometric_mean_interval(&rates).0;
-                    (rate > 0.0).then(|| (layers, rate, 1e6 * cpus / rate))
+                    let rates: Vec<f64> = runs.iter().map(|f| f.requests_per_s).collect();
+                    let costs: Vec<f64> = runs.iter().map(|f| cost_us(f)).collect();
+                    let rate_per_s = analysis::geometric_mean_interval(&rates).0;
+                    (rate_per_s > 0.0).then(|| SweepPoint {
+                        layers,
+                        rate_per_s,
+                        cost_us: analysis::geometric_mean_interval(&costs).0,
+                    })
                 })
                 .collect();
             if points.len() < 2 {
                 return None;
             }
-            let xs: Vec<f64> = points.iter().map(|p| f64::from(p.0)).collect();
-            let ys: Vec<f64> = points.iter().map(|p| p.2).collect();
+            let xs: Vec<f64> = points.iter().map(|p| f64::from(p.layers)).collect();
+            let ys: Vec<f64> = points.iter().map(|p| p.cost_us).collect();
             Some(SweepLine { framework, variant, added_per_layer_us: analysis::slope(&xs, &ys), points })
         })
         .collect()
@@ -415,9 +455,121 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Builders of synthetic runs for unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cpu::CpuWindows;
+    use crate::stats::RunStats;
+
+    /// A run of `framework`/`scenario`/`variant` in `round` with `successful`
+    /// requests over one 1 s window, complete or interrupted.
+    pub(crate) fn run(
+        f: Framework,
+        scenario: &str,
+        variant: &str,
+        round: u32,
+        successful: u64,
+        complete: bool,
+    ) -> RunRecord {
+        let mut stats = RunStats::new(1);
+        for _ in 0..successful {
+            stats.record_success(0, 100);
+        }
+        stats.sent = successful;
+        let outcome = RunOutcome {
+            stats,
+            measured: Duration::from_secs(1),
+            interrupted: !complete,
+            cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
+        };
+        RunRecord {
+            framework: f,
+            scenario: scenario.to_owned(),
+            variant: variant.to_owned(),
+            route: "/".to_owned(),
+            profile: Profile::Release,
+            layers: 10,
+            round,
+            position: 1,
+            figures: RunFigures::new(&outcome, 1, 1.0, Some(1)),
+        }
+    }
+
+    /// A results file around `runs`, with its deltas.
+    pub(crate) fn results(runs: Vec<RunRecord>) -> Results {
+        let deltas = deltas(&runs, &[Framework::Actix, Framework::Axum], &[Scenario::Payload, Scenario::State], &[10]);
+        Results {
+            schema_version: SCHEMA_VERSION,
+            complete: true,
+            meta: Meta {
+                commit: "c".to_owned(),
+                rustc: "r".to_owned(),
+                profile: Profile::Release,
+                cpu_model: "cpu".to_owned(),
+                cores: 2,
+                kernel: "k".to_owned(),
+                started_utc: "2026-11-30T00:00:00Z".to_owned(),
+                connections: 1,
+                duration_s: 1.0,
+                warmup_s: 0.0,
+                window_s: 1.0,
+                timeout_s: 2.0,
+                rounds: 3,
+                layers: vec![10],
+                server_cpus: vec![0],
+                client_cpus: vec![1],
+                server_workers: 1,
+                client_threads: 1,
+                frameworks: vec![Framework::Actix, Framework::Axum],
+                scenarios: vec!["payload".to_owned(), "state".to_owned()],
+                profiler: None,
+            },
+            runs,
+            deltas,
+            failures: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::fixtures::run;
     use super::*;
+
+    #[test]
+    fn deltas_pair_by_round_one_per_changed_variant_and_skip_unusable_runs() {
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        for (round, base) in [(1, 1000), (2, 2000), (3, 1500)] {
+            runs.push(run(f, "payload", "per_request", round, base, true));
+            runs.push(run(f, "payload", "preserialized", round, base * 11 / 10, true));
+            runs.push(run(f, "payload", "cached", round, base, true));
+        }
+        // An interrupted round-4 pair with an absurd ratio must not count.
+        runs.push(run(f, "payload", "per_request", 4, 5000, true));
+        runs.push(run(f, "payload", "preserialized", 4, 10, false));
+        let d = deltas(&runs, &[f], &[Scenario::Payload], &[10]);
+        assert_eq!(d.len(), 2, "preserialized and cached, each from per_request");
+        let pre = d.iter().find(|d| d.to == "/api/devices/preserialized").unwrap();
+        assert_eq!(pre.rounds, 3);
+        assert!((pre.change.change_percent - 10.0).abs() < 1e-9, "{pre:?}");
+        assert_eq!(pre.change.verdict, crate::analysis::Verdict::Faster);
+        assert_eq!(pre.before_successful, 1500.0);
+        let cached = d.iter().find(|d| d.to == "/api/devices/cached").unwrap();
+        assert_eq!(cached.change.change_percent, 0.0);
+        assert_eq!(cached.rounds, 3, "round 4 had no cached run");
+    }
+
+    #[test]
+    fn interrupted_runs_judge_only_the_windows_they_lived() {
+        let r = run(Framework::Axum, "floor", "plaintext", 1, 0, false);
+        assert!(!r.figures.usable() && r.figures.is_failure());
+        assert_eq!(r.figures.window_cv_percent, None);
+        assert!(!r.figures.drift);
+    }
 
     #[test]
     fn median_of_odd_even_and_empty() {

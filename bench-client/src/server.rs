@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -38,14 +39,17 @@ impl ServerProcess {
     pub fn start(binary: &Path, args: &[String], cpus: &CpuList) -> anyhow::Result<Self> {
         let name =
             binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
-        if !binary.is_file() {
-            bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
-        }
+        Self::check_binary(binary)?;
         let mut command = Command::new(binary);
-        command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // Its own process group: a terminal's Ctrl-C reaches the client only,
+        // which records what it measured and then stops the server itself.
+        command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
         let mut child = cpus.spawn_pinned(&mut command).with_context(|| format!("cannot start {name}"))?;
-        let stdout = child.stdout.take().context("child stdout")?;
-        let mut stderr = child.stderr.take().context("child stderr")?;
+        let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{name}: no pipes to read its output");
+        };
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
@@ -77,6 +81,17 @@ impl ServerProcess {
                 bail!("{} did not start ({}): {reason}", server.name, describe(status));
             }
         }
+    }
+
+    /// Checks that `binary` exists.
+    ///
+    /// # Errors
+    /// A one-line error naming the missing file.
+    pub fn check_binary(binary: &Path) -> anyhow::Result<()> {
+        if !binary.is_file() {
+            bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
+        }
+        Ok(())
     }
 
     /// The child's pid (0 once stopped).

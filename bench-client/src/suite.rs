@@ -84,7 +84,7 @@ pub struct SuiteOutcome {
 impl SuiteOutcome {
     /// Whether every framework completed and every run was free of failures.
     pub fn clean(&self) -> bool {
-        self.results.complete && self.results.runs.iter().all(|r| r.figures.failed_total == 0 && r.figures.complete)
+        self.results.complete && self.results.runs.iter().all(|r| !r.figures.is_failure())
     }
 }
 
@@ -95,6 +95,11 @@ pub fn workspace_root() -> PathBuf {
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+/// Where Cargo puts `framework`'s server binary of `profile`.
+fn server_binary(profile: Profile, framework: Framework) -> PathBuf {
+    target_dir().join(profile.target_dir()).join(framework.binary())
 }
 
 /// Extra `RUSTFLAGS` of the `profiling` profile's servers: frame pointers, so
@@ -139,7 +144,8 @@ fn command_line(program: &str, args: &[&str]) -> String {
 
 fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
     let mut commit = command_line("git", &["rev-parse", "HEAD"]);
-    if !command_line("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty() && commit != "unknown" {
+    let status = command_line("git", &["status", "--porcelain", "--untracked-files=no"]);
+    if commit != "unknown" && status != "unknown" && !status.is_empty() {
         commit.push_str("-dirty");
     }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -213,6 +219,8 @@ pub fn flamegraph_command(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::R
     let label = format!("{} {}", framework.name(), route.path);
     let (outcome, folded) = measure(&load, Some(&perf), &progress, &label, stop)?;
     progress.finish();
+    anyhow::ensure!(!outcome.interrupted, "interrupted before the recording ended");
+    anyhow::ensure!(outcome.stats.successful() > 0, "no successful request: nothing worth a flame graph");
     let folded = folded.context("the profiler did not run")??;
     let mut stacks = BTreeMap::new();
     profiler::merge(&mut stacks, &folded);
@@ -247,7 +255,7 @@ pub fn latest_of_other_profiles(out: &Path, profile: crate::plan::Profile) -> Ve
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
     names.sort();
     let mut found = Vec::new();
-    for other in [crate::plan::Profile::Release, crate::plan::Profile::Profiling, crate::plan::Profile::Dev] {
+    for &other in Profile::value_variants() {
         if other == profile {
             continue;
         }
@@ -301,7 +309,7 @@ pub fn start_server(
     cpus: &CpuList,
     layers: u16,
 ) -> anyhow::Result<ServerProcess> {
-    let binary = target_dir().join(profile.target_dir()).join(framework.binary());
+    let binary = server_binary(profile, framework);
     let args = [
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
@@ -356,34 +364,20 @@ pub fn measure(
             let perf = perf?;
             let pid = load.server_pid?;
             let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
-            if !sleep_until(start + load.warmup, stop) {
+            if !crate::cpu::sleep_until(start + load.warmup, stop) {
                 return None;
             }
             let recording = match perf.attach(pid, &file) {
                 Ok(r) => r,
                 Err(e) => return Some(Err(e)),
             };
-            sleep_until(start + load.warmup + load.duration, stop);
+            crate::cpu::sleep_until(start + load.warmup + load.duration, stop);
             Some(recording.finish())
         });
         let outcome = progress.during(label, load.warmup, load.window, windows, || engine::run(load, stop));
         (outcome, recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked")))))
     });
     Ok((outcome?, folded))
-}
-
-/// Sleeps until `at`, in steps of at most 50 ms; false if `stop` was set first.
-fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= at {
-            return true;
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(50)));
-    }
 }
 
 /// Writes the flame graph and folded stacks of each profiled variant of
@@ -490,6 +484,9 @@ fn measure_framework(
                     position: spec.position,
                     figures,
                 });
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
                 if server.has_exited() {
                     bail!("{} exited during the run", server.name());
                 }
@@ -522,11 +519,8 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     if plan.build {
         build(plan.profile, &plan.frameworks)?;
     }
-    for f in &plan.frameworks {
-        let binary = target_dir().join(plan.profile.target_dir()).join(f.binary());
-        if !binary.is_file() {
-            bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
-        }
+    for &f in &plan.frameworks {
+        ServerProcess::check_binary(&server_binary(plan.profile, f))?;
     }
     plan.client_cpus.pin_current_thread()?;
     let started = SystemTime::now();
@@ -574,7 +568,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
         if let Err(e) = measure_framework(plan, framework, &context, &mut results.runs, &mut flamegraphs) {
             let error = format!("{e:#}");
             progress.line(&format!("error: {error}"));
-            stopped_by_error = error.starts_with("preflight");
+            stopped_by_error = e.downcast_ref::<preflight::Mismatch>().is_some();
             results.failures.push(FrameworkFailure { framework, error });
         }
         results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);

@@ -82,7 +82,12 @@ fn a_double_that_is_always_wrong_yields_zero_successes() {
     assert_eq!(s.successful(), 0);
     assert!(s.failures.body > 0 && s.failures.status[&503] > 0, "{:?}", s.failures);
     assert_eq!(s.latency_us.len(), 0, "failures record no latency");
-    assert_eq!(sent[0].load(Ordering::Relaxed), 0);
+    let wrong = sent[1].load(Ordering::Relaxed) + sent[2].load(Ordering::Relaxed);
+    let counted = s.failures.body + s.failures.status[&503];
+    assert!(
+        counted <= wrong && wrong - counted <= 4,
+        "every wrong answer but those in flight counted: {counted} of {wrong}"
+    );
 }
 
 #[test]
@@ -105,7 +110,6 @@ fn mixed_answers_are_counted_exactly_by_kind() {
     assert!(s.successful() > 0 && s.failures.body > 0);
     // Accounting identity: every request sent is settled exactly once.
     assert_eq!(s.sent, s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline);
-    assert_eq!(s.warmup_completed, 0);
     assert!(s.in_flight_at_deadline <= connections as u64);
     let windows: u64 = s.windows.iter().map(|w| w.successful).sum();
     let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
