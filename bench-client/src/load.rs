@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::affinity::affinity_of;
-use crate::engine::{self, LoadPlan};
+use crate::engine;
 use crate::plan::LoadCommand;
 use crate::preflight;
 use crate::results::{self, RunFigures, SCHEMA_VERSION};
@@ -56,19 +56,8 @@ pub fn run(cmd: &LoadCommand, stop: &AtomicBool) -> anyhow::Result<RunFigures> {
         cpus.pin_current_thread()?;
     }
     let s = cmd.settings;
-    let plan = LoadPlan {
-        addr: cmd.target.addr,
-        host: cmd.target.host.clone(),
-        path: cmd.target.path.clone(),
-        expected_body: expected_body(cmd)?,
-        connections: s.connections,
-        threads: s.threads,
-        warmup: s.warmup,
-        duration: s.duration,
-        window: s.window,
-        timeout: s.timeout,
-        server_pid: cmd.server_pid,
-    };
+    let t = &cmd.target;
+    let plan = s.plan(t.addr, t.host.clone(), t.path.clone(), expected_body(cmd)?, cmd.server_pid);
     let outcome = engine::run(&plan, stop)?;
     let server_cpus = cmd.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), server_cpus);

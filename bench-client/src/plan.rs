@@ -281,6 +281,33 @@ pub struct LoadSettings {
     pub timeout: Duration,
 }
 
+impl LoadSettings {
+    /// The engine's plan for loading `path` on `addr` (with `host` as the
+    /// `Host` header), expecting `expected_body`; `server_pid` to sample.
+    pub fn plan(
+        &self,
+        addr: SocketAddr,
+        host: String,
+        path: String,
+        expected_body: Vec<u8>,
+        server_pid: Option<u32>,
+    ) -> crate::engine::LoadPlan {
+        crate::engine::LoadPlan {
+            addr,
+            host,
+            path,
+            expected_body,
+            connections: self.connections,
+            threads: self.threads,
+            warmup: self.warmup,
+            duration: self.duration,
+            window: self.window,
+            timeout: self.timeout,
+            server_pid,
+        }
+    }
+}
+
 fn nonzero(n: u32) -> NonZeroUsize {
     NonZeroUsize::new(n as usize).unwrap_or(NonZeroUsize::MIN)
 }

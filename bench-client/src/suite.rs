@@ -328,20 +328,8 @@ pub fn start_server(
 
 /// The load plan of one run of `route` against `server`.
 pub fn load_plan(settings: &LoadSettings, server: &ServerProcess, route: &Route) -> LoadPlan {
-    let s = settings;
-    LoadPlan {
-        addr: server.addr,
-        host: server.addr.to_string(),
-        path: route.path.to_owned(),
-        expected_body: route.expected_body(),
-        connections: s.connections,
-        threads: s.threads,
-        warmup: s.warmup,
-        duration: s.duration,
-        window: s.window,
-        timeout: s.timeout,
-        server_pid: Some(server.pid()),
-    }
+    let addr = server.addr;
+    settings.plan(addr, addr.to_string(), route.path.to_owned(), route.expected_body(), Some(server.pid()))
 }
 
 /// Runs `load` with the progress display, and with `perf` (when given)

@@ -69,6 +69,22 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The multi-threaded tokio runtime of `workers` threads that the axum
+    /// and Rocket servers run on (actix-web brings its own).
+    ///
+    /// # Errors
+    /// Prints a one-line error and returns exit code 1 when it cannot start.
+    pub fn tokio_runtime(&self) -> Result<tokio::runtime::Runtime, ExitCode> {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(self.workers.get()).enable_all().build().map_err(
+            |e| {
+                eprintln!("error: cannot start the tokio runtime: {e}");
+                ExitCode::FAILURE
+            },
+        )
+    }
+}
+
 /// The first line every server prints on stdout once it accepts connections.
 pub fn listening_line(addr: SocketAddr) -> String {
     format!("listening on http://{addr}")

@@ -93,14 +93,10 @@ async fn state_layer<S: AsRef<AppStateInner>>(State(state): State<S>, request: R
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
 /// 1 on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let runtime =
-        match tokio::runtime::Builder::new_multi_thread().worker_threads(config.workers.get()).enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("error: cannot start the tokio runtime: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let runtime = match config.tokio_runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
     runtime.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(config.addr).await {
             Ok(l) => l,

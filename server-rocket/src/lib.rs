@@ -147,14 +147,10 @@ async fn state_layer(request: &Request<'_>) {
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
 /// 1 on any other error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let runtime =
-        match tokio::runtime::Builder::new_multi_thread().worker_threads(config.workers.get()).enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("error: cannot start the tokio runtime: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let runtime = match config.tokio_runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
     let rocket = app(figment(&config), config.layers).attach(AdHoc::on_liftoff("listening line", |rocket| {
         Box::pin(async move {
             let c = rocket.config();
