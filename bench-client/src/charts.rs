@@ -13,14 +13,19 @@ use crate::plan::Framework;
 use crate::results::{Results, RunRecord, median};
 
 const SIZE: (u32, u32) = (900, 500);
-/// Colours of the series, in order (baseline first).
-const PALETTE: [RGBColor; 6] = [
+/// Colours of the series, in order (baseline first): ten distinct hues, so
+/// a layer sweep's nine lines (3 frameworks × 3 variants) never share one.
+const PALETTE: [RGBColor; 10] = [
     RGBColor(0x4c, 0x72, 0xb0),
     RGBColor(0xdd, 0x84, 0x52),
     RGBColor(0x55, 0xa8, 0x68),
     RGBColor(0xc4, 0x4e, 0x52),
     RGBColor(0x81, 0x72, 0xb3),
     RGBColor(0x93, 0x78, 0x60),
+    RGBColor(0xda, 0x8b, 0xc3),
+    RGBColor(0x8c, 0x8c, 0x8c),
+    RGBColor(0xcc, 0xb9, 0x74),
+    RGBColor(0x64, 0xb5, 0xcd),
 ];
 
 /// The colour of series `i`.
