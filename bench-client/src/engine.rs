@@ -37,18 +37,10 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Bytes reserved in a connection's read buffer before each read.
 const READ_RESERVE_BYTES: usize = 8 * 1024;
 
-/// A checked description of one load run; build it with
-/// [`crate::plan::LoadArgs`] or directly in code.
-#[derive(Debug, Clone)]
-pub struct LoadPlan {
-    /// Server address to connect to.
-    pub addr: SocketAddr,
-    /// `Host` header value (`host:port`).
-    pub host: String,
-    /// Path (and query) of the one URL every request fetches.
-    pub path: String,
-    /// The exact body a successful response carries (with status 200).
-    pub expected_body: Vec<u8>,
+/// The timing and concurrency half of a load plan, shared by `load`,
+/// `suite` and `flamegraph`.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadSettings {
     /// Keep-alive connections held open, each with one request in flight.
     pub connections: NonZeroUsize,
     /// Engine threads (one current-thread runtime each); connections are
@@ -61,8 +53,38 @@ pub struct LoadPlan {
     /// Length of one window.
     pub window: Duration,
     /// A request without a complete response after this long fails as a
-    /// timeout and its connection is replaced.
+    /// timeout and its connection is replaced; also the connect timeout.
     pub timeout: Duration,
+}
+
+impl LoadSettings {
+    /// The plan for loading `path` on `addr` (with `host` as the `Host`
+    /// header), expecting `expected_body`; `server_pid` to sample.
+    pub fn plan(
+        &self,
+        addr: SocketAddr,
+        host: String,
+        path: String,
+        expected_body: Vec<u8>,
+        server_pid: Option<u32>,
+    ) -> LoadPlan {
+        LoadPlan { addr, host, path, expected_body, settings: *self, server_pid }
+    }
+}
+
+/// A checked description of one load run.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    /// Server address to connect to.
+    pub addr: SocketAddr,
+    /// `Host` header value (`host:port`).
+    pub host: String,
+    /// Path (and query) of the one URL every request fetches.
+    pub path: String,
+    /// The exact body a successful response carries (with status 200).
+    pub expected_body: Vec<u8>,
+    /// Connections, threads and timings.
+    pub settings: LoadSettings,
     /// The server's pid, to sample its CPU use per window.
     pub server_pid: Option<u32>,
 }
@@ -70,7 +92,8 @@ pub struct LoadPlan {
 impl LoadPlan {
     /// Number of measured windows (`duration / window`).
     pub fn windows(&self) -> usize {
-        usize::try_from(self.duration.as_nanos() / self.window.as_nanos().max(1)).unwrap_or(usize::MAX)
+        usize::try_from(self.settings.duration.as_nanos() / self.settings.window.as_nanos().max(1))
+            .unwrap_or(usize::MAX)
     }
 }
 
@@ -95,21 +118,21 @@ pub struct RunOutcome {
 /// or its runtime cannot be started.
 pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(
-        !plan.window.is_zero()
-            && plan.duration.as_nanos().is_multiple_of(plan.window.as_nanos())
-            && plan.duration >= plan.window,
+        !plan.settings.window.is_zero()
+            && plan.settings.duration.as_nanos().is_multiple_of(plan.settings.window.as_nanos())
+            && plan.settings.duration >= plan.settings.window,
         "the measured duration must be a whole number of windows"
     );
     let start = Instant::now();
-    let measure_start = start + plan.warmup;
-    let end = measure_start + plan.duration;
-    let threads = plan.threads.get();
+    let measure_start = start + plan.settings.warmup;
+    let end = measure_start + plan.settings.duration;
+    let threads = plan.settings.threads.get();
     let (results, cpu): (Vec<anyhow::Result<(RunStats, bool)>>, CpuWindows) = std::thread::scope(|scope| {
-        let sampler =
-            scope.spawn(|| cpu::sample_windows(plan.server_pid, measure_start, plan.window, plan.windows(), stop));
+        let sampler = scope
+            .spawn(|| cpu::sample_windows(plan.server_pid, measure_start, plan.settings.window, plan.windows(), stop));
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let connections = (plan.connections.get() + threads - 1 - t) / threads;
+                let connections = (plan.settings.connections.get() + threads - 1 - t) / threads;
                 std::thread::Builder::new()
                     .name(format!("load-{t}"))
                     .spawn_scoped(scope, move || run_thread(plan, connections, measure_start, end, stop))
@@ -131,8 +154,11 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
         merged.merge(&stats);
         interrupted |= stopped;
     }
-    let measured =
-        if interrupted { Instant::now().min(end).saturating_duration_since(measure_start) } else { plan.duration };
+    let measured = if interrupted {
+        Instant::now().min(end).saturating_duration_since(measure_start)
+    } else {
+        plan.settings.duration
+    };
     Ok(RunOutcome { stats: merged, measured, interrupted, cpu })
 }
 
@@ -212,8 +238,8 @@ fn run_thread(
         expected_body: plan.expected_body.clone(),
         measure_start,
         end,
-        timeout: plan.timeout,
-        window_ns: plan.window.as_nanos().max(1),
+        timeout: plan.settings.timeout,
+        window_ns: plan.settings.window.as_nanos().max(1),
         last_window: plan.windows().saturating_sub(1),
         stats: RefCell::new(RunStats::new(plan.windows())),
         in_flight: Cell::new(0),
@@ -225,7 +251,7 @@ fn run_thread(
         (slot, handle.abort_handle())
     };
     let mut conns: Vec<(Rc<Slot>, AbortHandle)> = (0..connections).map(|_| spawn(&shared, false)).collect();
-    let tick = (plan.timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
+    let tick = (plan.settings.timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
     let stopped = local.block_on(&runtime, async {
         loop {
             let now = Instant::now();
@@ -236,7 +262,8 @@ fn run_thread(
                 return true;
             }
             for conn in &mut conns {
-                let timed_out = conn.0.sent_at.get().is_some_and(|t| now.saturating_duration_since(t) >= plan.timeout);
+                let timed_out =
+                    conn.0.sent_at.get().is_some_and(|t| now.saturating_duration_since(t) >= plan.settings.timeout);
                 if timed_out {
                     conn.1.abort();
                     shared.finish(&conn.0, now, Err(FailureKind::Timeout));

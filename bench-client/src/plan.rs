@@ -264,49 +264,7 @@ pub struct LoadCommand {
     pub server_pid: Option<u32>,
 }
 
-/// The timing and concurrency half of a load plan, shared by `load` and `suite`.
-#[derive(Debug, Clone, Copy)]
-pub struct LoadSettings {
-    /// Connections.
-    pub connections: NonZeroUsize,
-    /// Engine threads.
-    pub threads: NonZeroUsize,
-    /// Warm-up.
-    pub warmup: Duration,
-    /// Measured duration.
-    pub duration: Duration,
-    /// Window length.
-    pub window: Duration,
-    /// Per-request timeout.
-    pub timeout: Duration,
-}
-
-impl LoadSettings {
-    /// The engine's plan for loading `path` on `addr` (with `host` as the
-    /// `Host` header), expecting `expected_body`; `server_pid` to sample.
-    pub fn plan(
-        &self,
-        addr: SocketAddr,
-        host: String,
-        path: String,
-        expected_body: Vec<u8>,
-        server_pid: Option<u32>,
-    ) -> crate::engine::LoadPlan {
-        crate::engine::LoadPlan {
-            addr,
-            host,
-            path,
-            expected_body,
-            connections: self.connections,
-            threads: self.threads,
-            warmup: self.warmup,
-            duration: self.duration,
-            window: self.window,
-            timeout: self.timeout,
-            server_pid,
-        }
-    }
-}
+pub use crate::engine::LoadSettings;
 
 fn nonzero(n: u32) -> NonZeroUsize {
     NonZeroUsize::new(n as usize).unwrap_or(NonZeroUsize::MIN)

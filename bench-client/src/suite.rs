@@ -352,17 +352,18 @@ pub fn measure(
             let perf = perf?;
             let pid = load.server_pid?;
             let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
-            if !crate::cpu::sleep_until(start + load.warmup, stop) {
+            if !crate::cpu::sleep_until(start + load.settings.warmup, stop) {
                 return None;
             }
             let recording = match perf.attach(pid, &file) {
                 Ok(r) => r,
                 Err(e) => return Some(Err(e)),
             };
-            crate::cpu::sleep_until(start + load.warmup + load.duration, stop);
+            crate::cpu::sleep_until(start + load.settings.warmup + load.settings.duration, stop);
             Some(recording.finish())
         });
-        let outcome = progress.during(label, load.warmup, load.window, windows, || engine::run(load, stop));
+        let outcome =
+            progress.during(label, load.settings.warmup, load.settings.window, windows, || engine::run(load, stop));
         (outcome, recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked")))))
     });
     Ok((outcome?, folded))

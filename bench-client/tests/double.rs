@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use bench_client::engine::{self, LoadPlan};
+use bench_client::engine::{self, LoadPlan, LoadSettings};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const GOOD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
@@ -59,19 +59,15 @@ fn start_double(pick: fn(u64) -> usize) -> (std::net::SocketAddr, Sent) {
 }
 
 fn plan(addr: std::net::SocketAddr, connections: usize) -> LoadPlan {
-    LoadPlan {
-        addr,
-        host: addr.to_string(),
-        path: "/plaintext".to_owned(),
-        expected_body: b"Hello, World!".to_vec(),
+    let settings = LoadSettings {
         connections: NonZeroUsize::new(connections).unwrap(),
         threads: NonZeroUsize::MIN,
         warmup: Duration::ZERO,
         duration: Duration::from_secs(1),
         window: Duration::from_millis(250),
         timeout: Duration::from_secs(2),
-        server_pid: None,
-    }
+    };
+    settings.plan(addr, addr.to_string(), "/plaintext".to_owned(), b"Hello, World!".to_vec(), None)
 }
 
 #[test]
