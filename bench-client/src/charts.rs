@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::anyhow;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 use crate::analysis;
@@ -35,6 +36,23 @@ pub fn color(i: usize) -> RGBColor {
 
 fn err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> anyhow::Error + '_ {
     move |e| anyhow!("cannot draw {}: {e}", path.display())
+}
+
+/// Draws the legend at `position` and writes the SVG.
+fn finish<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    position: SeriesLabelPosition,
+    path: &Path,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(err(path))?;
+    root.present().map_err(err(path))
 }
 
 /// One bar: a group (framework), a series (variant), a height and an interval.
@@ -102,9 +120,7 @@ pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars
             }))
             .map_err(err(path))?;
     }
-    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(err(path))?;
-    root.present().map_err(err(path))?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperRight, path)
 }
 
 /// Lines over the measured windows: one per series of requests per second
@@ -148,15 +164,7 @@ pub fn window_series(
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()
-        .map_err(err(path))?;
-    root.present().map_err(err(path))?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::LowerRight, path)
 }
 
 /// Latency by percentile, one curve per named series of (percentile in
@@ -194,15 +202,7 @@ pub fn latency_curves(path: &Path, title: &str, series: &[(String, Vec<(f64, f64
             .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()
-        .map_err(err(path))?;
-    root.present().map_err(err(path))?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
 }
 
 /// Draws every chart of a suite run into `dir/charts/` and returns their
@@ -277,15 +277,7 @@ pub fn xy_lines(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
         chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()
-        .map_err(err(path))?;
-    root.present().map_err(err(path))?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
 }
 
 fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {
