@@ -25,6 +25,14 @@ pub fn process_cpu_s(pid: Option<u32>) -> Option<f64> {
     Some((utime + stime) as f64 / ticks as f64)
 }
 
+/// Whether process `pid` is alive: its `/proc/PID/stat` exists and its state
+/// (field 3) is neither zombie (`Z`) nor dead (`X`).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = text.rfind(')').and_then(|i| text[i + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z" | "X"))
+}
+
 /// CPU use per window, percent of one CPU (200 = two CPUs fully busy).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CpuWindows {
@@ -36,13 +44,15 @@ pub struct CpuWindows {
 
 /// Samples the CPU time of `server` and of this process at `measure_start`
 /// and at the end of each of `windows` windows of length `window`; returns
-/// early (with the windows completed) when `stop` is set.
+/// early (with the windows completed) when `stop` is set, or when the server
+/// is found dead at the end of a window, after setting `server_lost`.
 pub fn sample_windows(
     server: Option<u32>,
     measure_start: Instant,
     window: Duration,
     windows: usize,
     stop: &AtomicBool,
+    server_lost: &AtomicBool,
 ) -> CpuWindows {
     let mut out = CpuWindows::default();
     let sample = || (server.and_then(|p| process_cpu_s(Some(p))), process_cpu_s(None), Instant::now());
@@ -64,6 +74,10 @@ pub fn sample_windows(
             out.client.push((b - a) / wall * 100.0);
         }
         last = now;
+        if server.is_some_and(|p| !process_alive(p)) {
+            server_lost.store(true, Ordering::Relaxed);
+            break;
+        }
     }
     out
 }
@@ -103,11 +117,31 @@ mod tests {
     fn an_idle_server_reads_near_zero_per_window() {
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let stop = AtomicBool::new(false);
-        let w = sample_windows(Some(child.id()), Instant::now(), Duration::from_millis(200), 2, &stop);
+        let lost = AtomicBool::new(false);
+        let w = sample_windows(Some(child.id()), Instant::now(), Duration::from_millis(200), 2, &stop, &lost);
+        assert!(process_alive(child.id()));
         child.kill().unwrap();
+        // Delivery is asynchronous; a killed child is a zombie until waited for.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_alive(child.id()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!process_alive(child.id()), "killed, not yet waited for");
         child.wait().unwrap();
+        assert!(!process_alive(child.id()));
+        assert!(!lost.load(Ordering::Relaxed));
         assert_eq!(w.server.len(), 2);
         assert!(w.server.iter().all(|&p| p < 20.0), "{:?}", w.server);
         assert_eq!(w.client.len(), 2);
+    }
+
+    #[test]
+    fn sampling_ends_at_the_window_in_which_the_server_died() {
+        let mut child = std::process::Command::new("sleep").arg("0.3").spawn().unwrap();
+        let (stop, lost) = (AtomicBool::new(false), AtomicBool::new(false));
+        let w = sample_windows(Some(child.id()), Instant::now(), Duration::from_millis(200), 10, &stop, &lost);
+        child.wait().unwrap();
+        assert!(lost.load(Ordering::Relaxed));
+        assert_eq!(w.server.len(), 2, "the window in which it exited is the last");
     }
 }

@@ -13,17 +13,20 @@
 
 pub mod affinity;
 pub mod analysis;
+pub mod calibrate;
 pub mod charts;
 pub mod compare;
 pub mod cpu;
 pub mod engine;
 pub mod http;
+pub mod limits;
 pub mod load;
 pub mod plan;
 pub mod preflight;
 pub mod profiler;
 pub mod progress;
 pub mod report;
+pub mod responder;
 pub mod results;
 pub mod server;
 pub mod stats;

@@ -60,7 +60,7 @@ pub fn run(cmd: &LoadCommand, stop: &AtomicBool) -> anyhow::Result<RunFigures> {
     let plan = s.plan(t.addr, t.host.clone(), t.path.clone(), expected_body(cmd)?, cmd.server_pid);
     let outcome = engine::run(&plan, stop)?;
     let server_cpus = cmd.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
-    let figures = RunFigures::new(&outcome, s.connections.get(), s.window.as_secs_f64(), server_cpus);
+    let figures = RunFigures::new(&outcome, &s, server_cpus);
     print_summary(cmd, &figures);
     if let Some(path) = &cmd.json {
         let report = LoadReport {
@@ -76,13 +76,22 @@ pub fn run(cmd: &LoadCommand, stop: &AtomicBool) -> anyhow::Result<RunFigures> {
 }
 
 fn print_summary(cmd: &LoadCommand, f: &RunFigures) {
-    let l = &f.latency_us;
+    let mode = match f.rate_per_s {
+        Some(rate) => format!("open loop at {rate:.0} requests/s"),
+        None => "closed loop".to_owned(),
+    };
+    let incomplete = if f.complete {
+        ""
+    } else if f.server_lost {
+        " (INCOMPLETE: the server exited; the run ended with that window)"
+    } else if f.failed.connect > 0 {
+        " (INCOMPLETE: connections failed; the server may have died)"
+    } else {
+        " (interrupted)"
+    };
     println!(
-        "{} · {} connections · {:.1} s measured{}",
-        cmd.target.url,
-        f.connections_requested,
-        f.duration_s,
-        if f.complete { "" } else { " (interrupted)" }
+        "{} · {} connections · pipeline {} · {mode} · {:.1} s measured{incomplete}",
+        cmd.target.url, f.connections_requested, f.pipeline, f.duration_s
     );
     println!("  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s);
     println!(
@@ -96,9 +105,17 @@ fn print_summary(cmd: &LoadCommand, f: &RunFigures) {
         f.failed.connect
     );
     println!("  in flight at end     {:>12}", f.in_flight_at_deadline);
+    if f.rate_per_s.is_some() {
+        println!(
+            "  late sends           {:>12}   (written over {} ms after due); never written by the end: {}",
+            f.late_sends,
+            engine::LATE_SEND_TOLERANCE.as_millis(),
+            f.unsent_at_deadline
+        );
+    }
     println!(
-        "  connections          {:>12} established of {} requested",
-        f.connections_established, f.connections_requested
+        "  connections          {:>12} established of {} requested, {} reconnections",
+        f.connections_established, f.connections_requested, f.reconnects
     );
     println!("  per window           {:?}", f.windows);
     match f.server_cpu_percent {
@@ -109,13 +126,29 @@ fn print_summary(cmd: &LoadCommand, f: &RunFigures) {
         ),
         None => println!("  server CPU                 unknown   (pass --server-pid to check saturation)"),
     }
-    println!("  client CPU           {:>11.1} %", f.client_cpu_percent);
     println!(
-        "  latency (ms)         p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-        l.p50 as f64 / 1e3,
-        l.p90 as f64 / 1e3,
-        l.p99 as f64 / 1e3,
-        l.p999 as f64 / 1e3,
-        l.max as f64 / 1e3
+        "  client CPU           {:>11.1} %   {} per 1,000 successful requests; peak RSS {:.1} MiB",
+        f.client_cpu_percent,
+        f.client_cpu_ms_per_1k.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2} ms")),
+        f.client_peak_rss_bytes as f64 / (1024.0 * 1024.0)
     );
+    let ms = |us: u64| us as f64 / 1e3;
+    let line = |name: &str, l: &crate::stats::LatencySummary| {
+        println!(
+            "  {name:<20} p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max)
+        );
+    };
+    match &f.latency_uncorrected_us {
+        None => line("latency (ms)", &f.latency_us),
+        Some(uncorrected) => {
+            line("latency (ms)", &f.latency_us);
+            println!("  {:<20} (from when each request was due: corrected for coordinated omission)", "");
+            line("uncorrected (ms)", uncorrected);
+        }
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bench_client::plan::{Cli, Command};
-use bench_client::{compare, load, report, suite};
+use bench_client::{calibrate, compare, load, report, responder, suite};
 use clap::Parser;
 use clap::error::ErrorKind;
 
@@ -44,6 +44,9 @@ fn main() -> ExitCode {
                 Ok(cmd) => cmd,
                 Err(e) => return usage_error(&e),
             };
+            if let Err(e) = bench_client::limits::ensure_fds_for(cmd.settings.connections.get()) {
+                return usage_error(&e);
+            }
             match load::run(&cmd, &stop) {
                 Ok(_) if stop.load(Ordering::Relaxed) => ExitCode::from(EXIT_INTERRUPTED),
                 Ok(figures) if figures.is_failure() => ExitCode::from(EXIT_FAILED),
@@ -68,6 +71,32 @@ fn main() -> ExitCode {
                 Err(e) => failed(&e),
             }
         }
+        Command::Calibrate(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return usage_error(&e),
+            };
+            if let Err(e) = bench_client::limits::ensure_fds_for(plan.settings.connections.get()) {
+                return usage_error(&e);
+            }
+            match calibrate::measure(&plan, &stop) {
+                Ok(_) if stop.load(Ordering::Relaxed) => ExitCode::from(EXIT_INTERRUPTED),
+                Ok(ceiling) => {
+                    println!("{}", ceiling.summary());
+                    if ceiling.figures.is_failure() { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS }
+                }
+                Err(e) => failed(&e),
+            }
+        }
+        Command::Responder(args) => {
+            if let Err(e) = bench_client::limits::ensure_fds_for(4096) {
+                eprintln!("warning: {e:#}");
+            }
+            match responder::serve(args.addr, &stop) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => usage_error(&e),
+            }
+        }
         Command::Compare(args) => match compare::run(&args.a, &args.b, args.threshold, args.force) {
             Ok(compare::Outcome::NoRegression) => ExitCode::SUCCESS,
             Ok(compare::Outcome::Regression) => ExitCode::from(EXIT_FAILED),
@@ -79,6 +108,9 @@ fn main() -> ExitCode {
                 Ok(plan) => plan,
                 Err(e) => return usage_error(&e),
             };
+            if let Err(e) = bench_client::limits::ensure_fds_for(plan.settings.connections.get()) {
+                return usage_error(&e);
+            }
             match suite::run(&plan, &stop) {
                 Ok(outcome) => {
                     println!("\n{}", report::delta_table(&outcome.results));

@@ -36,6 +36,11 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Profile one server on one route with perf and write its flame graph (SVG).
     Flamegraph(FlamegraphArgs),
+    /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
+    Calibrate(CalibrateArgs),
+    /// The canned responder `calibrate` starts (internal).
+    #[command(hide = true)]
+    Responder(ResponderArgs),
     /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
     ///
     /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
@@ -120,19 +125,71 @@ impl FlamegraphArgs {
             framework: self.framework,
             route,
             layers: self.layers,
-            settings: LoadSettings {
-                connections: nonzero(self.connections),
-                threads: NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
-                warmup: Duration::from_secs(1),
-                duration: self.duration,
-                window: self.duration,
-                timeout: Duration::from_secs(2),
-            },
+            settings: LoadSettings::closed(
+                nonzero(self.connections),
+                NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
+                Duration::from_secs(1),
+                self.duration,
+                self.duration,
+                Duration::from_secs(2),
+            ),
             server_cpus: self.server_cpus,
             client_cpus: self.client_cpus,
             out: self.out,
         })
     }
+}
+
+/// Flags of `calibrate`, as typed.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Keep-alive connections.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+    /// Measured duration (one window), e.g. 3s.
+    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Discarded warm-up, e.g. 1s.
+    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    pub warmup: Duration,
+    /// Requests outstanding per connection.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub pipeline: u16,
+    /// CPUs the responder is pinned to.
+    #[arg(long, default_value = "0")]
+    pub server_cpus: CpuList,
+    /// CPUs the client is pinned to; engine threads = their count.
+    #[arg(long, default_value = "1")]
+    pub client_cpus: CpuList,
+}
+
+impl CalibrateArgs {
+    /// Checks the flags into a [`CalibratePlan`](crate::calibrate::CalibratePlan).
+    ///
+    /// # Errors
+    /// CPUs this process may not use.
+    pub fn plan(self) -> anyhow::Result<crate::calibrate::CalibratePlan> {
+        self.server_cpus.check_available().context("--server-cpus")?;
+        self.client_cpus.check_available().context("--client-cpus")?;
+        let mut settings = LoadSettings::closed(
+            nonzero(self.connections),
+            NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
+            self.warmup,
+            self.duration,
+            self.duration,
+            Duration::from_secs(2),
+        );
+        settings.pipeline = nonzero(u32::from(self.pipeline));
+        Ok(crate::calibrate::CalibratePlan { settings, server_cpus: self.server_cpus, client_cpus: self.client_cpus })
+    }
+}
+
+/// Flags of the internal `responder`.
+#[derive(Debug, Args)]
+pub struct ResponderArgs {
+    /// Address to listen on (port 0: any free port, printed on the first line).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
 }
 
 /// Flags of `compare`, as typed.
@@ -152,6 +209,13 @@ pub struct CompareArgs {
 
 fn duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("'{text}' is not a duration such as 10s or 500ms: {e}"))
+}
+
+fn rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Ok(r),
+        _ => Err(format!("'{text}' is not a rate in requests per second such as 20000 (above 0, at most 1e9)")),
+    }
 }
 
 fn positive_duration(text: &str) -> Result<Duration, String> {
@@ -182,6 +246,14 @@ pub struct LoadArgs {
     /// Per-request timeout, e.g. 2s.
     #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
+    /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub pipeline: u16,
+    /// Open loop: requests per second due over all connections, on a fixed schedule; latency counts
+    /// from when each request was due (corrected for coordinated omission, as wrk2 does). Without
+    /// it the loop is closed: a connection writes its next request when a response completes.
+    #[arg(long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
+    pub rate_per_s: Option<f64>,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(long)]
     pub cpus: Option<CpuList>,
@@ -286,6 +358,8 @@ impl LoadArgs {
                 duration: self.duration,
                 window: self.window,
                 timeout: self.timeout,
+                pipeline: nonzero(u32::from(self.pipeline)),
+                rate_per_s: self.rate_per_s,
             },
             cpus: self.cpus,
             json: self.json,
@@ -467,14 +541,14 @@ impl SuiteArgs {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
             scenarios: dedup(self.scenarios),
-            settings: LoadSettings {
-                connections: nonzero(self.connections),
-                threads: NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
-                warmup: self.warmup,
-                duration: self.duration,
-                window: self.window,
-                timeout: self.timeout,
-            },
+            settings: LoadSettings::closed(
+                nonzero(self.connections),
+                NonZeroUsize::new(self.client_cpus.len()).unwrap_or(NonZeroUsize::MIN),
+                self.warmup,
+                self.duration,
+                self.window,
+                self.timeout,
+            ),
             rounds: self.rounds,
             layers: {
                 let mut layers = self.layers;
@@ -510,7 +584,7 @@ mod tests {
         full.extend_from_slice(argv);
         match Cli::try_parse_from(full)?.command {
             Command::Load(args) => args.plan(),
-            Command::Suite(_) | Command::Compare(_) | Command::Flamegraph(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 

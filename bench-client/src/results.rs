@@ -8,14 +8,14 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{self, Change};
-use crate::engine::RunOutcome;
+use crate::engine::{LoadSettings, RunOutcome};
 use crate::plan::{Framework, Profile};
 use crate::stats::{Failures, LatencySummary};
 use crate::suite::Scenario;
 use common::Route;
 
 /// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Percentiles recorded for latency curves, percent: from 90 % on, the
 /// classic HDR ladder steps (90, 95, 99, 99.5, 99.9, …), the tail in detail.
@@ -51,6 +51,18 @@ pub struct RunFigures {
     pub connections_established: u64,
     /// Reconnections (server closed, or after an error).
     pub reconnects: u64,
+    /// Requests outstanding per connection (1: no pipelining).
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    /// Open loop: the requests per second that were due; `None`: closed loop.
+    #[serde(default)]
+    pub rate_per_s: Option<f64>,
+    /// Open loop: requests written more than 2 ms after they were due.
+    #[serde(default)]
+    pub late_sends: u64,
+    /// Open loop: requests due by the deadline and never written.
+    #[serde(default)]
+    pub unsent_at_deadline: u64,
     /// Measured time, seconds.
     pub duration_s: f64,
     /// Successful requests per second over `duration_s`.
@@ -65,6 +77,10 @@ pub struct RunFigures {
     pub latency_us: LatencySummary,
     /// Latency at the percentiles of [`PERCENTILE_LADDER`], microseconds.
     pub latency_percentiles_us: Vec<PercentilePoint>,
+    /// Open loop only: latency from the actual write instead of from when
+    /// the request was due (not corrected for coordinated omission).
+    #[serde(default)]
+    pub latency_uncorrected_us: Option<LatencySummary>,
     /// Coefficient of variation of `windows`, percent (`None` under two windows).
     pub window_cv_percent: Option<f64>,
     /// The last third of the windows averaged 5 % or more below the first
@@ -84,8 +100,25 @@ pub struct RunFigures {
     pub client_cpu_percent: f64,
     /// Client CPU use per window, percent of one CPU.
     pub client_cpu_percent_windows: Vec<f64>,
-    /// False when the run was interrupted before its deadline.
+    /// Client CPU time (user + system) per 1,000 successful requests,
+    /// milliseconds; `None` without successful requests.
+    #[serde(default)]
+    pub client_cpu_ms_per_1k: Option<f64>,
+    /// Peak resident set size of the client process, bytes.
+    #[serde(default)]
+    pub client_peak_rss_bytes: u64,
+    /// The server process (pid known) exited during the run, which ended at
+    /// the end of the window in which that was seen.
+    #[serde(default)]
+    pub server_lost: bool,
+    /// False when the run was interrupted before its deadline, or lost its
+    /// server: the process exited, or any connection attempt failed
+    /// (refused, timed out, or no file descriptor left).
     pub complete: bool,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunFigures {
@@ -101,21 +134,23 @@ impl RunFigures {
         self.failed_total > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
     }
 
-    /// Figures of `outcome`, a run of `connections` connections and
-    /// `window_s` windows against a server allowed `server_cpus` CPUs.
-    pub fn new(outcome: &RunOutcome, connections: usize, window_s: f64, server_cpus: Option<usize>) -> Self {
+    /// Figures of `outcome`, a run with `settings` against a server allowed
+    /// `server_cpus` CPUs.
+    pub fn new(outcome: &RunOutcome, settings: &LoadSettings, server_cpus: Option<usize>) -> Self {
         let s = &outcome.stats;
+        let window_s = settings.window.as_secs_f64();
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         let server_cpu_percent = mean(&outcome.cpu.server);
         let duration_s = outcome.measured.as_secs_f64();
         let successful = s.successful();
         // Only whole windows the run lived through (all of them unless interrupted).
-        let lived = if outcome.interrupted {
+        let lived = if outcome.interrupted || outcome.server_lost {
             usize::try_from((duration_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
         } else {
             s.windows.len()
         };
         let measured_windows: Vec<u64> = s.windows[..lived].iter().map(|w| w.successful).collect();
+        let client_cpu_percent = mean(&outcome.cpu.client).unwrap_or(0.0);
         Self {
             successful,
             failed_total: s.failures.requests(),
@@ -123,9 +158,13 @@ impl RunFigures {
             sent: s.sent,
             warmup_completed: s.warmup_completed,
             in_flight_at_deadline: s.in_flight_at_deadline,
-            connections_requested: connections as u64,
+            connections_requested: settings.connections.get() as u64,
             connections_established: s.connections_established,
             reconnects: s.reconnects,
+            pipeline: settings.pipeline.get(),
+            rate_per_s: settings.rate_per_s,
+            late_sends: s.late_sends,
+            unsent_at_deadline: s.unsent_at_deadline,
             duration_s,
             requests_per_s: if duration_s > 0.0 { successful as f64 / duration_s } else { 0.0 },
             window_s,
@@ -139,6 +178,7 @@ impl RunFigures {
                     latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
                 })
                 .collect(),
+            latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
             window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
             drift: analysis::drifts(&measured_windows),
             server_cpu_percent,
@@ -148,9 +188,13 @@ impl RunFigures {
                 (Some(p), Some(n)) => p < crate::cpu::SATURATED_PERCENT * n as f64,
                 _ => false,
             },
-            client_cpu_percent: mean(&outcome.cpu.client).unwrap_or(0.0),
+            client_cpu_percent,
             client_cpu_percent_windows: outcome.cpu.client.clone(),
-            complete: !outcome.interrupted,
+            client_cpu_ms_per_1k: (successful > 0)
+                .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
+            client_peak_rss_bytes: outcome.client_peak_rss_bytes,
+            server_lost: outcome.server_lost,
+            complete: !outcome.interrupted && !outcome.server_lost && s.failures.connect == 0,
         }
     }
 }
@@ -261,6 +305,11 @@ pub struct Meta {
     pub scenarios: Vec<String>,
     /// The profiler attached during the measured windows, if any.
     pub profiler: Option<String>,
+    /// The client's ceiling measured by `calibrate` at the start, successful
+    /// requests per second against the built-in responder with these
+    /// connections and CPUs; `None` when it could not be measured.
+    #[serde(default)]
+    pub client_ceiling_per_s: Option<f64>,
 }
 
 /// A framework whose runs could not be completed, and why.
@@ -474,17 +523,22 @@ pub(crate) mod fixtures {
         successful: u64,
         complete: bool,
     ) -> RunRecord {
-        let mut stats = RunStats::new(1);
+        let mut stats = RunStats::new(1, false);
         for _ in 0..successful {
-            stats.record_success(0, 100);
+            stats.record_success(0, 100, 100);
         }
         stats.sent = successful;
         let outcome = RunOutcome {
             stats,
             measured: Duration::from_secs(1),
             interrupted: !complete,
+            server_lost: false,
             cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
+            client_peak_rss_bytes: 0,
         };
+        let one = std::num::NonZeroUsize::MIN;
+        let second = Duration::from_secs(1);
+        let settings = LoadSettings::closed(one, one, Duration::ZERO, second, second, second);
         RunRecord {
             framework: f,
             scenario: scenario.to_owned(),
@@ -494,7 +548,7 @@ pub(crate) mod fixtures {
             layers: 10,
             round,
             position: 1,
-            figures: RunFigures::new(&outcome, 1, 1.0, Some(1)),
+            figures: RunFigures::new(&outcome, &settings, Some(1)),
         }
     }
 
@@ -526,6 +580,7 @@ pub(crate) mod fixtures {
                 frameworks: vec![Framework::Actix, Framework::Axum],
                 scenarios: vec!["payload".to_owned(), "state".to_owned()],
                 profiler: None,
+                client_ceiling_per_s: None,
             },
             runs,
             deltas,

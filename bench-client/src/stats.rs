@@ -76,7 +76,8 @@ pub enum FailureKind {
 /// Everything one run (or one engine thread of it) measured.
 ///
 /// Accounting identity: `sent == warmup_completed + successful() +
-/// failures.requests() + in_flight_at_deadline`.
+/// failures.requests() + in_flight_at_deadline`; in the open loop, requests
+/// due but never written are `unsent_at_deadline`, outside `sent`.
 #[derive(Debug, Clone)]
 pub struct RunStats {
     /// Per measured window, in order.
@@ -94,13 +95,28 @@ pub struct RunStats {
     pub connections_established: u64,
     /// Reconnections after the server closed a connection or an error.
     pub reconnects: u64,
-    /// Latency of successful requests, microseconds, send to last byte.
+    /// Open loop: requests written more than the engine's late-send
+    /// tolerance after they were due (due during the measured windows).
+    pub late_sends: u64,
+    /// Open loop: requests due by the deadline that were never written.
+    pub unsent_at_deadline: u64,
+    /// Latency of successful requests, microseconds, from when each was due
+    /// (the open loop's schedule; the write in the closed loop) to its last
+    /// byte: corrected for coordinated omission.
     pub latency_us: Histogram<u64>,
+    /// Open loop only: latency from the actual write to the last byte
+    /// (uncorrected), microseconds.
+    pub latency_uncorrected_us: Option<Histogram<u64>>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
 }
 
 impl RunStats {
-    /// Empty stats with `windows` zeroed windows.
-    pub fn new(windows: usize) -> Self {
+    /// Empty stats with `windows` zeroed windows; `open_loop` keeps the
+    /// uncorrected latency apart.
+    pub fn new(windows: usize, open_loop: bool) -> Self {
         Self {
             windows: vec![Window::default(); windows],
             failures: Failures::default(),
@@ -109,7 +125,10 @@ impl RunStats {
             in_flight_at_deadline: 0,
             connections_established: 0,
             reconnects: 0,
-            latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds"),
+            late_sends: 0,
+            unsent_at_deadline: 0,
+            latency_us: histogram(),
+            latency_uncorrected_us: open_loop.then(histogram),
         }
     }
 
@@ -118,12 +137,16 @@ impl RunStats {
         self.windows.iter().map(|w| w.successful).sum()
     }
 
-    /// Records a successful request completed in measured window `window`.
-    pub fn record_success(&mut self, window: usize, latency_us: u64) {
+    /// Records a successful request completed in measured window `window`,
+    /// `latency_us` after it was due and `uncorrected_us` after it was written.
+    pub fn record_success(&mut self, window: usize, latency_us: u64, uncorrected_us: u64) {
         if let Some(w) = self.windows.get_mut(window) {
             w.successful += 1;
         }
         self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        if let Some(h) = &mut self.latency_uncorrected_us {
+            h.saturating_record(uncorrected_us.clamp(1, MAX_LATENCY_US));
+        }
     }
 
     /// Records a failure completed in measured window `window` (`None` for a
@@ -157,13 +180,24 @@ impl RunStats {
         self.in_flight_at_deadline += other.in_flight_at_deadline;
         self.connections_established += other.connections_established;
         self.reconnects += other.reconnects;
+        self.late_sends += other.late_sends;
+        self.unsent_at_deadline += other.unsent_at_deadline;
         self.latency_us.add(&other.latency_us).expect("same histogram bounds");
+        if let (Some(a), Some(b)) = (&mut self.latency_uncorrected_us, &other.latency_uncorrected_us) {
+            a.add(b).expect("same histogram bounds");
+        }
     }
 
-    /// Latency percentiles of successful requests.
+    /// Latency percentiles of successful requests (corrected).
     pub fn latency_summary(&self) -> LatencySummary {
-        let h = &self.latency_us;
-        LatencySummary {
+        LatencySummary::of(&self.latency_us)
+    }
+}
+
+impl LatencySummary {
+    /// The percentiles of `h`.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        Self {
             p50: h.value_at_quantile(0.50),
             p90: h.value_at_quantile(0.90),
             p99: h.value_at_quantile(0.99),
@@ -194,12 +228,12 @@ mod tests {
 
     #[test]
     fn merge_adds_windows_failures_and_histograms() {
-        let mut a = RunStats::new(2);
-        a.record_success(0, 100);
+        let mut a = RunStats::new(2, false);
+        a.record_success(0, 100, 100);
         a.record_failure(Some(1), FailureKind::Status(500));
         a.record_failure(None, FailureKind::Connect);
-        let mut b = RunStats::new(2);
-        b.record_success(1, 300);
+        let mut b = RunStats::new(2, false);
+        b.record_success(1, 300, 300);
         b.record_failure(Some(1), FailureKind::Status(500));
         b.record_failure(Some(0), FailureKind::Body);
         a.merge(&b);
@@ -214,9 +248,9 @@ mod tests {
 
     #[test]
     fn out_of_range_latency_saturates() {
-        let mut s = RunStats::new(1);
-        s.record_success(0, 0);
-        s.record_success(0, u64::MAX);
+        let mut s = RunStats::new(1, false);
+        s.record_success(0, 0, 0);
+        s.record_success(0, u64::MAX, 0);
         assert_eq!(s.latency_us.len(), 2);
         assert_eq!(s.latency_us.min(), 1);
         assert!(s.latency_summary().max >= MAX_LATENCY_US);

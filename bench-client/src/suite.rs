@@ -16,6 +16,7 @@ use common::{Route, RouteId};
 use reqwest::Url;
 
 use crate::affinity::CpuList;
+use crate::calibrate::{self, CalibratePlan};
 use crate::engine::{self, LoadPlan, RunOutcome};
 use crate::plan::{FlamegraphPlan, Framework, SuitePlan};
 use crate::plan::{LoadSettings, Profile};
@@ -177,6 +178,28 @@ fn meta(plan: &SuitePlan, started: SystemTime) -> Meta {
         frameworks: plan.frameworks.clone(),
         scenarios: plan.scenarios.iter().map(|s| s.name().to_owned()).collect(),
         profiler: None,
+        client_ceiling_per_s: None,
+    }
+}
+
+/// Measures and prints the client's ceiling (see [`calibrate`]) with the
+/// suite's connections, timings and CPUs; `None` (with a warning) when the
+/// responder cannot run.
+fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
+    let calibration = CalibratePlan {
+        settings: plan.settings,
+        server_cpus: plan.server_cpus.clone(),
+        client_cpus: plan.client_cpus.clone(),
+    };
+    match calibrate::measure(&calibration, stop) {
+        Ok(ceiling) => {
+            eprintln!("{}", ceiling.summary());
+            (ceiling.figures.usable()).then(|| ceiling.requests_per_s())
+        }
+        Err(e) => {
+            eprintln!("warning: client ceiling not measured: {e:#}");
+            None
+        }
     }
 }
 
@@ -443,12 +466,7 @@ fn measure_framework(
                     Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
                     None => {}
                 }
-                let figures = RunFigures::new(
-                    &outcome,
-                    s.connections.get(),
-                    s.window.as_secs_f64(),
-                    Some(plan.server_cpus.len()),
-                );
+                let figures = RunFigures::new(&outcome, s, Some(plan.server_cpus.len()));
                 progress.line(&format!(
                 "  {:<6}{sweep} round {round}/{} {:<8} {:<13} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
                 framework.name(),
@@ -546,6 +564,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
         None
     };
     results.meta.profiler = perf.as_ref().map(|_| format!("perf record -e cpu-clock -g -F {}", profiler::FREQUENCY_HZ));
+    results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
     let context = RunContext { dir: &dir, perf: perf.as_ref(), progress: &progress, stop };
     let mut flamegraphs = Vec::new();
     let mut stopped_by_error = false;

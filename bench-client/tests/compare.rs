@@ -1,12 +1,13 @@
 //! `bench-client compare`: exit codes for no change, a regression, different
 //! settings, and unreadable files.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use bench_client::cpu::CpuWindows;
-use bench_client::engine::RunOutcome;
+use bench_client::engine::{LoadSettings, RunOutcome};
 use bench_client::plan::{Framework, Profile};
 use bench_client::results::{self, Meta, Results, RunFigures, RunRecord, SCHEMA_VERSION};
 use bench_client::stats::RunStats;
@@ -19,14 +20,23 @@ fn fake(scale: f64, connections: u64) -> Results {
     for round in 1..=4u32 {
         let wiggle = if round % 2 == 0 { 1.01 } else { 0.99 };
         for (position, variant) in ["per_request", "preserialized"].into_iter().enumerate() {
-            let mut stats = RunStats::new(1);
+            let mut stats = RunStats::new(1, false);
             let n = (10_000.0 * scale * wiggle) as u64 + position as u64 * 500;
             for _ in 0..n {
-                stats.record_success(0, 500);
+                stats.record_success(0, 500, 500);
             }
             stats.sent = n;
-            let outcome =
-                RunOutcome { stats, measured: Duration::from_secs(1), interrupted: false, cpu: CpuWindows::default() };
+            let outcome = RunOutcome {
+                stats,
+                measured: Duration::from_secs(1),
+                interrupted: false,
+                server_lost: false,
+                cpu: CpuWindows::default(),
+                client_peak_rss_bytes: 0,
+            };
+            let second = Duration::from_secs(1);
+            let connections = NonZeroUsize::new(connections as usize).unwrap();
+            let settings = LoadSettings::closed(connections, NonZeroUsize::MIN, Duration::ZERO, second, second, second);
             runs.push(RunRecord {
                 framework: Framework::Axum,
                 scenario: "payload".to_owned(),
@@ -36,7 +46,7 @@ fn fake(scale: f64, connections: u64) -> Results {
                 layers: 10,
                 round,
                 position: position as u32 + 1,
-                figures: RunFigures::new(&outcome, connections as usize, 1.0, Some(1)),
+                figures: RunFigures::new(&outcome, &settings, Some(1)),
             });
         }
     }
@@ -66,6 +76,7 @@ fn fake(scale: f64, connections: u64) -> Results {
             frameworks: vec![Framework::Axum],
             scenarios: vec!["payload".to_owned()],
             profiler: None,
+            client_ceiling_per_s: None,
         },
         runs,
         deltas,

@@ -1,5 +1,7 @@
-//! The engine against server doubles that answer wrong bodies or statuses:
-//! those responses are failures by kind, never successes, and the counts add up.
+//! The engine against server doubles that answer wrong bodies or statuses,
+//! or close connections: wrong responses are failures by kind, never
+//! successes; closed connections are reconnections, not errors; and the
+//! counts add up in every mode (closed loop, pipelined, open loop).
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -7,19 +9,30 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bench_client::engine::{self, LoadPlan, LoadSettings};
+use bench_client::stats::RunStats;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const GOOD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
+const GOOD_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
 const BAD_BODY: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, Wxrld!";
 const BAD_STATUS: &[u8] = b"HTTP/1.1 503 Busy\r\nContent-Length: 13\r\n\r\nHello, World!";
+const GOOD_THEN_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 13\r\n\r\nHello, World!";
 
-/// Responses the double sent, by kind: [good, bad body, bad status].
-type Sent = Arc<[AtomicU64; 3]>;
+/// Kinds of answer, as `pick` returns them.
+const GOOD: usize = 0;
+const WRONG_BODY: usize = 1;
+const WRONG_STATUS: usize = 2;
+/// A good answer with `Connection: close`, after which the double closes.
+const CLOSE: usize = 3;
+/// A good answer, after which the double closes without saying so.
+const CLOSE_SILENTLY: usize = 4;
+
+/// Responses the double sent, by kind.
+type Sent = Arc<[AtomicU64; 5]>;
 
 /// Starts a double on an ephemeral port; `pick(n)` chooses the n-th
-/// response's kind (0 good, 1 bad body, 2 bad status), counted per server.
+/// response's kind, counted per server.
 fn start_double(pick: fn(u64) -> usize) -> (std::net::SocketAddr, Sent) {
-    let sent: Sent = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
+    let sent: Sent = Arc::new(std::array::from_fn(|_| AtomicU64::new(0)));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let counter = Arc::new(AtomicU64::new(0));
@@ -44,11 +57,14 @@ fn start_double(pick: fn(u64) -> usize) -> (std::net::SocketAddr, Sent) {
                         while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                             buf.drain(..end + 4);
                             let kind = pick(counter.fetch_add(1, Ordering::Relaxed));
-                            let response = [GOOD, BAD_BODY, BAD_STATUS][kind];
+                            let response = [GOOD_RESPONSE, BAD_BODY, BAD_STATUS, GOOD_THEN_CLOSE, GOOD_RESPONSE][kind];
                             if stream.write_all(response).await.is_err() {
                                 return;
                             }
                             sent[kind].fetch_add(1, Ordering::Relaxed);
+                            if kind == CLOSE || kind == CLOSE_SILENTLY {
+                                return;
+                            }
                         }
                     }
                 });
@@ -58,21 +74,38 @@ fn start_double(pick: fn(u64) -> usize) -> (std::net::SocketAddr, Sent) {
     (addr, sent)
 }
 
+fn settings(connections: usize) -> LoadSettings {
+    LoadSettings::closed(
+        NonZeroUsize::new(connections).unwrap(),
+        NonZeroUsize::MIN,
+        Duration::ZERO,
+        Duration::from_secs(1),
+        Duration::from_millis(250),
+        Duration::from_secs(2),
+    )
+}
+
 fn plan(addr: std::net::SocketAddr, connections: usize) -> LoadPlan {
-    let settings = LoadSettings {
-        connections: NonZeroUsize::new(connections).unwrap(),
-        threads: NonZeroUsize::MIN,
-        warmup: Duration::ZERO,
-        duration: Duration::from_secs(1),
-        window: Duration::from_millis(250),
-        timeout: Duration::from_secs(2),
-    };
+    with(addr, settings(connections))
+}
+
+fn with(addr: std::net::SocketAddr, settings: LoadSettings) -> LoadPlan {
     settings.plan(addr, addr.to_string(), "/plaintext".to_owned(), b"Hello, World!".to_vec(), None)
+}
+
+/// The identities every run satisfies: windows add up to the totals, and
+/// every request written is settled exactly once or still in flight.
+fn assert_accounting(s: &RunStats) {
+    let windows: u64 = s.windows.iter().map(|w| w.successful).sum();
+    let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
+    assert_eq!(windows, s.successful());
+    assert_eq!(failed, s.failures.requests());
+    assert_eq!(s.sent, s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline);
 }
 
 #[test]
 fn a_double_that_is_always_wrong_yields_zero_successes() {
-    let (addr, sent) = start_double(|n| if n % 2 == 0 { 1 } else { 2 });
+    let (addr, sent) = start_double(|n| if n % 2 == 0 { WRONG_BODY } else { WRONG_STATUS });
     let outcome = engine::run(&plan(addr, 4), &AtomicBool::new(false)).unwrap();
     let s = &outcome.stats;
     assert_eq!(s.successful(), 0);
@@ -90,9 +123,9 @@ fn a_double_that_is_always_wrong_yields_zero_successes() {
 fn mixed_answers_are_counted_exactly_by_kind() {
     let connections = 8;
     let (addr, sent) = start_double(|n| match n % 10 {
-        3 => 1,
-        7 => 2,
-        _ => 0,
+        3 => WRONG_BODY,
+        7 => WRONG_STATUS,
+        _ => GOOD,
     });
     let outcome = engine::run(&plan(addr, connections), &AtomicBool::new(false)).unwrap();
     let s = &outcome.stats;
@@ -104,13 +137,76 @@ fn mixed_answers_are_counted_exactly_by_kind() {
         assert!(c <= d && d - c <= connections as u64, "kind {kind}: counted {c}, sent {d}");
     }
     assert!(s.successful() > 0 && s.failures.body > 0);
-    // Accounting identity: every request sent is settled exactly once.
-    assert_eq!(s.sent, s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline);
+    assert_accounting(s);
     assert!(s.in_flight_at_deadline <= connections as u64);
-    let windows: u64 = s.windows.iter().map(|w| w.successful).sum();
-    let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
-    assert_eq!(windows, s.successful());
-    assert_eq!(failed, s.failures.requests());
     assert_eq!(s.windows.len(), 4);
     assert_eq!(s.connections_established, connections as u64);
+}
+
+#[test]
+fn pipelined_and_open_loop_runs_count_every_request_once() {
+    let (addr, sent) = start_double(|n| if n % 5 == 0 { WRONG_STATUS } else { GOOD });
+    let mut pipelined = settings(4);
+    pipelined.pipeline = NonZeroUsize::new(8).unwrap();
+    let p = engine::run(&with(addr, pipelined), &AtomicBool::new(false)).unwrap().stats;
+    assert_accounting(&p);
+    assert!(p.in_flight_at_deadline <= 4 * 8);
+    assert!(p.successful() > 0 && p.failures.status[&503] > 0);
+    assert_eq!(p.failures.requests(), p.failures.status[&503], "only the wrong statuses fail: {:?}", p.failures);
+    assert!(p.latency_uncorrected_us.is_none(), "the closed loop keeps one latency");
+
+    let mut open = settings(4);
+    open.rate_per_s = Some(2_000.0);
+    let o = engine::run(&with(addr, open), &AtomicBool::new(false)).unwrap().stats;
+    assert_accounting(&o);
+    // The schedule: requests k = 0, 1, … due at k / rate from the start, so
+    // by the deadline (1 s) 2,001 were due; each was written or is counted unsent.
+    assert_eq!(o.sent + o.unsent_at_deadline, 2_001);
+    assert_eq!(o.latency_uncorrected_us.as_ref().map(|h| h.len()), Some(o.latency_us.len()));
+    let total: u64 = sent.iter().map(|a| a.load(Ordering::Relaxed)).sum();
+    assert!(total >= o.sent + p.sent - 4 * 8 - 4, "the double answered what was written");
+}
+
+#[test]
+fn a_server_closing_after_every_response_costs_reconnections_not_errors() {
+    let connections = 4;
+    let (addr, sent) = start_double(|_| CLOSE);
+    let outcome = engine::run(&plan(addr, connections), &AtomicBool::new(false)).unwrap();
+    let s = &outcome.stats;
+    assert_accounting(s);
+    assert_eq!(s.failures.requests(), 0, "{:?}", s.failures);
+    assert_eq!(s.failures.connect, 0);
+    assert!(s.successful() > 10, "{}", s.successful());
+    // One connection per response: the first of each slot, then reconnections.
+    assert_eq!(s.reconnects, s.connections_established - connections as u64);
+    assert!(s.reconnects + connections as u64 >= s.successful(), "{} reconnects", s.reconnects);
+    assert!(sent[CLOSE].load(Ordering::Relaxed) >= s.successful());
+}
+
+#[test]
+fn a_server_closing_at_random_costs_reconnections_not_errors() {
+    let connections = 8;
+    // A fixed pseudo-random pattern: about one response in seven closes the
+    // connection, half of them without `Connection: close`.
+    let (addr, sent) = start_double(|n| match n.wrapping_mul(2_654_435_761) % 14 {
+        0 => CLOSE,
+        1 => CLOSE_SILENTLY,
+        _ => GOOD,
+    });
+    for pipeline in [1, 4] {
+        let mut settings = settings(connections);
+        settings.pipeline = NonZeroUsize::new(pipeline).unwrap();
+        let outcome = engine::run(&with(addr, settings), &AtomicBool::new(false)).unwrap();
+        let s = &outcome.stats;
+        assert_accounting(s);
+        assert_eq!(s.failures.requests(), 0, "pipeline {pipeline}: {:?}", s.failures);
+        assert!(
+            s.reconnects > 0 && s.successful() > s.reconnects,
+            "pipeline {pipeline}: {} reconnects, {} successful",
+            s.reconnects,
+            s.successful()
+        );
+        assert_eq!(s.connections_established, connections as u64 + s.reconnects);
+    }
+    assert!(sent[CLOSE_SILENTLY].load(Ordering::Relaxed) > 0 && sent[CLOSE].load(Ordering::Relaxed) > 0);
 }
