@@ -48,6 +48,11 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Initial size of a connection's read buffer, bytes; it doubles when one
 /// response (or a pipelined batch) does not fit.
 const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// Connection attempts one engine thread keeps in progress at once; the
+/// rest wait their turn. Opening thousands at once overflows the server's
+/// accept backlog (1024 for most listeners), and a dropped SYN is retried by
+/// the kernel only after 1 s.
+const CONNECTING_AT_ONCE: usize = 256;
 /// Readiness events taken from the kernel per `epoll_wait`.
 const EVENTS_PER_POLL: usize = 1024;
 /// An open-loop request written more than this after it was due counts as a
@@ -232,6 +237,8 @@ struct Outstanding {
 
 #[derive(Debug, Clone, Copy)]
 enum Phase {
+    /// Waiting for a turn to connect (see [`CONNECTING_AT_ONCE`]).
+    Queued,
     /// Waiting until this instant before connecting again.
     Backoff(Instant),
     /// Connect started at this instant.
@@ -311,6 +318,10 @@ struct Worker<'a> {
     schedule: Option<Schedule>,
     /// Open loop: connections with room for another request.
     free: Vec<usize>,
+    /// Connections in [`Phase::Connecting`].
+    connecting: usize,
+    /// Connections in [`Phase::Queued`], in turn order.
+    queued: VecDeque<usize>,
     stats: RunStats,
 }
 
@@ -346,6 +357,8 @@ impl<'a> Worker<'a> {
             last_window: plan.windows().saturating_sub(1),
             schedule,
             free: Vec::with_capacity(connections),
+            connecting: 0,
+            queued: VecDeque::with_capacity(connections),
             stats: RunStats::new(plan.windows(), s.rate_per_s.is_some()),
         })
     }
@@ -376,6 +389,11 @@ impl<'a> Worker<'a> {
                 next_scan = now + tick;
             }
             self.dispatch(now);
+            while self.connecting < CONNECTING_AT_ONCE
+                && let Some(i) = self.queued.pop_front()
+            {
+                self.connect(i, now);
+            }
             let mut wake = next_scan.min(self.times.end);
             if let Some(s) = &self.schedule
                 && !self.free.is_empty()
@@ -399,7 +417,7 @@ impl<'a> Worker<'a> {
                             self.flush(i);
                         }
                     }
-                    Phase::Backoff(_) => {}
+                    Phase::Backoff(_) | Phase::Queued => {}
                 }
             }
         };
@@ -416,7 +434,14 @@ impl<'a> Worker<'a> {
         Some(usize::try_from(since.as_nanos() / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
     }
 
+    /// Starts connecting slot `i`, or queues it while enough attempts are
+    /// in progress.
     fn connect(&mut self, i: usize, now: Instant) {
+        if self.connecting >= CONNECTING_AT_ONCE {
+            self.conns[i].phase = Phase::Queued;
+            self.queued.push_back(i);
+            return;
+        }
         match TcpStream::connect(self.plan.addr) {
             Ok(mut stream) => {
                 match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
@@ -424,6 +449,7 @@ impl<'a> Worker<'a> {
                         let c = &mut self.conns[i];
                         c.stream = Some(stream);
                         c.phase = Phase::Connecting(now);
+                        self.connecting += 1;
                     }
                     Err(_) => self.connect_failed(i, now),
                 }
@@ -435,6 +461,9 @@ impl<'a> Worker<'a> {
     /// A connection attempt failed: counted, retried after a pause; requests
     /// waiting for it (from a closed connection) fail as `io`.
     fn connect_failed(&mut self, i: usize, now: Instant) {
+        if matches!(self.conns[i].phase, Phase::Connecting(_)) {
+            self.connecting -= 1;
+        }
         if now >= self.times.end {
             return;
         }
@@ -463,6 +492,7 @@ impl<'a> Worker<'a> {
             _ => return self.connect_failed(i, now),
         }
         let _ = stream.set_nodelay(true);
+        self.connecting -= 1;
         self.stats.connections_established += 1;
         let c = &mut self.conns[i];
         self.stats.reconnects += u64::from(c.reconnect);
@@ -691,6 +721,7 @@ impl<'a> Worker<'a> {
                         self.connect(i, now);
                     }
                 }
+                Phase::Queued => {}
             }
         }
     }

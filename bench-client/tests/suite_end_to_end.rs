@@ -58,6 +58,8 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(!meta[key].is_null(), "meta.{key} missing");
     }
     assert_eq!(meta["profile"], "dev");
+    assert!(meta["client_ceiling_per_s"].as_f64().is_some_and(|c| c > 0.0), "calibrated at the start: {meta}");
+    assert!(stderr.contains("client ceiling: "), "printed once at the start:\n{stderr}");
     assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
 
     let runs = results["runs"].as_array().unwrap();
