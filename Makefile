@@ -19,7 +19,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
 
-.PHONY: help bench bench-debug bench-all bench-micro flamegraph perf test build-client fmt clippy doc
+.PHONY: help bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,10 @@ bench: build-client ## Build the servers in PROFILE (release) and run the suite
 
 bench-debug: build-client perf ## The same in the "profiling" profile (release + debug = true), perf attached
 	$(CLIENT) suite --profile profiling $(SUITE)
+
+calibrate: build-client ## The client's own ceiling against its built-in canned responder
+	$(CLIENT) calibrate --duration $(DURATION) --warmup $(WARMUP) --connections $(CONNECTIONS) \
+	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS)
 
 FRAMEWORK ?= axum
 ROUTE     ?= /api/devices

@@ -113,6 +113,16 @@ pub fn delta_table(results: &Results) -> String {
             }
         );
     }
+    if let Some(ceiling) = m.client_ceiling_per_s {
+        let fastest = results.runs.iter().map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
+        let client_busy: Vec<f64> = results.runs.iter().map(|r| r.figures.client_cpu_percent).collect();
+        let _ = writeln!(
+            out,
+            "\nClient ceiling (`bench-client calibrate` at the start: the built-in canned responder, same connections and CPUs): {ceiling:.0} successful requests/s; the fastest run reached {:.0} % of it; the client's CPU was at most {:.0} % busy in any run.",
+            fastest / ceiling * 100.0,
+            client_busy.iter().copied().fold(0.0, f64::max)
+        );
+    }
     let drifting: Vec<String> = results
         .runs
         .iter()
