@@ -109,10 +109,13 @@ pub const PROFILING_RUSTFLAGS: &str = "-C force-frame-pointers=yes";
 
 /// Builds the servers of `frameworks` in `profile` (`cargo build --locked`).
 ///
+/// Runs `$CARGO`, or `cargo` when `CARGO` is unset.
+///
 /// # Errors
-/// When cargo cannot be run or the build fails.
+/// When cargo cannot be run or the build fails; the message quotes the command.
 pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
     command.current_dir(workspace_root()).args(["build", "--locked", "--profile", profile.cargo_name()]);
     for f in frameworks {
         command.args(["-p", &f.binary()]);
@@ -123,10 +126,15 @@ pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
         flags.push_str(PROFILING_RUSTFLAGS);
         command.env("RUSTFLAGS", flags.trim());
     }
+    let shown = std::iter::once(cargo.as_os_str())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
     eprintln!("building the servers ({} profile)…", profile.cargo_name());
-    let status = command.status().context("cannot run cargo build")?;
+    let status = command.status().with_context(|| format!("cannot run `{shown}`"))?;
     if !status.success() {
-        bail!("cargo build of the servers failed ({status})");
+        bail!("`{shown}` failed ({status}): the servers were not built");
     }
     Ok(())
 }
