@@ -430,6 +430,7 @@ fn measure_framework(
     let mut profiles: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for &layers in &plan.layers {
         let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+        progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
         let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
         for round in 1..=plan.rounds {
             for spec in round_specs(&plan.scenarios, round) {
