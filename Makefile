@@ -12,12 +12,18 @@ SERVER_CPUS ?= 0
 CLIENT_CPUS ?= 1
 OUT         ?= results
 PROFILE     ?= release
+# NO_BUILD=1: `make bench` and `make bench-debug` build neither the client nor
+# the servers (`suite --no-build`) and run the binaries already built, e.g.
+# `make bench NO_BUILD=1 PROFILE=dev CLIENT=target/debug/bench-client`.
+NO_BUILD    ?=
 
 CARGO   ?= cargo
 CLIENT   = target/release/bench-client
+BUILD_CLIENT = $(if $(NO_BUILD),,build-client)
 SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds $(ROUNDS) \
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
-           --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT)
+           --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
+           $(if $(NO_BUILD),--no-build)
 
 .PHONY: help bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
 
@@ -26,16 +32,17 @@ help: ## List the targets and the variables they read
 	@echo "  variables: DURATION=$(DURATION) WARMUP=$(WARMUP) WINDOW=$(WINDOW) ROUNDS=$(ROUNDS) CONNECTIONS=$(CONNECTIONS)"
 	@echo "             FRAMEWORKS=$(FRAMEWORKS) SCENARIOS=$(SCENARIOS) LAYERS=$(LAYERS)"
 	@echo "             SERVER_CPUS=$(SERVER_CPUS) CLIENT_CPUS=$(CLIENT_CPUS) OUT=$(OUT) PROFILE=$(PROFILE)"
+	@echo "             NO_BUILD=$(NO_BUILD) (1: run the binaries already built) CLIENT=$(CLIENT)"
 
 build-client:
 	$(CARGO) build --locked --release -p bench-client
 
 # The suite builds the servers itself (cargo build --locked --profile …), so
 # the profiling build gets its frame pointers in one place.
-bench: build-client ## Build the servers in PROFILE (release) and run the suite
+bench: $(BUILD_CLIENT) ## Build the servers in PROFILE (release) and run the suite
 	$(CLIENT) suite --profile $(PROFILE) $(SUITE)
 
-bench-debug: build-client perf ## The same in the "profiling" profile (release + debug = true), perf attached
+bench-debug: $(BUILD_CLIENT) perf ## The same in the "profiling" profile (release + debug = true), perf attached
 	$(CLIENT) suite --profile profiling $(SUITE)
 
 calibrate: build-client ## The client's own ceiling against its built-in canned responder

@@ -2,8 +2,10 @@
 //! compare A B`; see `--help`.
 //!
 //! Exit codes: 0 success; 1 a run failed or was incomplete (errors counted,
-//! preflight mismatch, a server died); 2 bad input; 130 interrupted (Ctrl-C
-//! or SIGTERM), after writing what was measured and stopping the servers.
+//! preflight mismatch, a server died), or the suite could not start (the
+//! build failed, a server binary is missing), with one line on stderr; 2 bad
+//! input; 130 interrupted (Ctrl-C or SIGTERM), after writing what was
+//! measured and stopping the servers.
 
 use std::process::ExitCode;
 use std::sync::Arc;

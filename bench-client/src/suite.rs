@@ -110,10 +110,13 @@ pub const PROFILING_RUSTFLAGS: &str = "-C force-frame-pointers=yes";
 
 /// Builds the servers of `frameworks` in `profile` (`cargo build --locked`).
 ///
+/// Runs `$CARGO`, or `cargo` when `CARGO` is unset.
+///
 /// # Errors
-/// When cargo cannot be run or the build fails.
+/// When cargo cannot be run or the build fails; the message quotes the command.
 pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
     command.current_dir(workspace_root()).args(["build", "--locked", "--profile", profile.cargo_name()]);
     for f in frameworks {
         command.args(["-p", &f.binary()]);
@@ -124,10 +127,15 @@ pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
         flags.push_str(PROFILING_RUSTFLAGS);
         command.env("RUSTFLAGS", flags.trim());
     }
+    let shown = std::iter::once(cargo.as_os_str())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
     eprintln!("building the servers ({} profile)…", profile.cargo_name());
-    let status = command.status().context("cannot run cargo build")?;
+    let status = command.status().with_context(|| format!("cannot run `{shown}`"))?;
     if !status.success() {
-        bail!("cargo build of the servers failed ({status})");
+        bail!("`{shown}` failed ({status}): the servers were not built");
     }
     Ok(())
 }
@@ -272,24 +280,27 @@ pub fn flamegraph_command(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::R
 
 /// The newest readable `results.json` of each profile other than `profile`
 /// under `out` (run folders are named `<UTC timestamp>-<profile>`, so the
-/// greatest name is the newest).
-pub fn latest_of_other_profiles(out: &Path, profile: crate::plan::Profile) -> Vec<Results> {
-    let Ok(entries) = std::fs::read_dir(out) else { return Vec::new() };
+/// greatest name is the newest), and why each newer one was skipped (a
+/// missing, truncated or corrupted file, or another schema version; each
+/// error names the file).
+pub fn latest_of_other_profiles(out: &Path, profile: crate::plan::Profile) -> (Vec<Results>, Vec<anyhow::Error>) {
+    let (mut found, mut skipped) = (Vec::new(), Vec::new());
+    let Ok(entries) = std::fs::read_dir(out) else { return (found, skipped) };
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
     names.sort();
-    let mut found = Vec::new();
     for &other in Profile::value_variants() {
         if other == profile {
             continue;
         }
         let suffix = format!("-{}", other.cargo_name());
-        if let Some(results) =
-            names.iter().rev().filter(|n| n.ends_with(&suffix)).find_map(|n| results::load(&out.join(n)).ok())
-        {
-            found.push(results);
-        }
+        let newest = names
+            .iter()
+            .rev()
+            .filter(|n| n.ends_with(&suffix))
+            .find_map(|n| results::load(&out.join(n)).map_err(|e| skipped.push(e)).ok());
+        found.extend(newest);
     }
-    found
+    (found, skipped)
 }
 
 /// One measured run: what to load and how to label it.
@@ -445,6 +456,7 @@ fn measure_framework(
     let mut profiles: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for &layers in &plan.layers {
         let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+        progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
         let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
         for round in 1..=plan.rounds {
             for spec in round_specs(&plan.scenarios, round) {
@@ -591,7 +603,10 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
         eprintln!("warning: charts not drawn: {e:#}");
         Vec::new()
     });
-    let others = latest_of_other_profiles(&plan.out, plan.profile);
+    let (others, skipped) = latest_of_other_profiles(&plan.out, plan.profile);
+    for e in skipped {
+        eprintln!("warning: {e:#}; left out of the profiles side by side");
+    }
     std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts, &flamegraphs))
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
     link_latest(&plan.out, &dir)?;
@@ -610,5 +625,31 @@ mod tests {
         assert_eq!(names(&odd), ["plaintext", "per_request", "preserialized", "cached", "fat", "arc"]);
         assert_eq!(names(&even), ["plaintext", "cached", "preserialized", "per_request", "arc", "fat"]);
         assert_eq!(even.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn other_profiles_skip_unreadable_results_and_name_them() {
+        let out = std::env::temp_dir().join(format!("bench-other-profiles-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let write = |name: &str, text: &str| {
+            std::fs::create_dir_all(out.join(name)).unwrap();
+            std::fs::write(out.join(name).join("results.json"), text).unwrap();
+        };
+        let valid = serde_json::to_string(&results::fixtures::results(Vec::new())).unwrap();
+        write("20260101T000000Z-release", &valid);
+        write("20260201T000000Z-release", &valid[..valid.len() / 2]);
+        write("20260301T000000Z-profiling", "{\"schema_version\": 3, \"runs\": [");
+        write("20260401T000000Z-dev", "not even json");
+
+        let (found, skipped) = latest_of_other_profiles(&out, Profile::Dev);
+        assert_eq!(found.len(), 1, "the older readable release run");
+        assert_eq!(found[0].meta.profile, Profile::Release);
+        let errors: Vec<String> = skipped.iter().map(|e| format!("{e:#}")).collect();
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        for (error, folder) in errors.iter().zip(["20260201T000000Z-release", "20260301T000000Z-profiling"]) {
+            let file = out.join(folder).join("results.json");
+            assert!(error.starts_with(&format!("{} is not valid JSON", file.display())), "{error}");
+        }
+        let _ = std::fs::remove_dir_all(&out);
     }
 }

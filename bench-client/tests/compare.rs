@@ -137,3 +137,30 @@ fn exit_codes_follow_the_verdicts() {
     assert!(text.contains("missing"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
+    let dir = std::env::temp_dir().join(format!("compare-unreadable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = write(&dir, "a.json", &fake(1.0, 64));
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("empty.json", b"", "is not valid JSON"),
+        ("binary.json", b"\xff\xfe\x00\x01", "cannot read"),
+        ("cut.json", b"{\"schema_version\": 3, \"runs\": [{", "is not valid JSON"),
+        ("layout.json", b"{\"schema_version\": 3}", "does not match the results layout"),
+        ("version.json", b"{\"schema_version\": 99}", "has schema_version 99"),
+    ];
+    for (name, bytes, reason) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for args in [[&a, &path], [&path, &a]] {
+            let out = Command::new(env!("CARGO_BIN_EXE_bench-client")).arg("compare").args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+            assert!(stderr.contains(&path.display().to_string()) && stderr.contains(reason), "{name}: {stderr}");
+            assert!(out.stdout.is_empty(), "{name}: no table");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

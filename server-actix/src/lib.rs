@@ -14,7 +14,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
-use actix_web::{App, Error, HttpResponse, HttpServer};
+use actix_web::{App, Error, HttpResponse, HttpServer, guard};
 use common::config::{ServerConfig, bind_failed, listening_line};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
@@ -32,18 +32,25 @@ pub fn configure(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Se
         cfg.app_data(ThinData(fat.clone()))
             .app_data(ThinData(arc.clone()))
             .app_data(ThinData(Arc::clone(&catalog)))
-            .route(path(RouteId::Healthz), web::get().to(healthz))
-            .route(path(RouteId::Plaintext), web::get().to(plaintext))
+            .route(path(RouteId::Healthz), get_or_head().to(healthz))
+            .route(path(RouteId::Plaintext), get_or_head().to(plaintext))
             .service(
                 web::resource(path(RouteId::Devices))
-                    .route(web::get().to(devices))
+                    .route(get_or_head().to(devices))
                     .route(web::put().to(replace_devices)),
             )
-            .route(path(RouteId::DevicesPreserialized), web::get().to(preserialized))
-            .route(path(RouteId::DevicesCached), web::get().to(cached));
+            .route(path(RouteId::DevicesPreserialized), get_or_head().to(preserialized))
+            .route(path(RouteId::DevicesCached), get_or_head().to(cached));
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }
+}
+
+/// A route for `GET` and `HEAD`. actix-web's `web::get()` matches `GET` only,
+/// where axum's `get` and Rocket's `#[get]` answer `HEAD` too; actix-http then
+/// sends the `GET` response's headers, `Content-Length` included, without the body.
+fn get_or_head() -> actix_web::Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
 }
 
 fn path(id: RouteId) -> &'static str {
@@ -57,7 +64,7 @@ fn state_route<S>(cfg: &mut web::ServiceConfig, id: RouteId, layers: usize)
 where
     S: AsRef<AppStateInner> + Clone + 'static,
 {
-    let endpoint = || web::resource("").route(web::get().to(state_name::<S>));
+    let endpoint = || web::resource("").route(get_or_head().to(state_name::<S>));
     if layers == 0 {
         cfg.service(web::scope(path(id)).service(endpoint()));
         return;
