@@ -137,6 +137,11 @@ fn main() -> ExitCode {
                         ExitCode::from(EXIT_FAILED)
                     }
                 }
+                // Ctrl-C during the build: cargo fails, but the user stopped it.
+                Err(e) if stop.load(Ordering::Relaxed) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_INTERRUPTED)
+                }
                 Err(e) => failed(&e),
             }
         }

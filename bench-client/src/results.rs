@@ -17,6 +17,10 @@ use common::Route;
 /// Version of the `results.json` layout; bumped on every change to it.
 pub const SCHEMA_VERSION: u32 = 4;
 
+/// Oldest layout [`load`] still reads: version 4 only added keys, each with
+/// a default when missing.
+pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
+
 /// Percentiles recorded for latency curves, percent: from 90 % on, the
 /// classic HDR ladder steps (90, 95, 99, 99.5, 99.9, …), the tail in detail.
 pub const PERCENTILE_LADDER: [f64; 11] = [0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0];
@@ -474,8 +478,8 @@ pub fn load(path: &Path) -> anyhow::Result<Results> {
         .with_context(|| format!("{} is not valid JSON (truncated or corrupted?)", file.display()))?;
     let version = value.get("schema_version").and_then(serde_json::Value::as_u64);
     anyhow::ensure!(
-        version == Some(u64::from(SCHEMA_VERSION)),
-        "{} has schema_version {}, this bench-client reads {SCHEMA_VERSION}",
+        version.is_some_and(|v| (u64::from(OLDEST_READABLE_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v)),
+        "{} has schema_version {}, this bench-client reads {OLDEST_READABLE_SCHEMA_VERSION} to {SCHEMA_VERSION}",
         file.display(),
         version.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
     );

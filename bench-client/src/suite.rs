@@ -76,7 +76,7 @@ pub struct SuiteOutcome {
     pub dir: PathBuf,
     /// Everything it wrote.
     pub results: Results,
-    /// The latest complete results of the other profiles in the same folder.
+    /// The newest readable results of the other profiles in the same folder.
     pub other_profiles: Vec<Results>,
     /// The stop flag cut it short.
     pub interrupted: bool,
