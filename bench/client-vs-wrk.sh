@@ -7,6 +7,10 @@
 # clients rotated every round. Prints medians of the successful requests per
 # second and of each client's CPU time (user + system, from bash's `times`)
 # per 1,000 successful requests, and the ratios client/wrk and client/oha.
+# The last row loads the client's built-in canned responder (what
+# `bench-client calibrate` uses) instead of a framework: there the server
+# is cheaper than any of the clients, so the row compares the clients' own
+# ceilings.
 #
 # Usage: bench/client-vs-wrk.sh [PAIRS=3] [DURATION_S=5]
 # Needs: wrk (apt-get) and oha (cargo install, a few minutes once) — both
@@ -58,12 +62,18 @@ run_one() {
 
 printf '%-7s %-12s %11s %11s %11s %7s %7s %10s %10s %10s %7s\n' framework route "wrk req/s" "oha req/s" \
   "client" "c/wrk" "c/oha" "wrk ms/1k" "oha ms/1k" "client" "c/wrk"
-for framework in actix axum rocket; do
-  taskset -c 0 "target/release/server-$framework" --workers 1 > "$tmp/server.out" &
+for framework in actix axum rocket responder; do
+  if [ "$framework" = responder ]; then
+    taskset -c 0 "$client" responder > "$tmp/server.out" &
+    routes=/plaintext
+  else
+    taskset -c 0 "target/release/server-$framework" --workers 1 > "$tmp/server.out" &
+    routes="/plaintext /api/devices"
+  fi
   server_pid=$!
   for _ in $(seq 50); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
   addr=$(sed -n 's|listening on http://||p' "$tmp/server.out")
-  for route in /plaintext /api/devices; do
+  for route in $routes; do
     : > "$tmp/wrk"; : > "$tmp/client"; : > "$tmp/oha"
     for pair in $(seq "$pairs"); do
       case $((pair % 3)) in

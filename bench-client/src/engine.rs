@@ -53,9 +53,14 @@ const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// accept backlog (1024 for most listeners), and a dropped SYN is retried by
 /// the kernel only after 1 s.
 const CONNECTING_AT_ONCE: usize = 256;
-/// How long the closed loop keeps polling without sleeping after its last
-/// readiness event (see [`LoadSettings::busy_poll`]).
-pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(50);
+/// The closed loop's nap between polls (see [`LoadSettings::nap`]).
+pub const DEFAULT_NAP: Duration = Duration::from_micros(20);
+/// Napping stops, and the loop blocks in `epoll_wait`, when no readiness
+/// event came for this long (a stalled or idle server).
+const NAP_WINDOW: Duration = Duration::from_millis(1);
+/// Timer slack of an engine thread that naps, nanoseconds: Linux lets a
+/// sleep overrun by the thread's slack, 50 µs by default.
+const NAP_TIMER_SLACK_NS: u64 = 1_000;
 /// Readiness events taken from the kernel per `epoll_wait`.
 const EVENTS_PER_POLL: usize = 1024;
 /// An open-loop request written more than this after it was due counts as a
@@ -86,21 +91,24 @@ pub struct LoadSettings {
     /// Open loop: requests per second due over all connections; `None` for
     /// the closed loop.
     pub rate_per_s: Option<f64>,
-    /// After its last readiness event, the loop polls without sleeping
-    /// (`epoll_wait` with a zero timeout) for this long before it sleeps.
-    /// On loopback, every response a server writes to a *sleeping* client
-    /// also costs the server the wake-up of the client's thread (an
-    /// inter-processor interrupt to the client's core), work a server
-    /// writing to a network card never does; wrk, busy with its own
-    /// bookkeeping nearly all the time, rarely sleeps. Measured on actix
-    /// `/plaintext`: 0 → 50 µs raised the server's rate by about 3 % (README).
-    /// Zero disables it; the open loop, which sleeps until requests are
-    /// due, does not use it by default.
-    pub busy_poll: Duration,
+    /// Between readiness events the loop naps on its own timer instead of
+    /// waiting in `epoll_wait`: it polls without waiting, and when nothing is
+    /// ready sleeps this long, for as long as events keep coming (within
+    /// 1 ms). On loopback, every response a server writes to a client
+    /// *waiting in epoll* also costs the server the wake-up of the client's
+    /// thread (an inter-processor interrupt, a VM exit on a virtual
+    /// machine), work a server writing to a network card never does and
+    /// that a busy client (wrk is busy nearly all the time) rarely causes.
+    /// A napping client is not waiting in epoll, so the server's writes only
+    /// mark its connections ready. The price: a response may wait up to one
+    /// nap before it is read and timed. Zero blocks in `epoll_wait` at once;
+    /// the open loop, which sleeps until requests are due, does not nap by
+    /// default. Measured side by side in the README.
+    pub nap: Duration,
 }
 
 impl LoadSettings {
-    /// Closed-loop settings without pipelining, with the default busy poll.
+    /// Closed-loop settings without pipelining, with the default nap.
     pub fn closed(
         connections: NonZeroUsize,
         threads: NonZeroUsize,
@@ -118,7 +126,7 @@ impl LoadSettings {
             timeout,
             pipeline: NonZeroUsize::MIN,
             rate_per_s: None,
-            busy_poll: DEFAULT_BUSY_POLL,
+            nap: DEFAULT_NAP,
         }
     }
 
@@ -405,7 +413,11 @@ impl<'a> Worker<'a> {
         }
         let mut next_scan = self.times.start + tick;
         let mut last_event = self.times.start;
-        let busy_poll = self.plan.settings.busy_poll;
+        let nap = self.plan.settings.nap;
+        if !nap.is_zero() {
+            // Best effort: with the default slack a nap only lasts longer.
+            let _ = nix::sys::prctl::set_timerslack(NAP_TIMER_SLACK_NS);
+        }
         let stopped = loop {
             let now = Instant::now();
             if now >= self.times.end {
@@ -430,11 +442,8 @@ impl<'a> Worker<'a> {
             {
                 wake = wake.min(s.due_at(s.next));
             }
-            let timeout = if now.saturating_duration_since(last_event) < busy_poll {
-                Duration::ZERO
-            } else {
-                wake.saturating_duration_since(now)
-            };
+            let napping = !nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW;
+            let timeout = if napping { Duration::ZERO } else { wake.saturating_duration_since(now) };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout))
                 && e.kind() != ErrorKind::Interrupted
             {
@@ -442,6 +451,8 @@ impl<'a> Worker<'a> {
             }
             if !events.is_empty() {
                 last_event = now;
+            } else if napping {
+                std::thread::sleep(nap.min(wake.saturating_duration_since(now)));
             }
             for event in &events {
                 let i = event.token().0;

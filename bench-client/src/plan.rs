@@ -254,10 +254,11 @@ pub struct LoadArgs {
     /// it the loop is closed: a connection writes its next request when a response completes.
     #[arg(long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
     pub rate_per_s: Option<f64>,
-    /// Microseconds the loop keeps polling without sleeping after its last event (default 50 in the
-    /// closed loop, 0 in the open loop): a sleeping client makes a loopback server pay for waking it.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
-    pub busy_poll_us: Option<u32>,
+    /// Between events, poll and nap this many microseconds instead of waiting in epoll (default 20 in
+    /// the closed loop, 0 in the open loop): a client waiting in epoll makes a loopback server pay for
+    /// waking it. 0 waits in epoll.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub nap_us: Option<u32>,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(long)]
     pub cpus: Option<CpuList>,
@@ -364,10 +365,10 @@ impl LoadArgs {
                 timeout: self.timeout,
                 pipeline: nonzero(u32::from(self.pipeline)),
                 rate_per_s: self.rate_per_s,
-                busy_poll: match (self.busy_poll_us, self.rate_per_s) {
+                nap: match (self.nap_us, self.rate_per_s) {
                     (Some(us), _) => Duration::from_micros(u64::from(us)),
                     (None, Some(_)) => Duration::ZERO,
-                    (None, None) => crate::engine::DEFAULT_BUSY_POLL,
+                    (None, None) => crate::engine::DEFAULT_NAP,
                 },
             },
             cpus: self.cpus,
