@@ -48,13 +48,16 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Initial size of a connection's read buffer, bytes; it doubles when one
 /// response (or a pipelined batch) does not fit.
 const READ_BUFFER_BYTES: usize = 4 * 1024;
-/// Connection attempts one engine thread keeps in progress at once; the
-/// rest wait their turn. Opening thousands at once overflows the server's
-/// accept backlog (1024 for most listeners), and a dropped SYN is retried by
-/// the kernel only after 1 s.
-const CONNECTING_AT_ONCE: usize = 256;
+/// New connections one engine thread keeps unconfirmed at once; the rest
+/// wait their turn. A connection is confirmed by its first response (or, in
+/// the open loop with nothing due, once established): only then has the
+/// server surely accepted it. Opening thousands at once overflows the
+/// server's accept backlog (128 for listeners bound by Rust's std and mio,
+/// 1024 for tokio's; the kernel completes handshakes faster than a busy
+/// server accepts), and a dropped SYN is retried only after 1 s.
+const UNCONFIRMED_AT_ONCE: usize = 100;
 /// The closed loop's nap between polls (see [`LoadSettings::nap`]).
-pub const DEFAULT_NAP: Duration = Duration::from_micros(20);
+pub const DEFAULT_NAP: Duration = Duration::from_micros(50);
 /// Napping stops, and the loop blocks in `epoll_wait`, when no readiness
 /// event came for this long (a stalled or idle server).
 const NAP_WINDOW: Duration = Duration::from_millis(1);
@@ -269,7 +272,7 @@ struct Outstanding {
 
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    /// Waiting for a turn to connect (see [`CONNECTING_AT_ONCE`]).
+    /// Waiting for a turn to connect (see [`UNCONFIRMED_AT_ONCE`]).
     Queued,
     /// Waiting until this instant before connecting again.
     Backoff(Instant),
@@ -294,6 +297,8 @@ struct Conn {
     outstanding: VecDeque<Outstanding>,
     /// Responses completed on the current connection.
     served: u64,
+    /// Counted in [`Worker::unconfirmed`].
+    unconfirmed: bool,
     /// Bytes of queued requests not yet accepted by the socket.
     unwritten: usize,
     /// Listed among the connections free to take a due open-loop request.
@@ -350,8 +355,8 @@ struct Worker<'a> {
     schedule: Option<Schedule>,
     /// Open loop: connections with room for another request.
     free: Vec<usize>,
-    /// Connections in [`Phase::Connecting`].
-    connecting: usize,
+    /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
+    unconfirmed: usize,
     /// Connections in [`Phase::Queued`], in turn order.
     queued: VecDeque<usize>,
     /// Connections whose responses completed in this batch of events; their
@@ -383,6 +388,7 @@ impl<'a> Worker<'a> {
                     end: 0,
                     outstanding: VecDeque::with_capacity(s.pipeline.get()),
                     served: 0,
+                    unconfirmed: false,
                     unwritten: 0,
                     listed_free: false,
                 })
@@ -392,7 +398,7 @@ impl<'a> Worker<'a> {
             last_window: plan.windows().saturating_sub(1),
             schedule,
             free: Vec::with_capacity(connections),
-            connecting: 0,
+            unconfirmed: 0,
             queued: VecDeque::with_capacity(connections),
             answered: Vec::with_capacity(connections),
             stats: RunStats::new(plan.windows(), s.rate_per_s.is_some()),
@@ -431,7 +437,7 @@ impl<'a> Worker<'a> {
                 next_scan = now + tick;
             }
             self.dispatch(now);
-            while self.connecting < CONNECTING_AT_ONCE
+            while self.unconfirmed < UNCONFIRMED_AT_ONCE
                 && let Some(i) = self.queued.pop_front()
             {
                 self.connect(i, now);
@@ -497,10 +503,11 @@ impl<'a> Worker<'a> {
         Some(usize::try_from(since.as_nanos() / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
     }
 
-    /// Starts connecting slot `i`, or queues it while enough attempts are
-    /// in progress.
+    /// Starts connecting slot `i`, or queues it while enough new connections
+    /// are unconfirmed.
     fn connect(&mut self, i: usize, now: Instant) {
-        if self.connecting >= CONNECTING_AT_ONCE {
+        self.confirm(i);
+        if self.unconfirmed >= UNCONFIRMED_AT_ONCE {
             self.conns[i].phase = Phase::Queued;
             self.queued.push_back(i);
             return;
@@ -512,7 +519,8 @@ impl<'a> Worker<'a> {
                         let c = &mut self.conns[i];
                         c.stream = Some(stream);
                         c.phase = Phase::Connecting(now);
-                        self.connecting += 1;
+                        c.unconfirmed = true;
+                        self.unconfirmed += 1;
                     }
                     Err(_) => self.connect_failed(i, now),
                 }
@@ -524,9 +532,7 @@ impl<'a> Worker<'a> {
     /// A connection attempt failed: counted, retried after a pause; requests
     /// waiting for it (from a closed connection) fail as `io`.
     fn connect_failed(&mut self, i: usize, now: Instant) {
-        if matches!(self.conns[i].phase, Phase::Connecting(_)) {
-            self.connecting -= 1;
-        }
+        self.confirm(i);
         if now >= self.times.end {
             return;
         }
@@ -544,6 +550,13 @@ impl<'a> Worker<'a> {
         c.phase = Phase::Backoff(now + CONNECT_BACKOFF);
     }
 
+    /// Counts connection `i` as confirmed, or as no longer pending at all.
+    fn confirm(&mut self, i: usize) {
+        if std::mem::take(&mut self.conns[i].unconfirmed) {
+            self.unconfirmed -= 1;
+        }
+    }
+
     /// A connecting socket became ready: established, or failed.
     fn on_connect(&mut self, i: usize) {
         let now = Instant::now();
@@ -555,7 +568,6 @@ impl<'a> Worker<'a> {
             _ => return self.connect_failed(i, now),
         }
         let _ = stream.set_nodelay(true);
-        self.connecting -= 1;
         self.stats.connections_established += 1;
         let c = &mut self.conns[i];
         self.stats.reconnects += u64::from(c.reconnect);
@@ -570,6 +582,10 @@ impl<'a> Worker<'a> {
         }
         c.unwritten = c.outstanding.len() * (self.requests.len() / self.plan.settings.pipeline.get());
         self.refill(i, now);
+        if self.conns[i].outstanding.is_empty() {
+            // Nothing due to confirm it with.
+            self.confirm(i);
+        }
     }
 
     /// Queues as many requests as the mode allows on connection `i` and
@@ -705,6 +721,9 @@ impl<'a> Worker<'a> {
             }
             c.start += framed.len;
             c.served += 1;
+            if std::mem::take(&mut c.unconfirmed) {
+                self.unconfirmed -= 1;
+            }
             if framed.close {
                 closing = true;
                 break;

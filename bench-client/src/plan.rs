@@ -254,7 +254,7 @@ pub struct LoadArgs {
     /// it the loop is closed: a connection writes its next request when a response completes.
     #[arg(long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
     pub rate_per_s: Option<f64>,
-    /// Between events, poll and nap this many microseconds instead of waiting in epoll (default 20 in
+    /// Between events, poll and nap this many microseconds instead of waiting in epoll (default 50 in
     /// the closed loop, 0 in the open loop): a client waiting in epoll makes a loopback server pay for
     /// waking it. 0 waits in epoll.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]

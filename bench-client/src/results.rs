@@ -61,6 +61,9 @@ pub struct RunFigures {
     /// Open loop: the requests per second that were due; `None`: closed loop.
     #[serde(default)]
     pub rate_per_s: Option<f64>,
+    /// The engine's nap between polls, microseconds (0: it waited in epoll).
+    #[serde(default)]
+    pub nap_us: u64,
     /// Open loop: requests written more than 2 ms after they were due.
     #[serde(default)]
     pub late_sends: u64,
@@ -167,6 +170,7 @@ impl RunFigures {
             reconnects: s.reconnects,
             pipeline: settings.pipeline.get(),
             rate_per_s: settings.rate_per_s,
+            nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             late_sends: s.late_sends,
             unsent_at_deadline: s.unsent_at_deadline,
             duration_s,

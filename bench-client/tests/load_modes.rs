@@ -96,16 +96,29 @@ fn open_loop_latency_counts_the_backlog_and_the_uncorrected_does_not() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A child process killed and reaped when dropped, so a failed assertion
+/// leaves nothing running.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_fit() {
     let dir = tempfile_dir("fds");
-    let mut responder = Command::new(CLIENT)
-        .args(["responder", "--addr", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut responder = Reaped(
+        Command::new(CLIENT)
+            .args(["responder", "--addr", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    let mut stdout = std::io::BufReader::new(responder.stdout.take().unwrap());
+    let mut stdout = std::io::BufReader::new(responder.0.stdout.take().unwrap());
     std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
     let addr = line.trim().strip_prefix("listening on http://").expect("listening line").to_owned();
     let out_json = dir.join("run.json");
@@ -134,8 +147,6 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
     let err = stderr_line(&out);
     assert!(err.contains("at most 936 connections"), "{err}");
     assert!(out.stdout.is_empty(), "nothing measured");
-    responder.kill().unwrap();
-    responder.wait().unwrap();
 }
 
 #[test]
