@@ -80,6 +80,22 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
     check("cores", ma.cores.to_string(), mb.cores.to_string());
     check("server_cpus", format!("{:?}", ma.server_cpus), format!("{:?}", mb.server_cpus));
     check("client_cpus", format!("{:?}", ma.client_cpus), format!("{:?}", mb.client_cpus));
+    // The load engine's mode: a different one changes what the server pays per request.
+    let engine = |r: &Results| {
+        let mut modes: Vec<String> = r
+            .runs
+            .iter()
+            .map(|run| {
+                let f = &run.figures;
+                format!("pipeline {} rate_per_s {:?} nap_us {}", f.pipeline, f.rate_per_s, f.nap_us)
+            })
+            .collect();
+        modes.sort();
+        modes.dedup();
+        modes.join("; ")
+    };
+    check("load engine", engine(a), engine(b));
+    check("schema_version", a.schema_version.to_string(), b.schema_version.to_string());
     out
 }
 

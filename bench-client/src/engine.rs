@@ -196,7 +196,8 @@ pub struct RunOutcome {
 ///
 /// # Errors
 /// When the duration is not a whole number of windows, the rate is not a
-/// positive number, or an engine thread or its event loop cannot be started.
+/// positive number, an engine thread or its event loop cannot be started, or
+/// `epoll_wait` fails.
 pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
     let s = &plan.settings;
     anyhow::ensure!(
@@ -239,7 +240,7 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
         cut_short |= stopped;
     }
     let interrupted = cut_short && stop.load(Ordering::Relaxed);
-    let server_lost = cut_short && !interrupted && lost.load(Ordering::Relaxed);
+    let server_lost = !interrupted && lost.load(Ordering::Relaxed);
     let measured =
         if cut_short { Instant::now().min(end).saturating_duration_since(measure_start) } else { s.duration };
     Ok(RunOutcome { stats: merged, measured, interrupted, server_lost, cpu, client_peak_rss_bytes: peak_rss_bytes() })
@@ -350,6 +351,8 @@ struct Worker<'a> {
     /// The request repeated `pipeline` times, so any number of queued
     /// requests is one suffix of it.
     requests: Vec<u8>,
+    /// Bytes of one request.
+    request_len: usize,
     window_ns: u128,
     last_window: usize,
     schedule: Option<Schedule>,
@@ -357,6 +360,8 @@ struct Worker<'a> {
     free: Vec<usize>,
     /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
     unconfirmed: usize,
+    /// This thread's share of [`UNCONFIRMED_AT_ONCE`].
+    unconfirmed_budget: usize,
     /// Connections in [`Phase::Queued`], in turn order.
     queued: VecDeque<usize>,
     /// Connections whose responses completed in this batch of events; their
@@ -394,11 +399,13 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             requests: request.repeat(s.pipeline.get()),
+            request_len: request.len(),
             window_ns: s.window.as_nanos().max(1),
             last_window: plan.windows().saturating_sub(1),
             schedule,
             free: Vec::with_capacity(connections),
             unconfirmed: 0,
+            unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
             queued: VecDeque::with_capacity(connections),
             answered: Vec::with_capacity(connections),
             stats: RunStats::new(plan.windows(), s.rate_per_s.is_some()),
@@ -437,7 +444,7 @@ impl<'a> Worker<'a> {
                 next_scan = now + tick;
             }
             self.dispatch(now);
-            while self.unconfirmed < UNCONFIRMED_AT_ONCE
+            while self.unconfirmed < self.unconfirmed_budget
                 && let Some(i) = self.queued.pop_front()
             {
                 self.connect(i, now);
@@ -466,7 +473,7 @@ impl<'a> Worker<'a> {
                     Phase::Connecting(_) => self.on_connect(i),
                     Phase::Open => {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.on_readable(i);
+                            self.on_readable(i, event.is_read_closed() || event.is_error());
                         }
                         if event.is_writable() && self.conns[i].unwritten > 0 {
                             self.flush(i);
@@ -490,9 +497,10 @@ impl<'a> Worker<'a> {
                 self.answered.clear();
             }
         };
+        let stopped_at = Instant::now().min(self.times.end);
         self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
         if let Some(s) = &self.schedule {
-            self.stats.unsent_at_deadline += s.pending(self.times.end);
+            self.stats.unsent_at_deadline += s.pending(stopped_at);
         }
         Ok((self.stats, stopped))
     }
@@ -507,7 +515,7 @@ impl<'a> Worker<'a> {
     /// are unconfirmed.
     fn connect(&mut self, i: usize, now: Instant) {
         self.confirm(i);
-        if self.unconfirmed >= UNCONFIRMED_AT_ONCE {
+        if self.unconfirmed >= self.unconfirmed_budget {
             self.conns[i].phase = Phase::Queued;
             self.queued.push_back(i);
             return;
@@ -580,9 +588,9 @@ impl<'a> Worker<'a> {
         for o in &mut c.outstanding {
             o.sent = now;
         }
-        c.unwritten = c.outstanding.len() * (self.requests.len() / self.plan.settings.pipeline.get());
+        c.unwritten = c.outstanding.len() * self.request_len;
         self.refill(i, now);
-        if self.conns[i].outstanding.is_empty() {
+        if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
             // Nothing due to confirm it with.
             self.confirm(i);
         }
@@ -591,8 +599,12 @@ impl<'a> Worker<'a> {
     /// Queues as many requests as the mode allows on connection `i` and
     /// writes them.
     fn refill(&mut self, i: usize, now: Instant) {
+        if now >= self.times.end {
+            // Nothing is written after the deadline (nor due: the schedule ends there).
+            return;
+        }
         let pipeline = self.plan.settings.pipeline.get();
-        let request_len = self.requests.len() / pipeline;
+        let request_len = self.request_len;
         let c = &mut self.conns[i];
         let room = pipeline - c.outstanding.len();
         let n = match &self.schedule {
@@ -652,7 +664,7 @@ impl<'a> Worker<'a> {
 
     /// Reads what the socket holds, settles every complete response, and
     /// queues the next requests.
-    fn on_readable(&mut self, i: usize) {
+    fn on_readable(&mut self, i: usize, read_closed: bool) {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
         let mut eof = false;
@@ -674,8 +686,9 @@ impl<'a> Worker<'a> {
                 Ok(n) => {
                     c.end += n;
                     // A short read emptied the socket; edge-triggered epoll
-                    // reports the next arrival.
-                    if c.end < c.buf.len() {
+                    // reports the next arrival. When the peer has closed,
+                    // read on to see the end of stream now.
+                    if c.end < c.buf.len() && !read_closed {
                         break;
                     }
                 }
@@ -721,6 +734,9 @@ impl<'a> Worker<'a> {
             }
             c.start += framed.len;
             c.served += 1;
+            // A response to a request not yet fully written (an early error
+            // answer): its unwritten bytes are no longer owed.
+            c.unwritten = c.unwritten.min(c.outstanding.len() * self.request_len);
             if std::mem::take(&mut c.unconfirmed) {
                 self.unconfirmed -= 1;
             }
@@ -775,6 +791,13 @@ impl<'a> Worker<'a> {
         c.end = 0;
         if let Some(mut stream) = c.stream.take() {
             let _ = self.poll.registry().deregister(&mut stream);
+        }
+        if matches!(why, Disconnect::Failed(_)) && c.served == 0 {
+            // It never answered (say, a server that accepts and closes):
+            // pause before the next attempt, as after a refused connect.
+            self.confirm(i);
+            self.conns[i].phase = Phase::Backoff(now + CONNECT_BACKOFF);
+            return;
         }
         self.connect(i, now);
     }

@@ -228,7 +228,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 pub struct LoadArgs {
     /// URL to load, `http://host:port/path`; loopback only unless --allow-remote.
     pub url: String,
-    /// Keep-alive connections, each with one request in flight.
+    /// Keep-alive connections, each with --pipeline requests in flight (closed loop).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// Measured duration (a whole number of windows), e.g. 10s.

@@ -86,7 +86,8 @@ pub struct RunStats {
     pub failures: Failures,
     /// Requests written, warm-up included.
     pub sent: u64,
-    /// Requests whose response completed during the warm-up (not measured).
+    /// Requests settled during the warm-up, by a response or a failure of
+    /// any kind (not measured).
     pub warmup_completed: u64,
     /// Requests still without a complete response at the deadline (or whose
     /// response completed after it): neither successes nor failures.

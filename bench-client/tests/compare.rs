@@ -126,6 +126,19 @@ fn exit_codes_follow_the_verdicts() {
     let (code, _) = compare(&[&a, &other], &["--force"]);
     assert_eq!(code, 0);
 
+    // Another load-engine mode measures a different server cost: refused too.
+    let mut napless = fake(1.0, 64);
+    for run in &mut napless.runs {
+        run.figures.nap_us = 0;
+    }
+    let napless = write(&dir, "napless.json", &napless);
+    let (code, text) = compare(&[&a, &napless], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("load engine: pipeline 1 rate_per_s None nap_us 50 vs pipeline 1 rate_per_s None nap_us 0"),
+        "{text}"
+    );
+
     let truncated = dir.join("truncated.json");
     let full = std::fs::read_to_string(&a).unwrap();
     std::fs::write(&truncated, &full[..full.len() / 2]).unwrap();

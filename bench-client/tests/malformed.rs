@@ -92,6 +92,7 @@ impl Conn {
     fn open(who: &str, addr: SocketAddr) -> Self {
         let stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("{who}: connect: {e}"));
         stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(ANSWER_TIMEOUT)).unwrap();
         Self { stream, buf: Vec::new(), who: who.to_owned() }
     }
 
