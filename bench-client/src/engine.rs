@@ -545,17 +545,23 @@ impl<'a> Worker<'a> {
             return;
         }
         self.stats.record_failure(None, FailureKind::Connect);
-        let window = self.window_of(now);
+        self.fail_outstanding(i, now, FailureKind::Io);
         let c = &mut self.conns[i];
-        for _ in c.outstanding.drain(..) {
-            match window {
-                None => self.stats.warmup_completed += 1,
-                Some(w) => self.stats.record_failure(Some(w), FailureKind::Io),
-            }
-        }
         c.unwritten = 0;
         c.stream = None;
         c.phase = Phase::Backoff(now + CONNECT_BACKOFF);
+    }
+
+    /// Settles every request outstanding on connection `i` as a failure of
+    /// `kind` in the window of `now` (during the warm-up: as warm-up).
+    fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let window = self.window_of(now);
+        for _ in self.conns[i].outstanding.drain(..) {
+            match window {
+                None => self.stats.warmup_completed += 1,
+                Some(w) => self.stats.record_failure(Some(w), kind),
+            }
+        }
     }
 
     /// Counts connection `i` as confirmed, or as no longer pending at all.
@@ -776,16 +782,10 @@ impl<'a> Worker<'a> {
         if now >= self.times.end {
             return;
         }
-        let window = self.window_of(now);
-        let c = &mut self.conns[i];
         if let Disconnect::Failed(kind) = why {
-            for _ in c.outstanding.drain(..) {
-                match window {
-                    None => self.stats.warmup_completed += 1,
-                    Some(w) => self.stats.record_failure(Some(w), kind),
-                }
-            }
+            self.fail_outstanding(i, now, kind);
         }
+        let c = &mut self.conns[i];
         c.unwritten = 0;
         c.start = 0;
         c.end = 0;
