@@ -194,6 +194,17 @@ pub fn drifts(windows: &[u64]) -> bool {
     slope < 0.0 && (se == 0.0 || slope / se < -t_quantile(n - 2.0))
 }
 
+/// Median of `values` (mean of the middle two for an even count); 0 if empty.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +311,12 @@ mod tests {
         assert!(!drifts(&[100, 80, 110, 70, 90]), "noise, not a trend, though the end is 20 % lower");
         assert!(drifts(&[100, 90, 80]), "a perfect decline over three windows");
         assert!(!drifts(&[100]));
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
     }
 }

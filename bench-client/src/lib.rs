@@ -1,33 +1,43 @@
-//! A closed-loop HTTP/1.1 load generator and the benchmark suite of this
-//! workspace.
+//! A closed-loop and open-loop HTTP/1.1 load generator, and the benchmark
+//! suite of this workspace.
 //!
 //! It exists because a general-purpose client in the load loop measures the
-//! client, not the server: on this project's 2-core machines a `reqwest`
-//! request loop reaches about 0.40× of wrk's rate against the same pinned
-//! server. The engine ([`engine`]) is a lean loop of its own; `reqwest` is
-//! used only for preflight checks, where correctness matters more than speed.
+//! client, not the server (`README.md` quotes the figures): the engine is a
+//! lean loop of its own; `reqwest` is used only for preflight checks, where
+//! correctness matters more than speed.
 //!
-//! Pipeline: command line ([`plan::Cli`]) → checked plan ([`plan`]) → engine
-//! ([`engine`], one loop) → per-thread [`stats`] merged → [`results`] files
-//! and tables; [`suite`] orchestrates servers ([`server`]) around it.
+//! # Layers
+//!
+//! Each module imports only modules listed below it (and `common`); a test
+//! (`tests/integration/layers.rs`) reads the `use crate::…` lines and fails
+//! on an upward import. `docs/ARCHITECTURE.md` draws the map and the path of
+//! one measured run.
+//!
+//! | layer | what it holds |
+//! |---|---|
+//! | [`cli`] | clap types, checked plans, one dispatch, exit codes |
+//! | [`suite`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs |
+//! | [`report`] | presentation: Markdown tables, `report.md`, terminal lines, SVG charts |
+//! | [`results`] | the results contract, paired deltas, layer sweep, comparison |
+//! | [`calibrate`] | the client's own ceiling against a built-in canned responder |
+//! | [`measure`] | one run with its observers (CPU sampler, perf), turned into figures |
+//! | [`engine`], [`preflight`] | the load loop and its HTTP/1.1 framing; checks before timing |
+//! | [`sys`], [`model`], [`analysis`] | Linux plumbing; the vocabulary; pure statistics |
 
-pub mod affinity;
-pub mod analysis;
-pub mod calibrate;
-pub mod charts;
-pub mod compare;
-pub mod cpu;
-pub mod engine;
-pub mod http;
-pub mod limits;
-pub mod load;
-pub mod plan;
-pub mod preflight;
-pub mod profiler;
-pub mod progress;
-pub mod report;
-pub mod responder;
-pub mod results;
-pub mod server;
-pub mod stats;
+pub mod cli;
 pub mod suite;
+
+pub mod report;
+
+pub mod results;
+
+pub mod calibrate;
+
+pub mod measure;
+
+pub mod engine;
+pub mod preflight;
+
+pub mod analysis;
+pub mod model;
+pub mod sys;

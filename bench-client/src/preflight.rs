@@ -1,6 +1,7 @@
 //! Checks before any timing, with `reqwest` (correctness, not speed, matters
 //! here): a server is healthy, and every route answers the status,
-//! `Content-Type` and body of `common::ROUTES`.
+//! `Content-Type` and body of `common::ROUTES`. Imports nothing else of the
+//! crate.
 
 use std::time::{Duration, Instant};
 
@@ -8,11 +9,30 @@ use anyhow::{Context, bail};
 use common::{ROUTES, Route};
 use reqwest::Url;
 
-/// A server answered a route with another status, `Content-Type` or body
-/// than the route table's: the message names server, route and difference.
+/// A preflight failure that is the server's answer, not the way to it.
+///
+/// The `Display` text names server, route and difference; it is for people,
+/// not a contract: tell kinds apart with the predicates.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Mismatch(pub String);
+#[error("{message}")]
+pub struct Error {
+    kind: Kind,
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Another status, `Content-Type` or body than the route table's.
+    Mismatch,
+}
+
+impl Error {
+    /// The server answered a route with another status, `Content-Type` or
+    /// body than the route table's.
+    pub fn is_mismatch(&self) -> bool {
+        self.kind == Kind::Mismatch
+    }
+}
 
 /// One response as preflight saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +132,11 @@ pub fn check_routes(server: &str, base: &Url) -> anyhow::Result<()> {
             let url = base.join(route.path)?;
             let got = fetch_with(&client, &url).await.with_context(|| format!("preflight {server} {}", route.path))?;
             if let Some(diff) = difference(route, &got) {
-                return Err(Mismatch(format!("preflight {server} {}: {diff}", route.path)).into());
+                return Err(Error {
+                    kind: Kind::Mismatch,
+                    message: format!("preflight {server} {}: {diff}", route.path),
+                }
+                .into());
             }
         }
         Ok(())

@@ -1,0 +1,75 @@
+//! `bench-client compare A B`: reads two results, prints the comparison, and
+//! says whether B regressed.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Outcome;
+use super::args::percent;
+use crate::report::{change_with_ci, comparison_table};
+use crate::results::{self, compare};
+
+/// Flags of `compare`, as typed.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a results.json or the run folder holding it.
+    pub a: PathBuf,
+    /// The candidate: a results.json or the run folder holding it.
+    pub b: PathBuf,
+    /// Smallest significant slowdown, percent, that counts as a regression.
+    #[arg(long, default_value = "2", value_parser = percent)]
+    pub threshold: f64,
+    /// Compare even when the settings (duration, connections, profile, machine, …) differ.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Reads both files, prints the table, and says how it ended:
+/// [`Outcome::Success`] without a significant regression beyond the
+/// threshold, [`Outcome::Failed`] with one (or a run type missing in B),
+/// [`Outcome::Usage`] when the settings differ without `--force` or a run
+/// type has under two rounds on a side (no interval, so no verdict).
+///
+/// # Errors
+/// A file that cannot be read or parsed (named in the message).
+pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
+    let cmp = compare(&ra, &rb);
+    if !cmp.differences.is_empty() {
+        eprintln!("the two runs differ in their settings:");
+        for d in &cmp.differences {
+            eprintln!("  {d}");
+        }
+        if !args.force {
+            eprintln!("error: refusing to compare runs with different settings (pass --force to compare anyway)");
+            return Ok(Outcome::Usage);
+        }
+    }
+    println!("{}", comparison_table(&args.a, &args.b, &cmp));
+    for m in &cmp.missing_in_b {
+        println!("REGRESSION: {m} has no usable run in B (failed, missing or without a successful request)");
+    }
+    let regressions = cmp.regressions(args.threshold);
+    if regressions.is_empty() && cmp.missing_in_b.is_empty() && !cmp.undecidable().is_empty() {
+        eprintln!(
+            "error: some run types have under two rounds on a side: no interval, no verdict (rerun with --rounds 2 or more)"
+        );
+        return Ok(Outcome::Usage);
+    }
+    if regressions.is_empty() && cmp.missing_in_b.is_empty() {
+        println!("no significant regression beyond {} %", args.threshold);
+        Ok(Outcome::Success)
+    } else {
+        for r in &regressions {
+            println!(
+                "REGRESSION: {} {}/{} {}",
+                r.key.framework.name(),
+                r.key.scenario,
+                r.key.variant,
+                change_with_ci(&r.change)
+            );
+        }
+        Ok(Outcome::Failed)
+    }
+}

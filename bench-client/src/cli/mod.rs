@@ -1,0 +1,201 @@
+//! The command line: clap types, their conversion into checked plans, and
+//! one runner per subcommand behind a single dispatch ([`run`]). The only
+//! layer that knows clap and exit codes; nothing below it sees either.
+//!
+//! Exit codes ([`Outcome`]): 0 success; 1 a run failed or was incomplete
+//! (errors counted, preflight mismatch, a server died), or the suite could
+//! not start (the build failed, a server binary is missing), with one line
+//! on stderr; 2 bad input; 130 interrupted (Ctrl-C or SIGTERM), after
+//! writing what was measured and stopping the servers.
+
+mod args;
+mod calibrate;
+mod compare;
+mod flamegraph;
+mod load;
+mod responder;
+mod suite;
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::{Parser, Subcommand};
+use common::config::EXIT_USAGE;
+
+pub use self::calibrate::CalibrateArgs;
+pub use self::compare::CompareArgs;
+pub use self::flamegraph::FlamegraphArgs;
+pub use self::load::{LoadArgs, LoadPlan};
+pub use self::responder::ResponderArgs;
+pub use self::suite::{ProfilerChoice, SuiteArgs};
+use crate::sys::ensure_fds_for;
+
+/// Closed-loop HTTP/1.1 load generator and benchmark suite for the workspace's servers.
+///
+/// Exit codes: 0 success; 1 a run failed (errors, preflight mismatch, server
+/// died); 2 bad input; 130 interrupted.
+#[derive(Debug, Parser)]
+#[command(version, propagate_version = true)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Commands,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Load one URL and report successful requests per window and latency.
+    Load(LoadArgs),
+    /// Build, start and measure every framework and scenario, interleaved over rounds.
+    Suite(SuiteArgs),
+    /// Profile one server on one route with perf and write its flame graph (SVG).
+    Flamegraph(FlamegraphArgs),
+    /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
+    Calibrate(CalibrateArgs),
+    /// The canned responder `calibrate` starts (internal).
+    #[command(hide = true)]
+    Responder(ResponderArgs),
+    /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
+    ///
+    /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
+    /// different settings without --force.
+    Compare(CompareArgs),
+}
+
+/// How a command ended; [`ExitCode::from`] gives the process's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Success,
+    /// Exit 1: a run failed or was incomplete, or the command could not start.
+    Failed,
+    /// Exit 2: bad input (flags, files, settings that cannot be compared).
+    Usage,
+    /// Exit 130: stopped by Ctrl-C or SIGTERM (as a shell reports SIGINT).
+    Interrupted,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success => Self::SUCCESS,
+            Outcome::Failed => Self::from(1),
+            Outcome::Usage => Self::from(EXIT_USAGE),
+            Outcome::Interrupted => Self::from(130),
+        }
+    }
+}
+
+/// Parses the process's arguments. `--help` and `--version` print and end
+/// with [`Outcome::Success`]; a bad flag prints one line and ends with
+/// [`Outcome::Usage`].
+///
+/// # Errors
+/// The outcome to end with when there is nothing to run.
+pub fn parse() -> Result<Cli, Outcome> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            Err(Outcome::Success)
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            Err(Outcome::Usage)
+        }
+    }
+}
+
+/// Prints `e` as one line and returns `outcome`.
+fn report(e: &anyhow::Error, outcome: Outcome) -> Outcome {
+    eprintln!("error: {e:#}");
+    outcome
+}
+
+/// Raises the open-file limit for `connections`, or says why not.
+fn fds_for(connections: usize) -> Result<(), Outcome> {
+    ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
+}
+
+/// Runs `cli`; `stop` is set by Ctrl-C or SIGTERM. Every error is printed
+/// here, once, with its chain.
+pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
+    let interrupted = || stop.load(Ordering::Relaxed);
+    // An error while the stop flag is set was caused by the stop (cargo
+    // interrupted during the build, a recording cut short).
+    let failed = |e: anyhow::Error| report(&e, if interrupted() { Outcome::Interrupted } else { Outcome::Failed });
+    match cli.command {
+        Commands::Load(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return report(&e, Outcome::Usage),
+            };
+            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
+                return outcome;
+            }
+            match load::run(&plan, stop) {
+                Ok(_) if interrupted() => Outcome::Interrupted,
+                Ok(figures) if figures.is_failure() => Outcome::Failed,
+                Ok(_) => Outcome::Success,
+                Err(e) => report(&e, Outcome::Failed),
+            }
+        }
+        Commands::Flamegraph(args) => match args.plan() {
+            Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
+            Err(e) => report(&e, Outcome::Usage),
+        },
+        Commands::Calibrate(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return report(&e, Outcome::Usage),
+            };
+            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
+                return outcome;
+            }
+            calibrate::run(&plan, stop).unwrap_or_else(|e| report(&e, Outcome::Failed))
+        }
+        Commands::Responder(args) => {
+            if let Err(e) = ensure_fds_for(4096) {
+                eprintln!("warning: {e:#}");
+            }
+            match crate::calibrate::serve(args.addr, stop) {
+                Ok(()) => Outcome::Success,
+                Err(e) => report(&e, Outcome::Usage),
+            }
+        }
+        Commands::Compare(args) => compare::run(&args).unwrap_or_else(|e| report(&e, Outcome::Usage)),
+        Commands::Suite(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return report(&e, Outcome::Usage),
+            };
+            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
+                return outcome;
+            }
+            suite::run(&plan, stop).unwrap_or_else(failed)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn outcomes_map_to_the_documented_exit_codes() {
+        for (outcome, code) in
+            [(Outcome::Success, 0u8), (Outcome::Failed, 1), (Outcome::Usage, 2), (Outcome::Interrupted, 130)]
+        {
+            assert_eq!(ExitCode::from(outcome), ExitCode::from(code), "{outcome:?}");
+        }
+    }
+}

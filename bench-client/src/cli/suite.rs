@@ -1,0 +1,173 @@
+//! `bench-client suite`: the whole benchmark, then its tables on stdout.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::Outcome;
+use super::args::{CpuArgs, OutArgs, duration, nonzero, positive_duration, timing};
+use crate::engine::LoadSettings;
+use crate::model::{Framework, Profile, Scenario};
+use crate::report;
+use crate::suite::{self, SuitePlan};
+
+/// Flags of `suite`, as typed.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Cargo profile to build and measure.
+    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    pub profile: Profile,
+    /// Frameworks to measure, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
+    pub frameworks: Vec<Framework>,
+    /// Scenarios to measure, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "payload,state")]
+    pub scenarios: Vec<Scenario>,
+    /// Measured duration of each run (a whole number of windows), e.g. 3s.
+    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Discarded warm-up before each run, e.g. 1s.
+    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    pub warmup: Duration,
+    /// Length of one counting window.
+    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub window: Duration,
+    /// Rounds; each runs every scenario's variants, order alternating.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
+    /// Keep-alive connections per run.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+    /// State layers in front of the /state routes (server --layers); a comma-separated list
+    /// (e.g. 0,1,5,10,20) sweeps them, restarting each server per layer count.
+    #[arg(long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: Vec<u16>,
+    /// Per-request timeout.
+    #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub timeout: Duration,
+    /// Where the servers and the client run.
+    #[command(flatten)]
+    pub cpus: CpuArgs,
+    /// Where the run folders go.
+    #[command(flatten)]
+    pub out: OutArgs,
+    /// Use the binaries already built instead of running cargo build first.
+    #[arg(long)]
+    pub no_build: bool,
+    /// Sampling profiler attached to each server during the measured windows
+    /// (auto: perf in the profiling profile, none otherwise).
+    #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
+    pub profiler: ProfilerChoice,
+}
+
+/// Whether to attach a profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfilerChoice {
+    /// `perf` in the `profiling` profile, none otherwise.
+    Auto,
+    /// `perf record -e cpu-clock -g` (skipped, with a note, when unavailable).
+    Perf,
+    /// No profiler.
+    None,
+}
+
+fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+impl SuiteArgs {
+    /// Checks the flags into a [`SuitePlan`].
+    ///
+    /// # Errors
+    /// A duration that is not a whole number of windows; CPUs this process may
+    /// not use.
+    pub fn plan(self) -> anyhow::Result<SuitePlan> {
+        let timing = timing(self.warmup, self.duration, self.window)?;
+        self.cpus.check()?;
+        let mut layers = self.layers;
+        layers.sort_unstable();
+        layers.dedup();
+        Ok(SuitePlan {
+            profile: self.profile,
+            frameworks: dedup(self.frameworks),
+            scenarios: dedup(self.scenarios),
+            settings: LoadSettings::closed(nonzero(self.connections), self.cpus.client_threads(), timing, self.timeout),
+            rounds: self.rounds,
+            layers,
+            server_cpus: self.cpus.server_cpus,
+            client_cpus: self.cpus.client_cpus,
+            out: self.out.out,
+            build: !self.no_build,
+            profiler: match self.profiler {
+                ProfilerChoice::Auto => self.profile == crate::model::Profile::Profiling,
+                ProfilerChoice::Perf => true,
+                ProfilerChoice::None => false,
+            },
+        })
+    }
+}
+
+/// Runs the suite and prints its tables and the paths it wrote.
+///
+/// # Errors
+/// See [`suite::run`].
+pub(super) fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+    let outcome = suite::run(plan, stop)?;
+    println!("\n{}", report::delta_table(&outcome.results));
+    let sweep = report::sweep_table(&outcome.results);
+    if !sweep.is_empty() {
+        println!("Layer sweep:\n\n{sweep}");
+    }
+    let mut all = vec![&outcome.results];
+    all.extend(outcome.other_profiles.iter());
+    let side = report::profiles_table(&all);
+    if !side.is_empty() {
+        println!("Profiles side by side (latest of each in the results folder):\n\n{side}");
+    }
+    println!("results: {}", outcome.dir.join("results.json").display());
+    println!("report:  {}", outcome.dir.join("report.md").display());
+    Ok(if outcome.interrupted {
+        eprintln!("interrupted: partial results written");
+        Outcome::Interrupted
+    } else if outcome.clean() {
+        Outcome::Success
+    } else {
+        Outcome::Failed
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::{Cli, Commands};
+    use super::*;
+
+    fn plan(argv: &[&str]) -> SuitePlan {
+        let cli = Cli::try_parse_from([&["b", "suite"][..], argv].concat()).unwrap();
+        let Commands::Suite(args) = cli.command else { unreachable!() };
+        args.plan().unwrap()
+    }
+
+    #[test]
+    fn suite_plan_deduplicates_and_sizes_threads_by_client_cpus() {
+        let p = plan(&["--frameworks", "axum,axum,actix", "--client-cpus", "0"]);
+        assert_eq!(p.frameworks, [Framework::Axum, Framework::Actix]);
+        assert_eq!(p.settings.threads.get(), 1);
+        assert_eq!(p.rounds, 6);
+        assert_eq!(p.layers, [10]);
+        assert_eq!(plan(&["--layers", "20,0,5,5", "--client-cpus", "0"]).layers, [0, 5, 20]);
+        assert!(Cli::try_parse_from(["b", "suite", "--layers", "1,x"]).is_err());
+        assert!(
+            Cli::try_parse_from(["b", "suite", "--scenarios", "floor"]).is_err(),
+            "floor is not a scenario to ask for"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! One connection slot of an engine thread, and why it gets dropped.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+
+use super::stats::FailureKind;
+
+/// One request written and not yet settled.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Outstanding {
+    /// When it was due: the write time in the closed loop, the schedule's
+    /// time in the open loop. Latency counts from here.
+    pub(super) due: Instant,
+    /// When it was written.
+    pub(super) sent: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Phase {
+    /// Waiting for a turn to connect (see [`super::UNCONFIRMED_AT_ONCE`]).
+    Queued,
+    /// Waiting until this instant before connecting again.
+    Backoff(Instant),
+    /// Connect started at this instant.
+    Connecting(Instant),
+    /// Established.
+    Open,
+}
+
+/// One connection slot.
+pub(super) struct Conn {
+    pub(super) stream: Option<TcpStream>,
+    pub(super) phase: Phase,
+    /// The next established connection is a reconnection.
+    pub(super) reconnect: bool,
+    /// Read buffer; unread response bytes lie in `buf[start..end]`.
+    pub(super) buf: Vec<u8>,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Requests written (or queued to write) and not yet settled, oldest
+    /// first. After a clean close they wait here for the next connection.
+    pub(super) outstanding: VecDeque<Outstanding>,
+    /// Responses completed on the current connection.
+    pub(super) served: u64,
+    /// Counted in the worker's count of unconfirmed connections.
+    pub(super) unconfirmed: bool,
+    /// Bytes of queued requests not yet accepted by the socket.
+    pub(super) unwritten: usize,
+    /// Listed among the connections free to take a due open-loop request.
+    pub(super) listed_free: bool,
+}
+
+/// Why a connection is dropped.
+pub(super) enum Disconnect {
+    /// The server closed a keep-alive connection between responses (after
+    /// `Connection: close`, or an end of stream or reset after at least one
+    /// response and before any byte of the next): a reconnection, not an
+    /// error. Outstanding requests are written again, once, on the next
+    /// connection (GET is idempotent; HTTP clients retry this race too) and
+    /// keep their due time.
+    Closed,
+    /// Its outstanding requests fail with this kind.
+    Failed(FailureKind),
+}

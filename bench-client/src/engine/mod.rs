@@ -1,0 +1,292 @@
+//! The load loop: HTTP/1.1 over keep-alive connections, every response
+//! verified, in one of two modes of the same loop: closed loop (each
+//! connection keeps `pipeline` requests outstanding, the next written as soon
+//! as a response completes) or open loop (`--rate`: requests are due on a
+//! fixed schedule and latency is measured from the time each was due).
+//!
+//! Design: one engine thread per client CPU, each with its own `mio` event
+//! loop (epoll, edge-triggered) over the connections it owns; nothing is
+//! shared between threads until the final merge. The request is pre-built
+//! bytes; responses are framed with `httparse` straight from the connection's
+//! read buffer and the body is compared with the expected bytes in place.
+//! A connection is registered once for both readiness kinds, so the common
+//! case costs one `read` and one `write` per request; wrk's `ae` loop also
+//! arms and disarms write interest around every request (two `epoll_ctl`
+//! calls, wrk `src/wrk.c`), which is the main reason this loop needs less CPU
+//! per request. Timeouts, connect retries and the open-loop schedule are
+//! handled by the loop's timer, never on the per-request path.
+//!
+//! Accounting: a request belongs to the window in which its response
+//! completed; responses completing during the warm-up are counted apart; a
+//! request whose response has not completed by the deadline (or completes
+//! after it) is reported as in flight, never as a success.
+//!
+//! Open loop, after wrk2 (giltene/wrk2, "coordinated omission" in its
+//! README): request k of a thread is due at `start + k / rate`; a request
+//! that finds no free connection waits, and its latency still counts from
+//! when it was due (corrected), while the latency from the actual write is
+//! kept apart (uncorrected). Requests written later than
+//! [`LATE_SEND_TOLERANCE`] after they were due are counted as late sends.
+//!
+//! The nap: between readiness events the loop polls without waiting, and
+//! when nothing is ready sleeps [`LoadSettings::nap`] on its own timer, for
+//! as long as events keep coming (within 1 ms). On loopback, every response
+//! a server writes to a client *waiting in epoll* also costs the server the
+//! wake-up of the client's thread (an inter-processor interrupt, a VM exit
+//! on a virtual machine), work a server writing to a network card never does
+//! and that a busy client (wrk is busy nearly all the time) rarely causes. A
+//! napping client is not waiting in epoll, so the server's writes only mark
+//! its connections ready. The price: a response may wait up to one nap
+//! before it is read and timed. Zero blocks in `epoll_wait` at once; the
+//! open loop, which sleeps until requests are due, does not nap by default.
+//!
+//! This layer is the bottom of the client: it knows sockets, HTTP/1.1 and
+//! windows, and nothing of suites, files, reports or the processes it loads
+//! (CPU sampling and profiling wrap it from [`crate::measure`]). It imports
+//! nothing else of the crate.
+
+mod conn;
+mod http;
+mod schedule;
+mod stats;
+mod worker;
+
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+pub use self::http::{FrameError, Framed, frame_response, get_request};
+pub use self::stats::{FailureKind, Failures, LatencySummary, MAX_LATENCY_US, RunStats, Window};
+use self::worker::{Times, Worker};
+
+/// Pause after a failed connection attempt before the next, so a refused
+/// port is not hammered in a tight loop.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+/// Initial size of a connection's read buffer, bytes; it doubles when one
+/// response (or a pipelined batch) does not fit.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// New connections one engine thread keeps unconfirmed at once; the rest
+/// wait their turn. A connection is confirmed by its first response (or, in
+/// the open loop with nothing due, once established): only then has the
+/// server surely accepted it. Opening thousands at once overflows the
+/// server's accept backlog (128 for listeners bound by Rust's std and mio,
+/// 1024 for tokio's; the kernel completes handshakes faster than a busy
+/// server accepts), and a dropped SYN is retried only after 1 s.
+const UNCONFIRMED_AT_ONCE: usize = 100;
+/// The closed loop's nap between polls (see [`LoadSettings::nap`]).
+pub const DEFAULT_NAP: Duration = Duration::from_micros(50);
+/// Napping stops, and the loop blocks in `epoll_wait`, when no readiness
+/// event came for this long (a stalled or idle server).
+const NAP_WINDOW: Duration = Duration::from_millis(1);
+/// Timer slack of an engine thread that naps, nanoseconds: Linux lets a
+/// sleep overrun by the thread's slack, 50 µs by default.
+const NAP_TIMER_SLACK_NS: u64 = 1_000;
+/// Readiness events taken from the kernel per `epoll_wait`.
+const EVENTS_PER_POLL: usize = 1024;
+/// An open-loop request written more than this after it was due counts as a
+/// late send. The loop sleeps with `epoll_wait`, whose timeout has 1 ms
+/// granularity, so sends up to about 1 ms late are the schedule's own jitter.
+pub const LATE_SEND_TOLERANCE: Duration = Duration::from_millis(2);
+
+/// Warm-up, measured duration and window length of a run, checked once:
+/// the window is longer than zero and divides the duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    warmup: Duration,
+    duration: Duration,
+    window: Duration,
+}
+
+/// Why a [`Timing`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimingError {
+    /// The window is zero, or the duration is not a whole number of windows.
+    #[error("the measured duration {duration} is not a whole number of windows of {window}")]
+    NotWholeWindows {
+        /// The duration, as humantime prints it.
+        duration: String,
+        /// The window, as humantime prints it.
+        window: String,
+    },
+}
+
+impl Timing {
+    /// `warmup` discarded, then `duration` measured in windows of `window`.
+    ///
+    /// # Errors
+    /// [`TimingError::NotWholeWindows`] when `window` is zero, longer than
+    /// `duration`, or does not divide it.
+    pub fn new(warmup: Duration, duration: Duration, window: Duration) -> Result<Self, TimingError> {
+        if window.is_zero() || duration < window || !duration.as_nanos().is_multiple_of(window.as_nanos()) {
+            return Err(TimingError::NotWholeWindows {
+                duration: humantime::format_duration(duration).to_string(),
+                window: humantime::format_duration(window).to_string(),
+            });
+        }
+        Ok(Self { warmup, duration, window })
+    }
+
+    /// Discarded warm-up before the first measured window.
+    pub fn warmup(&self) -> Duration {
+        self.warmup
+    }
+
+    /// Measured duration: a whole number of windows.
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// Length of one window.
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Number of measured windows (`duration / window`, at least 1).
+    pub fn windows(&self) -> usize {
+        usize::try_from(self.duration.as_nanos() / self.window.as_nanos()).unwrap_or(usize::MAX)
+    }
+}
+
+/// An open-loop rate, requests per second: finite, above 0, at most 1e9.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Rate(f64);
+
+impl Rate {
+    /// `per_s` requests per second, or `None` when it is not finite, not
+    /// above zero, or over 1e9.
+    pub fn new(per_s: f64) -> Option<Self> {
+        (per_s.is_finite() && per_s > 0.0 && per_s <= 1e9).then_some(Self(per_s))
+    }
+
+    /// Requests per second.
+    pub fn per_s(self) -> f64 {
+        self.0
+    }
+}
+
+/// The timing and concurrency half of a load, shared by `load`, `suite`,
+/// `calibrate` and `flamegraph`.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadSettings {
+    /// Keep-alive connections held open.
+    pub connections: NonZeroUsize,
+    /// Engine threads (one event loop each); connections are dealt to them
+    /// round-robin.
+    pub threads: NonZeroUsize,
+    /// Warm-up, measured duration, window.
+    pub timing: Timing,
+    /// A request without a complete response after this long fails as a
+    /// timeout and its connection is replaced; also the connect timeout.
+    pub timeout: Duration,
+    /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
+    pub pipeline: NonZeroUsize,
+    /// Open loop: requests per second due over all connections; `None` for
+    /// the closed loop.
+    pub rate: Option<Rate>,
+    /// Nap between polls (see the module doc); zero waits in `epoll_wait`.
+    pub nap: Duration,
+}
+
+impl LoadSettings {
+    /// Closed-loop settings without pipelining, with the default nap.
+    pub fn closed(connections: NonZeroUsize, threads: NonZeroUsize, timing: Timing, timeout: Duration) -> Self {
+        Self { connections, threads, timing, timeout, pipeline: NonZeroUsize::MIN, rate: None, nap: DEFAULT_NAP }
+    }
+}
+
+/// Where every request of a run goes: one URL on one address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Server address to connect to.
+    pub addr: SocketAddr,
+    /// `Host` header value (`host:port`).
+    pub host: String,
+    /// Path (and query) of the one URL every request fetches.
+    pub path: String,
+}
+
+impl Target {
+    /// `path` on `addr`, with `addr` as the `Host` header.
+    pub fn new(addr: SocketAddr, path: &str) -> Self {
+        Self { addr, host: addr.to_string(), path: path.to_owned() }
+    }
+}
+
+/// A checked description of one load run: what to fetch, what every
+/// successful response carries, and how hard to push.
+#[derive(Debug, Clone)]
+pub struct Load {
+    /// Where the requests go.
+    pub target: Target,
+    /// The exact body a successful response carries (with status 200).
+    pub expected_body: Vec<u8>,
+    /// Connections, threads, timings and mode.
+    pub settings: LoadSettings,
+}
+
+/// What [`run`] returns.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// All threads' measurements, merged.
+    pub stats: RunStats,
+    /// Measured time actually covered (shorter than planned when stopped).
+    pub measured: Duration,
+    /// One of the stop flags ended the run before its deadline.
+    pub stopped: bool,
+}
+
+/// Why [`run`] could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An engine thread or its event loop could not be started.
+    #[error("cannot start the load engine: {0}")]
+    Setup(#[source] std::io::Error),
+    /// `epoll_wait` failed during the run.
+    #[error("epoll_wait failed: {0}")]
+    Poll(#[source] std::io::Error),
+    /// An engine thread panicked.
+    #[error("an engine thread panicked")]
+    Panicked,
+}
+
+/// Runs `load` until its deadline, or until one of the `stop` flags becomes
+/// true (at the next loop turn; the outcome says so).
+///
+/// # Errors
+/// [`Error`]: a thread or event loop that cannot start, a failing `epoll_wait`.
+pub fn run(load: &Load, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
+    let s = &load.settings;
+    let start = Instant::now();
+    let measure_start = start + s.timing.warmup();
+    let end = measure_start + s.timing.duration();
+    let threads = s.threads.get();
+    let results: Vec<Result<(RunStats, bool), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let connections = (s.connections.get() + threads - 1 - t) / threads;
+                std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(scope, move || {
+                    let times = Times { start, measure_start, end };
+                    Worker::new(load, connections, times)?.run(stop)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or(Err(Error::Panicked)),
+                Err(e) => Err(Error::Setup(e)),
+            })
+            .collect()
+    });
+    let mut merged = RunStats::new(s.timing.windows(), s.rate.is_some());
+    let mut stopped = false;
+    for r in results {
+        let (stats, cut) = r?;
+        merged += &stats;
+        stopped |= cut;
+    }
+    let measured =
+        if stopped { Instant::now().min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
+    Ok(Outcome { stats: merged, measured, stopped })
+}

@@ -1,0 +1,264 @@
+//! What one load run measured: per-window counts of successful and failed
+//! requests, failures by kind, the accounting of every request sent, and the
+//! latency histogram. Each engine thread fills its own [`RunStats`]; they are
+//! merged once at the end.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency the histogram tracks, microseconds (60 s); longer ones
+/// saturate at this value.
+pub const MAX_LATENCY_US: u64 = 60_000_000;
+
+/// Failures by kind, over the measured windows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failures {
+    /// Connection attempts refused or failed (no request was sent on them).
+    pub connect: u64,
+    /// Requests lost to a read or write error, or the server closing early.
+    pub io: u64,
+    /// Requests without a response within `--timeout`.
+    pub timeout: u64,
+    /// Responses with a status other than 200, by status code.
+    pub status: BTreeMap<u16, u64>,
+    /// Status 200 with a body other than the expected bytes.
+    pub body: u64,
+    /// Responses the framer could not read (malformed, no `Content-Length`).
+    pub protocol: u64,
+}
+
+impl Failures {
+    /// Failed requests: every kind but `connect`, which sends no request.
+    pub fn requests(&self) -> u64 {
+        self.io + self.timeout + self.status.values().sum::<u64>() + self.body + self.protocol
+    }
+}
+
+/// Adds another thread's (or client's) failures.
+impl std::ops::AddAssign<&Failures> for Failures {
+    fn add_assign(&mut self, other: &Self) {
+        self.connect += other.connect;
+        self.io += other.io;
+        self.timeout += other.timeout;
+        for (code, n) in &other.status {
+            *self.status.entry(*code).or_default() += n;
+        }
+        self.body += other.body;
+        self.protocol += other.protocol;
+    }
+}
+
+/// Counts of one window: requests whose response completed in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// Successful requests (status 200 and the exact expected body).
+    pub successful: u64,
+    /// Failed requests (every failure kind but `connect`).
+    pub failed: u64,
+}
+
+/// Why a failure happened, as the load loop classifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// See [`Failures::connect`].
+    Connect,
+    /// See [`Failures::io`].
+    Io,
+    /// See [`Failures::timeout`].
+    Timeout,
+    /// See [`Failures::status`].
+    Status(u16),
+    /// See [`Failures::body`].
+    Body,
+    /// See [`Failures::protocol`].
+    Protocol,
+}
+
+/// Everything one run (or one engine thread of it) measured.
+///
+/// Accounting identity: `sent == warmup_completed + successful() +
+/// failures.requests() + in_flight_at_deadline`; in the open loop, requests
+/// due but never written are `unsent_at_deadline`, outside `sent`.
+#[derive(Debug, Clone)]
+pub struct RunStats {
+    /// Per measured window, in order.
+    pub windows: Vec<Window>,
+    /// Failures by kind, measured windows only (connect: whole run).
+    pub failures: Failures,
+    /// Requests written, warm-up included.
+    pub sent: u64,
+    /// Requests settled during the warm-up, by a response or a failure of
+    /// any kind (not measured).
+    pub warmup_completed: u64,
+    /// Requests still without a complete response at the deadline (or whose
+    /// response completed after it): neither successes nor failures.
+    pub in_flight_at_deadline: u64,
+    /// Connections established, reconnections included.
+    pub connections_established: u64,
+    /// Reconnections after the server closed a connection or an error.
+    pub reconnects: u64,
+    /// Open loop: requests written more than the engine's late-send
+    /// tolerance after they were due (due during the measured windows).
+    pub late_sends: u64,
+    /// Open loop: requests due by the deadline that were never written.
+    pub unsent_at_deadline: u64,
+    /// Latency of successful requests, microseconds, from when each was due
+    /// (the open loop's schedule; the write in the closed loop) to its last
+    /// byte: corrected for coordinated omission.
+    pub latency_us: Histogram<u64>,
+    /// Open loop only: latency from the actual write to the last byte
+    /// (uncorrected), microseconds.
+    pub latency_uncorrected_us: Option<Histogram<u64>>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+}
+
+impl RunStats {
+    /// Empty stats with `windows` zeroed windows; `open_loop` keeps the
+    /// uncorrected latency apart.
+    pub fn new(windows: usize, open_loop: bool) -> Self {
+        Self {
+            windows: vec![Window::default(); windows],
+            failures: Failures::default(),
+            sent: 0,
+            warmup_completed: 0,
+            in_flight_at_deadline: 0,
+            connections_established: 0,
+            reconnects: 0,
+            late_sends: 0,
+            unsent_at_deadline: 0,
+            latency_us: histogram(),
+            latency_uncorrected_us: open_loop.then(histogram),
+        }
+    }
+
+    /// Successful requests over all measured windows.
+    pub fn successful(&self) -> u64 {
+        self.windows.iter().map(|w| w.successful).sum()
+    }
+
+    /// Records a successful request completed in measured window `window`,
+    /// `latency_us` after it was due and `uncorrected_us` after it was written.
+    pub fn record_success(&mut self, window: usize, latency_us: u64, uncorrected_us: u64) {
+        if let Some(w) = self.windows.get_mut(window) {
+            w.successful += 1;
+        }
+        self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        if let Some(h) = &mut self.latency_uncorrected_us {
+            h.saturating_record(uncorrected_us.clamp(1, MAX_LATENCY_US));
+        }
+    }
+
+    /// Records a failure completed in measured window `window` (`None` for a
+    /// connect failure, which is no request and has no window).
+    pub fn record_failure(&mut self, window: Option<usize>, kind: FailureKind) {
+        let f = &mut self.failures;
+        match kind {
+            FailureKind::Connect => f.connect += 1,
+            FailureKind::Io => f.io += 1,
+            FailureKind::Timeout => f.timeout += 1,
+            FailureKind::Status(code) => *f.status.entry(code).or_default() += 1,
+            FailureKind::Body => f.body += 1,
+            FailureKind::Protocol => f.protocol += 1,
+        }
+        if kind != FailureKind::Connect
+            && let Some(w) = window.and_then(|i| self.windows.get_mut(i))
+        {
+            w.failed += 1;
+        }
+    }
+
+    /// Latency percentiles of successful requests (corrected).
+    pub fn latency_summary(&self) -> LatencySummary {
+        LatencySummary::of(&self.latency_us)
+    }
+}
+
+/// Adds another thread of the same run (same windows, same histogram bounds).
+impl std::ops::AddAssign<&RunStats> for RunStats {
+    fn add_assign(&mut self, other: &Self) {
+        for (a, b) in self.windows.iter_mut().zip(&other.windows) {
+            a.successful += b.successful;
+            a.failed += b.failed;
+        }
+        self.failures += &other.failures;
+        self.sent += other.sent;
+        self.warmup_completed += other.warmup_completed;
+        self.in_flight_at_deadline += other.in_flight_at_deadline;
+        self.connections_established += other.connections_established;
+        self.reconnects += other.reconnects;
+        self.late_sends += other.late_sends;
+        self.unsent_at_deadline += other.unsent_at_deadline;
+        self.latency_us.add(&other.latency_us).expect("same histogram bounds");
+        if let (Some(a), Some(b)) = (&mut self.latency_uncorrected_us, &other.latency_uncorrected_us) {
+            a.add(b).expect("same histogram bounds");
+        }
+    }
+}
+
+impl LatencySummary {
+    /// The percentiles of `h`.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        Self {
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// Latency percentiles, microseconds (0 when nothing succeeded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Highest recorded.
+    pub max: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_windows_failures_and_histograms() {
+        let mut a = RunStats::new(2, false);
+        a.record_success(0, 100, 100);
+        a.record_failure(Some(1), FailureKind::Status(500));
+        a.record_failure(None, FailureKind::Connect);
+        let mut b = RunStats::new(2, false);
+        b.record_success(1, 300, 300);
+        b.record_failure(Some(1), FailureKind::Status(500));
+        b.record_failure(Some(0), FailureKind::Body);
+        a += &b;
+        assert_eq!(a.windows, [Window { successful: 1, failed: 1 }, Window { successful: 1, failed: 2 }]);
+        assert_eq!(a.successful(), 2);
+        assert_eq!(a.failures.status[&500], 2);
+        assert_eq!(a.failures.connect, 1);
+        assert_eq!(a.failures.requests(), 3, "connect failures are not requests");
+        assert_eq!(a.latency_us.len(), 2);
+        assert_eq!(a.latency_summary().max, a.latency_us.highest_equivalent(300));
+    }
+
+    #[test]
+    fn out_of_range_latency_saturates() {
+        let mut s = RunStats::new(1, false);
+        s.record_success(0, 0, 0);
+        s.record_success(0, u64::MAX, 0);
+        assert_eq!(s.latency_us.len(), 2);
+        assert_eq!(s.latency_us.min(), 1);
+        assert!(s.latency_summary().max >= MAX_LATENCY_US);
+    }
+}

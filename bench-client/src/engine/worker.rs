@@ -1,0 +1,521 @@
+//! One engine thread: its connections, its `mio` event loop, its
+//! measurements (see the [module doc](super) for the design).
+
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use super::conn::{Conn, Disconnect, Outstanding, Phase};
+use super::http::frame_response;
+use super::schedule::Schedule;
+use super::stats::{FailureKind, RunStats};
+use super::{
+    CONNECT_BACKOFF, EVENTS_PER_POLL, Error, LATE_SEND_TOLERANCE, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW,
+    READ_BUFFER_BYTES, UNCONFIRMED_AT_ONCE, get_request,
+};
+
+/// The three instants every thread of a run shares.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Times {
+    pub(super) start: Instant,
+    pub(super) measure_start: Instant,
+    pub(super) end: Instant,
+}
+
+/// One engine thread: its connections, its event loop, its measurements.
+pub(super) struct Worker<'a> {
+    load: &'a Load,
+    times: Times,
+    poll: Poll,
+    conns: Vec<Conn>,
+    /// The request repeated `pipeline` times, so any number of queued
+    /// requests is one suffix of it.
+    requests: Vec<u8>,
+    /// Bytes of one request.
+    request_len: usize,
+    window_ns: u128,
+    last_window: usize,
+    schedule: Option<Schedule>,
+    /// Open loop: connections with room for another request.
+    free: Vec<usize>,
+    /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
+    unconfirmed: usize,
+    /// This thread's share of [`UNCONFIRMED_AT_ONCE`].
+    unconfirmed_budget: usize,
+    /// Connections in [`Phase::Queued`], in turn order.
+    queued: VecDeque<usize>,
+    /// Connections whose responses completed in this batch of events; their
+    /// next requests are written after the batch (see [`Worker::run`]).
+    answered: Vec<usize>,
+    stats: RunStats,
+}
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(load: &'a Load, connections: usize, times: Times) -> Result<Self, Error> {
+        let s = &load.settings;
+        let request = get_request(&load.target.host, &load.target.path);
+        let schedule = s.rate.map(|rate| {
+            // This thread's share of the rate, by its share of the connections.
+            let share = rate.per_s() * connections as f64 / s.connections.get() as f64;
+            Schedule { start: times.start, interval_ns: ((1e9 / share).round() as u128).max(1), next: 0 }
+        });
+        Ok(Self {
+            load,
+            times,
+            poll: Poll::new().map_err(Error::Setup)?,
+            conns: (0..connections)
+                .map(|_| Conn {
+                    stream: None,
+                    phase: Phase::Backoff(times.start),
+                    reconnect: false,
+                    buf: vec![0; READ_BUFFER_BYTES],
+                    start: 0,
+                    end: 0,
+                    outstanding: VecDeque::with_capacity(s.pipeline.get()),
+                    served: 0,
+                    unconfirmed: false,
+                    unwritten: 0,
+                    listed_free: false,
+                })
+                .collect(),
+            requests: request.repeat(s.pipeline.get()),
+            request_len: request.len(),
+            window_ns: s.timing.window().as_nanos().max(1),
+            last_window: s.timing.windows().saturating_sub(1),
+            schedule,
+            free: Vec::with_capacity(connections),
+            unconfirmed: 0,
+            unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
+            queued: VecDeque::with_capacity(connections),
+            answered: Vec::with_capacity(connections),
+            stats: RunStats::new(s.timing.windows(), s.rate.is_some()),
+        })
+    }
+
+    /// Runs until the deadline (returns `false`) or until one of the `stop`
+    /// flags is set (returns `true`), with the thread's measurements.
+    pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<(RunStats, bool), Error> {
+        if self.conns.is_empty() {
+            return Ok((self.stats, false));
+        }
+        let timeout = self.load.settings.timeout;
+        let tick = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        let mut events = Events::with_capacity(EVENTS_PER_POLL);
+        for i in 0..self.conns.len() {
+            self.connect(i, self.times.start);
+        }
+        let mut next_scan = self.times.start + tick;
+        let mut last_event = self.times.start;
+        let nap = self.load.settings.nap;
+        if !nap.is_zero() {
+            // Best effort: with the default slack a nap only lasts longer.
+            let _ = nix::sys::prctl::set_timerslack(NAP_TIMER_SLACK_NS);
+        }
+        let stopped = loop {
+            let now = Instant::now();
+            if now >= self.times.end {
+                break false;
+            }
+            if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
+                break true;
+            }
+            if now >= next_scan {
+                self.scan(now);
+                next_scan = now + tick;
+            }
+            self.dispatch(now);
+            while self.unconfirmed < self.unconfirmed_budget
+                && let Some(i) = self.queued.pop_front()
+            {
+                self.connect(i, now);
+            }
+            let mut wake = next_scan.min(self.times.end);
+            if let Some(s) = &self.schedule
+                && !self.free.is_empty()
+            {
+                wake = wake.min(s.due_at(s.next));
+            }
+            let napping = !nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW;
+            let timeout = if napping { Duration::ZERO } else { wake.saturating_duration_since(now) };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout))
+                && e.kind() != ErrorKind::Interrupted
+            {
+                return Err(Error::Poll(e));
+            }
+            if !events.is_empty() {
+                last_event = now;
+            } else if napping {
+                std::thread::sleep(nap.min(wake.saturating_duration_since(now)));
+            }
+            for event in &events {
+                let i = event.token().0;
+                match self.conns[i].phase {
+                    Phase::Connecting(_) => self.on_connect(i),
+                    Phase::Open => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.on_readable(i, event.is_read_closed() || event.is_error());
+                        }
+                        if event.is_writable() && self.conns[i].unwritten > 0 {
+                            self.flush(i);
+                        }
+                    }
+                    Phase::Backoff(_) | Phase::Queued => {}
+                }
+            }
+            // The next requests of every connection answered in this batch
+            // go out together, after all its responses were read: the server
+            // finds them waiting at its next wake-up, as with wrk (whose
+            // writes wait for the next loop turn).
+            if !self.answered.is_empty() {
+                let now = Instant::now();
+                for k in 0..self.answered.len() {
+                    let i = self.answered[k];
+                    if matches!(self.conns[i].phase, Phase::Open) {
+                        self.refill(i, now);
+                    }
+                }
+                self.answered.clear();
+            }
+        };
+        let stopped_at = Instant::now().min(self.times.end);
+        self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        if let Some(s) = &self.schedule {
+            self.stats.unsent_at_deadline += s.pending(stopped_at);
+        }
+        Ok((self.stats, stopped))
+    }
+
+    /// The window a completion at `at` belongs to; `None` during the warm-up.
+    fn window_of(&self, at: Instant) -> Option<usize> {
+        let since = at.checked_duration_since(self.times.measure_start)?;
+        Some(usize::try_from(since.as_nanos() / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
+    }
+
+    /// Starts connecting slot `i`, or queues it while enough new connections
+    /// are unconfirmed.
+    fn connect(&mut self, i: usize, now: Instant) {
+        self.confirm(i);
+        if self.unconfirmed >= self.unconfirmed_budget {
+            self.conns[i].phase = Phase::Queued;
+            self.queued.push_back(i);
+            return;
+        }
+        match TcpStream::connect(self.load.target.addr) {
+            Ok(mut stream) => {
+                match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
+                    Ok(()) => {
+                        let c = &mut self.conns[i];
+                        c.stream = Some(stream);
+                        c.phase = Phase::Connecting(now);
+                        c.unconfirmed = true;
+                        self.unconfirmed += 1;
+                    }
+                    Err(_) => self.connect_failed(i, now),
+                }
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    /// A connection attempt failed: counted, retried after a pause; requests
+    /// waiting for it (from a closed connection) fail as `io`.
+    fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.confirm(i);
+        if now >= self.times.end {
+            return;
+        }
+        self.stats.record_failure(None, FailureKind::Connect);
+        self.fail_outstanding(i, now, FailureKind::Io);
+        let c = &mut self.conns[i];
+        c.unwritten = 0;
+        c.stream = None;
+        c.phase = Phase::Backoff(now + CONNECT_BACKOFF);
+    }
+
+    /// Settles every request outstanding on connection `i` as a failure of
+    /// `kind` in the window of `now` (during the warm-up: as warm-up).
+    fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let window = self.window_of(now);
+        for _ in self.conns[i].outstanding.drain(..) {
+            match window {
+                None => self.stats.warmup_completed += 1,
+                Some(w) => self.stats.record_failure(Some(w), kind),
+            }
+        }
+    }
+
+    /// Counts connection `i` as confirmed, or as no longer pending at all.
+    fn confirm(&mut self, i: usize) {
+        if std::mem::take(&mut self.conns[i].unconfirmed) {
+            self.unconfirmed -= 1;
+        }
+    }
+
+    /// A connecting socket became ready: established, or failed.
+    fn on_connect(&mut self, i: usize) {
+        let now = Instant::now();
+        let Some(stream) = &self.conns[i].stream else { return };
+        match (stream.take_error(), stream.peer_addr()) {
+            (Ok(None), Ok(_)) => {}
+            // Not connected yet: wait for the next readiness event.
+            (Ok(None), Err(e)) if e.kind() == ErrorKind::NotConnected => return,
+            _ => return self.connect_failed(i, now),
+        }
+        let _ = stream.set_nodelay(true);
+        self.stats.connections_established += 1;
+        let c = &mut self.conns[i];
+        self.stats.reconnects += u64::from(c.reconnect);
+        c.reconnect = true;
+        c.phase = Phase::Open;
+        c.start = 0;
+        c.end = 0;
+        c.served = 0;
+        // Requests left by a cleanly closed connection are written first.
+        for o in &mut c.outstanding {
+            o.sent = now;
+        }
+        c.unwritten = c.outstanding.len() * self.request_len;
+        self.refill(i, now);
+        if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
+            // Nothing due to confirm it with.
+            self.confirm(i);
+        }
+    }
+
+    /// Queues as many requests as the mode allows on connection `i` and
+    /// writes them.
+    fn refill(&mut self, i: usize, now: Instant) {
+        if now >= self.times.end {
+            // Nothing is written after the deadline (nor due: the schedule ends there).
+            return;
+        }
+        let pipeline = self.load.settings.pipeline.get();
+        let request_len = self.request_len;
+        let c = &mut self.conns[i];
+        let room = pipeline - c.outstanding.len();
+        let n = match &self.schedule {
+            None => room,
+            Some(s) => room.min(usize::try_from(s.pending(now)).unwrap_or(usize::MAX)),
+        };
+        for _ in 0..n {
+            let due = match &mut self.schedule {
+                None => now,
+                Some(s) => {
+                    let due = s.due_at(s.next);
+                    s.next += 1;
+                    if due >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
+                        self.stats.late_sends += 1;
+                    }
+                    due
+                }
+            };
+            c.outstanding.push_back(Outstanding { due, sent: now });
+        }
+        self.stats.sent += n as u64;
+        c.unwritten += n * request_len;
+        if self.schedule.is_some() && c.outstanding.len() < pipeline && !c.listed_free {
+            c.listed_free = true;
+            self.free.push(i);
+        }
+        if c.unwritten > 0 {
+            self.flush(i);
+        }
+    }
+
+    /// Open loop: hands requests that are due to free connections.
+    fn dispatch(&mut self, now: Instant) {
+        while self.schedule.as_ref().is_some_and(|s| s.pending(now) > 0) {
+            let Some(i) = self.free.pop() else { return };
+            self.conns[i].listed_free = false;
+            if matches!(self.conns[i].phase, Phase::Open) {
+                self.refill(i, now);
+            }
+        }
+    }
+
+    /// Writes queued request bytes until the socket would block.
+    fn flush(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        while c.unwritten > 0 {
+            match stream.write(&self.requests[self.requests.len() - c.unwritten..]) {
+                Ok(0) => return self.connection_lost(i),
+                Ok(n) => c.unwritten -= n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.connection_lost(i),
+            }
+        }
+    }
+
+    /// Reads what the socket holds, settles every complete response, and
+    /// queues the next requests.
+    fn on_readable(&mut self, i: usize, read_closed: bool) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        let mut eof = false;
+        loop {
+            if c.end == c.buf.len() {
+                if c.start > 0 {
+                    c.buf.copy_within(c.start..c.end, 0);
+                    c.end -= c.start;
+                    c.start = 0;
+                } else {
+                    c.buf.resize(c.buf.len() * 2, 0);
+                }
+            }
+            match stream.read(&mut c.buf[c.end..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    c.end += n;
+                    // A short read emptied the socket; edge-triggered epoll
+                    // reports the next arrival. When the peer has closed,
+                    // read on to see the end of stream now.
+                    if c.end < c.buf.len() && !read_closed {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    eof = true;
+                    break;
+                }
+            }
+        }
+        let done = Instant::now();
+        if done >= self.times.end {
+            return;
+        }
+        let window = self.window_of(done);
+        let c = &mut self.conns[i];
+        let mut closing = false;
+        while c.start < c.end {
+            let framed = match frame_response(&c.buf[c.start..c.end]) {
+                Ok(Some(framed)) => framed,
+                Ok(None) => break,
+                Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
+            };
+            let Some(request) = c.outstanding.pop_front() else {
+                // A response to no request.
+                return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
+            };
+            let body = c.start + framed.body.start..c.start + framed.body.end;
+            let outcome = if framed.status != 200 {
+                Err(FailureKind::Status(framed.status))
+            } else if c.buf[body] != self.load.expected_body[..] {
+                Err(FailureKind::Body)
+            } else {
+                Ok(())
+            };
+            match (window, outcome) {
+                (None, _) => self.stats.warmup_completed += 1,
+                (Some(w), Ok(())) => {
+                    self.stats.record_success(w, micros(done - request.due), micros(done - request.sent))
+                }
+                (Some(w), Err(kind)) => self.stats.record_failure(Some(w), kind),
+            }
+            c.start += framed.len;
+            c.served += 1;
+            // A response to a request not yet fully written (an early error
+            // answer): its unwritten bytes are no longer owed.
+            c.unwritten = c.unwritten.min(c.outstanding.len() * self.request_len);
+            if std::mem::take(&mut c.unconfirmed) {
+                self.unconfirmed -= 1;
+            }
+            if framed.close {
+                closing = true;
+                break;
+            }
+        }
+        if c.start == c.end {
+            c.start = 0;
+            c.end = 0;
+        }
+        if closing {
+            self.drop_conn(i, Disconnect::Closed);
+        } else if eof {
+            self.connection_lost(i);
+        } else {
+            self.answered.push(i);
+        }
+    }
+
+    /// The connection ended (end of stream, reset, write error): a clean
+    /// close between responses on a used connection, or an `io` failure of
+    /// its outstanding requests (a fresh connection, or a partial response).
+    fn connection_lost(&mut self, i: usize) {
+        let c = &self.conns[i];
+        let between_responses = c.start == c.end && (c.served > 0 || c.outstanding.is_empty());
+        let why = if between_responses { Disconnect::Closed } else { Disconnect::Failed(FailureKind::Io) };
+        self.drop_conn(i, why);
+    }
+
+    /// Closes connection `i`, settles its outstanding requests as `why` says
+    /// (failures of the current window, unless the deadline has passed: then
+    /// they stay in flight) and connects again.
+    fn drop_conn(&mut self, i: usize, why: Disconnect) {
+        let now = Instant::now();
+        if now >= self.times.end {
+            return;
+        }
+        if let Disconnect::Failed(kind) = why {
+            self.fail_outstanding(i, now, kind);
+        }
+        let c = &mut self.conns[i];
+        c.unwritten = 0;
+        c.start = 0;
+        c.end = 0;
+        if let Some(mut stream) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut stream);
+        }
+        if matches!(why, Disconnect::Failed(_)) && c.served == 0 {
+            // It never answered (say, a server that accepts and closes):
+            // pause before the next attempt, as after a refused connect.
+            self.confirm(i);
+            self.conns[i].phase = Phase::Backoff(now + CONNECT_BACKOFF);
+            return;
+        }
+        self.connect(i, now);
+    }
+
+    /// Timer work: request and connect timeouts, connect retries.
+    fn scan(&mut self, now: Instant) {
+        let timeout = self.load.settings.timeout;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.phase {
+                Phase::Open => {
+                    if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
+                        self.drop_conn(i, Disconnect::Failed(FailureKind::Timeout));
+                    }
+                }
+                Phase::Connecting(since) => {
+                    if now.saturating_duration_since(since) >= timeout {
+                        if let Some(mut stream) = self.conns[i].stream.take() {
+                            let _ = self.poll.registry().deregister(&mut stream);
+                        }
+                        self.connect_failed(i, now);
+                    }
+                }
+                Phase::Backoff(until) => {
+                    if now >= until {
+                        self.connect(i, now);
+                    }
+                }
+                Phase::Queued => {}
+            }
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}

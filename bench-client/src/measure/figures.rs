@@ -1,0 +1,199 @@
+//! The figures of one measured run, as `results.json` and `load --json`
+//! record them: counts, windows, latency percentiles, CPU use, and whether
+//! the run counts.
+
+use serde::{Deserialize, Serialize};
+
+use super::Measured;
+use crate::analysis;
+use crate::engine::{Failures, LatencySummary, LoadSettings, Rate};
+
+/// A server is called saturated when its CPU use reaches this share of its
+/// CPUs, percent; below it a run is flagged client-bound.
+pub const SATURATED_PERCENT: f64 = 95.0;
+
+/// Percentiles recorded for latency curves, percent: from 90 % on, the
+/// classic HDR ladder steps (90, 95, 99, 99.5, 99.9, …), the tail in detail.
+pub const PERCENTILE_LADDER: [f64; 11] = [0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0];
+
+/// Latency at one percentile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PercentilePoint {
+    /// Percentile, percent (100 is the maximum).
+    pub percentile: f64,
+    /// Latency, microseconds.
+    pub latency_us: u64,
+}
+
+/// The figures of one measured run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    /// Successful requests over the measured windows (status 200, exact body).
+    pub successful: u64,
+    /// Failed requests over the measured windows (`failed.connect` excluded).
+    pub failed_total: u64,
+    /// Failures by kind.
+    pub failed: Failures,
+    /// Requests written, warm-up included.
+    pub sent: u64,
+    /// Requests completed during the warm-up (not measured).
+    pub warmup_completed: u64,
+    /// Requests without a complete response at the deadline.
+    pub in_flight_at_deadline: u64,
+    /// Connections asked for.
+    pub connections_requested: u64,
+    /// Connections established, reconnections included.
+    pub connections_established: u64,
+    /// Reconnections (server closed, or after an error).
+    pub reconnects: u64,
+    /// Requests outstanding per connection (1: no pipelining).
+    #[serde(default = "one")]
+    pub pipeline: usize,
+    /// Open loop: the requests per second that were due; `None`: closed loop.
+    #[serde(default)]
+    pub rate_per_s: Option<f64>,
+    /// The engine's nap between polls, microseconds (0: it waited in epoll).
+    #[serde(default)]
+    pub nap_us: u64,
+    /// Open loop: requests written more than 2 ms after they were due.
+    #[serde(default)]
+    pub late_sends: u64,
+    /// Open loop: requests due by the deadline and never written.
+    #[serde(default)]
+    pub unsent_at_deadline: u64,
+    /// Measured time, seconds.
+    pub duration_s: f64,
+    /// Successful requests per second over `duration_s`.
+    pub requests_per_s: f64,
+    /// Length of one window, seconds.
+    pub window_s: f64,
+    /// Successful requests per window, in order; they add up to `successful`.
+    pub windows: Vec<u64>,
+    /// Failed requests per window, in order; they add up to `failed_total`.
+    pub windows_failed: Vec<u64>,
+    /// Latency of successful requests, microseconds.
+    pub latency_us: LatencySummary,
+    /// Latency at the percentiles of [`PERCENTILE_LADDER`], microseconds.
+    pub latency_percentiles_us: Vec<PercentilePoint>,
+    /// Open loop only: latency from the actual write instead of from when
+    /// the request was due (not corrected for coordinated omission).
+    #[serde(default)]
+    pub latency_uncorrected_us: Option<LatencySummary>,
+    /// Coefficient of variation of `windows`, percent (`None` under two windows).
+    pub window_cv_percent: Option<f64>,
+    /// The last third of the windows averaged 5 % or more below the first
+    /// third, with a significantly negative slope (see [`analysis::drifts`]).
+    pub drift: bool,
+    /// Server CPU use over the measured windows, percent of one CPU
+    /// (mean of the windows); `None` when the server pid was unknown.
+    pub server_cpu_percent: Option<f64>,
+    /// Server CPU use per window, percent of one CPU.
+    pub server_cpu_percent_windows: Vec<f64>,
+    /// CPUs the server may run on (100 % each when saturated).
+    pub server_cpus: Option<usize>,
+    /// The server's CPUs were under 95 % busy: the client, not the server,
+    /// may have limited this run.
+    pub client_bound: bool,
+    /// This client's CPU use over the measured windows, percent of one CPU.
+    pub client_cpu_percent: f64,
+    /// Client CPU use per window, percent of one CPU.
+    pub client_cpu_percent_windows: Vec<f64>,
+    /// Client CPU time (user + system) per 1,000 successful requests,
+    /// milliseconds; `None` without successful requests.
+    #[serde(default)]
+    pub client_cpu_ms_per_1k: Option<f64>,
+    /// Peak resident set size of the client process, bytes.
+    #[serde(default)]
+    pub client_peak_rss_bytes: u64,
+    /// The server process (pid known) exited during the run, which ended at
+    /// the end of the window in which that was seen.
+    #[serde(default)]
+    pub server_lost: bool,
+    /// False when the run was interrupted before its deadline, or lost its
+    /// server: the process exited, or any connection attempt failed
+    /// (refused, timed out, or no file descriptor left).
+    pub complete: bool,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl RunFigures {
+    /// Whether the run counts in deltas, sweeps, comparisons and charts: it
+    /// ran to its deadline and had successful requests.
+    pub fn usable(&self) -> bool {
+        self.complete && self.successful > 0
+    }
+
+    /// Whether the run failed: failed requests, connection failures, no
+    /// successful request, or cut short.
+    pub fn is_failure(&self) -> bool {
+        self.failed_total > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
+    }
+
+    /// Figures of `run`, a run with `settings` against a server allowed
+    /// `server_cpus` CPUs.
+    pub fn new(run: &Measured, settings: &LoadSettings, server_cpus: Option<usize>) -> Self {
+        let s = &run.outcome.stats;
+        let window_s = settings.timing.window().as_secs_f64();
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let server_cpu_percent = mean(&run.cpu.server);
+        let duration_s = run.outcome.measured.as_secs_f64();
+        let successful = s.successful();
+        // Only whole windows the run lived through (all of them unless interrupted).
+        let lived = if run.interrupted || run.server_lost {
+            usize::try_from((duration_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
+        } else {
+            s.windows.len()
+        };
+        let measured_windows: Vec<u64> = s.windows[..lived].iter().map(|w| w.successful).collect();
+        let client_cpu_percent = mean(&run.cpu.client).unwrap_or(0.0);
+        Self {
+            successful,
+            failed_total: s.failures.requests(),
+            failed: s.failures.clone(),
+            sent: s.sent,
+            warmup_completed: s.warmup_completed,
+            in_flight_at_deadline: s.in_flight_at_deadline,
+            connections_requested: settings.connections.get() as u64,
+            connections_established: s.connections_established,
+            reconnects: s.reconnects,
+            pipeline: settings.pipeline.get(),
+            rate_per_s: settings.rate.map(Rate::per_s),
+            nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
+            late_sends: s.late_sends,
+            unsent_at_deadline: s.unsent_at_deadline,
+            duration_s,
+            requests_per_s: if duration_s > 0.0 { successful as f64 / duration_s } else { 0.0 },
+            window_s,
+            windows: s.windows.iter().map(|w| w.successful).collect(),
+            windows_failed: s.windows.iter().map(|w| w.failed).collect(),
+            latency_us: s.latency_summary(),
+            latency_percentiles_us: PERCENTILE_LADDER
+                .iter()
+                .map(|&percentile| PercentilePoint {
+                    percentile,
+                    latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
+                })
+                .collect(),
+            latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
+            window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
+            drift: analysis::drifts(&measured_windows),
+            server_cpu_percent,
+            server_cpu_percent_windows: run.cpu.server.clone(),
+            server_cpus,
+            client_bound: match (server_cpu_percent, server_cpus) {
+                (Some(p), Some(n)) => p < SATURATED_PERCENT * n as f64,
+                _ => false,
+            },
+            client_cpu_percent,
+            client_cpu_percent_windows: run.cpu.client.clone(),
+            client_cpu_ms_per_1k: (successful > 0)
+                .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
+            client_peak_rss_bytes: run.client_peak_rss_bytes,
+            server_lost: run.server_lost,
+            complete: !run.interrupted && !run.server_lost && s.failures.connect == 0,
+        }
+    }
+}

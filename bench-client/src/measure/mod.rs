@@ -1,0 +1,88 @@
+//! One measured run: the engine's load with every observer around it, in one
+//! thread scope: the per-window CPU sampler of the server and the client
+//! (which also watches the server's pid), and optionally `perf` recording
+//! the server during the measured windows. The result is turned into
+//! [`RunFigures`].
+//!
+//! Imports the engine and `sys` below it; the suite, `load` and `calibrate`
+//! call [`run`] from above.
+
+mod cpu;
+mod figures;
+pub mod profiler;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+pub use self::cpu::{CpuWindows, sample_windows};
+pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
+pub use self::profiler::Perf;
+use crate::engine::{self, Load, Outcome};
+use crate::sys::{peak_rss_bytes, sleep_until};
+
+/// What is watched during a run besides the load itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observers<'a> {
+    /// The server's pid: its CPU use is sampled per window, and the run ends
+    /// with the window in which it is seen gone.
+    pub server_pid: Option<u32>,
+    /// Records the server (pid required) during the measured windows.
+    pub perf: Option<&'a Perf>,
+}
+
+/// A run with what its observers saw.
+#[derive(Debug)]
+pub struct Measured {
+    /// The engine's counts.
+    pub outcome: Outcome,
+    /// The stop flag ended the run early.
+    pub interrupted: bool,
+    /// The server process (known pid) exited: the run ended at the end of
+    /// the window in which that was seen.
+    pub server_lost: bool,
+    /// CPU use of the server and of this client per measured window.
+    pub cpu: CpuWindows,
+    /// Peak resident set size of this process so far, bytes (`getrusage`).
+    pub client_peak_rss_bytes: u64,
+    /// With `perf`: the folded stacks recorded, or why there are none.
+    pub folded: Option<anyhow::Result<String>>,
+}
+
+/// Runs `load` with its observers until its deadline, `stop`, or the loss
+/// of the server.
+///
+/// # Errors
+/// When the engine cannot start or its event loop fails.
+pub fn run(load: &Load, observers: Observers<'_>, stop: &AtomicBool) -> anyhow::Result<Measured> {
+    let timing = load.settings.timing;
+    let start = Instant::now();
+    let measure_start = start + timing.warmup();
+    let lost = AtomicBool::new(false);
+    let (outcome, cpu, folded) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            sample_windows(observers.server_pid, measure_start, timing.window(), timing.windows(), stop, &lost)
+        });
+        let recorder = scope.spawn(|| {
+            let perf = observers.perf?;
+            let pid = observers.server_pid?;
+            let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
+            if !sleep_until(measure_start, stop) {
+                return None;
+            }
+            let recording = match perf.attach(pid, &file) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
+            };
+            sleep_until(measure_start + timing.duration(), stop);
+            Some(recording.finish())
+        });
+        let outcome = engine::run(load, &[stop, &lost]);
+        let cpu = sampler.join().unwrap_or_default();
+        let folded = recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked"))));
+        (outcome, cpu, folded)
+    });
+    let outcome = outcome?;
+    let interrupted = outcome.stopped && stop.load(Ordering::Relaxed);
+    let server_lost = !interrupted && lost.load(Ordering::Relaxed);
+    Ok(Measured { outcome, interrupted, server_lost, cpu, client_peak_rss_bytes: peak_rss_bytes(), folded })
+}

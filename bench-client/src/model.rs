@@ -1,0 +1,222 @@
+//! The client's vocabulary: which framework, which build profile, which
+//! scenario and variant a run belongs to. Every layer names runs with these
+//! types; they carry names and routes, no logic. Their serde names are the
+//! strings of `results.json` (`docs/RESULTS.md`).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use clap::ValueEnum;
+use common::{Route, RouteId};
+use serde::{Deserialize, Serialize};
+
+/// A web framework with a server crate in this workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Framework {
+    /// actix-web (`server-actix`).
+    Actix,
+    /// axum (`server-axum`).
+    Axum,
+    /// Rocket (`server-rocket`).
+    Rocket,
+}
+
+impl Framework {
+    /// Every framework, in the order of their names.
+    pub const ALL: [Self; 3] = [Self::Actix, Self::Axum, Self::Rocket];
+
+    /// Lower-case name, e.g. `axum`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Actix => "actix",
+            Self::Axum => "axum",
+            Self::Rocket => "rocket",
+        }
+    }
+
+    /// Its package and binary name, e.g. `server-axum`.
+    pub fn binary(self) -> String {
+        format!("server-{}", self.name())
+    }
+}
+
+/// A Cargo profile the servers are built and measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Optimized, as shipped.
+    Release,
+    /// Release with `debug = true`: the "debug" build of performance write-ups.
+    Profiling,
+    /// Cargo's unoptimized default; not representative of production.
+    Dev,
+}
+
+impl Profile {
+    /// The name Cargo knows it by (`--profile NAME`).
+    pub fn cargo_name(self) -> &'static str {
+        match self {
+            Self::Release => "release",
+            Self::Profiling => "profiling",
+            Self::Dev => "dev",
+        }
+    }
+
+    /// The folder of `target/` its binaries land in.
+    pub fn target_dir(self) -> &'static str {
+        match self {
+            Self::Dev => "debug",
+            other => other.cargo_name(),
+        }
+    }
+}
+
+/// What one scenario compares; [`Scenario::Floor`] is the `/plaintext` run
+/// measured once per round as the framework's floor (not a `--scenarios` value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    /// `/api/devices` (serialized per request) → `/api/devices/preserialized`
+    /// (serialized once at start-up) and → `/api/devices/cached` (serialized
+    /// once per change of the list).
+    Payload,
+    /// `/state/fat` (35-field state cloned per use) → `/state/arc` (one `Arc`).
+    State,
+    /// `/plaintext`, the framework's floor.
+    #[value(skip)]
+    Floor,
+}
+
+impl Scenario {
+    /// Lower-case name, as in `results.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Payload => "payload",
+            Self::State => "state",
+            Self::Floor => "floor",
+        }
+    }
+
+    /// The baseline variant first, then each changed one.
+    pub fn variants(self) -> &'static [Variant] {
+        match self {
+            Self::Payload => &[Variant::PerRequest, Variant::Preserialized, Variant::Cached],
+            Self::State => &[Variant::Fat, Variant::Arc],
+            Self::Floor => &[Variant::Plaintext],
+        }
+    }
+}
+
+/// One route measured within a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// `GET /api/devices`: serialized on every request.
+    PerRequest,
+    /// `GET /api/devices/preserialized`: serialized once at start-up.
+    Preserialized,
+    /// `GET /api/devices/cached`: serialized once per change of the list.
+    Cached,
+    /// `GET /state/fat`: the 35-field state cloned per use.
+    Fat,
+    /// `GET /state/arc`: the same fields behind one `Arc`.
+    Arc,
+    /// `GET /plaintext`: the floor.
+    Plaintext,
+}
+
+impl Variant {
+    /// Its name in `results.json`, e.g. `per_request`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PerRequest => "per_request",
+            Self::Preserialized => "preserialized",
+            Self::Cached => "cached",
+            Self::Fat => "fat",
+            Self::Arc => "arc",
+            Self::Plaintext => "plaintext",
+        }
+    }
+
+    /// The route it loads.
+    pub fn route(self) -> RouteId {
+        match self {
+            Self::PerRequest => RouteId::Devices,
+            Self::Preserialized => RouteId::DevicesPreserialized,
+            Self::Cached => RouteId::DevicesCached,
+            Self::Fat => RouteId::StateFat,
+            Self::Arc => RouteId::StateArc,
+            Self::Plaintext => RouteId::Plaintext,
+        }
+    }
+
+    /// The path of its route, e.g. `/api/devices`.
+    pub fn path(self) -> &'static str {
+        Route::get(self.route()).path
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What makes runs comparable across rounds and files: the same framework,
+/// layer count, scenario and variant. Ordered by framework, layers, then the
+/// scenario's and the variant's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunKey {
+    /// Framework measured.
+    pub framework: Framework,
+    /// State layers the server ran with.
+    pub layers: u16,
+    /// Scenario.
+    pub scenario: Scenario,
+    /// Variant within the scenario.
+    pub variant: Variant,
+}
+
+impl RunKey {
+    fn sort_key(&self) -> (Framework, u16, &'static str, &'static str) {
+        (self.framework, self.layers, self.scenario.name(), self.variant.name())
+    }
+}
+
+impl Ord for RunKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.sort_key().cmp(&other.sort_key())
+    }
+}
+
+impl PartialOrd for RunKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_json_strings() {
+        for v in [Scenario::Payload, Scenario::State, Scenario::Floor].iter().flat_map(|s| s.variants()) {
+            assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{}\"", v.name()));
+        }
+        assert_eq!(serde_json::to_string(&Scenario::Floor).unwrap(), "\"floor\"");
+        assert_eq!(
+            Scenario::value_variants(),
+            [Scenario::Payload, Scenario::State],
+            "floor is not a --scenarios value"
+        );
+        assert_eq!(Profile::Dev.target_dir(), "debug");
+    }
+}

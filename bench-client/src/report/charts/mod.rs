@@ -1,0 +1,159 @@
+//! Which charts a results file gets: per scenario, bars of each variant's
+//! rate with its interval; per framework, the window series and latency
+//! curves; and the layer sweep. The drawing itself is in `plot.rs`.
+
+mod plot;
+
+use std::path::Path;
+
+pub use self::plot::{Bar, bars, color, latency_curves, window_series, xy_lines};
+use crate::analysis::{self, median};
+use crate::model::{Framework, Scenario, Variant};
+use crate::results::{Results, RunRecord, sweep};
+
+/// Draws every chart of a suite run into `dir/charts/` and returns their
+/// paths relative to `dir`: per scenario, bars of each framework's variants
+/// (geometric mean over rounds, 95 % whiskers); per framework and scenario,
+/// the window series of every run and the latency percentile curves (the
+/// median over rounds at each percentile).
+///
+/// # Errors
+/// When the folder or a file cannot be written.
+pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(dir.join("charts"))?;
+    let layers = &results.meta.layers;
+    let mut written = Vec::new();
+    for &l in layers {
+        let runs: Vec<&RunRecord> = results.runs.iter().filter(|r| r.layers == l && r.figures.usable()).collect();
+        let suffix = if layers.len() > 1 { format!("-{l}-layers") } else { String::new() };
+        written.extend(charts_of_runs(dir, &runs, results.meta.window_s, &suffix)?);
+    }
+    let sweep = sweep(results);
+    if !sweep.is_empty() {
+        let series: Vec<(String, Vec<(f64, f64)>)> = sweep
+            .iter()
+            .map(|line| {
+                (
+                    format!("{} {}", line.framework.name(), line.variant),
+                    line.points.iter().map(|p| (f64::from(p.layers), p.cost_us)).collect(),
+                )
+            })
+            .collect();
+        let name = "charts/layer-sweep.svg".to_owned();
+        xy_lines(
+            &dir.join(&name),
+            "server CPU per request by state layers",
+            "state layers",
+            "µs of server CPU per request",
+            &series,
+        )?;
+        written.insert(0, name);
+    }
+    Ok(written)
+}
+
+fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {
+    let mut written = Vec::new();
+    let frameworks: Vec<Framework> = {
+        let mut f: Vec<Framework> = all.iter().copied().map(|r| r.framework).collect();
+        f.sort();
+        f.dedup();
+        f
+    };
+    let scenarios: Vec<Scenario> = {
+        let mut s: Vec<Scenario> =
+            all.iter().copied().filter(|r| r.scenario != Scenario::Floor).map(|r| r.scenario).collect();
+        s.sort_by_key(|s| s.name());
+        s.dedup();
+        s
+    };
+    for scenario in &scenarios {
+        let runs_of = |f: Framework, variant: Variant| -> Vec<&RunRecord> {
+            all.iter()
+                .copied()
+                .filter(|r| r.framework == f && r.scenario == *scenario && r.variant == variant)
+                .collect()
+        };
+        let variants: Vec<Variant> = {
+            let mut v: Vec<(u32, &str, Variant)> = all
+                .iter()
+                .copied()
+                .filter(|r| r.scenario == *scenario && r.round == 1)
+                .map(|r| (r.position, r.variant.name(), r.variant))
+                .collect();
+            v.sort_by_key(|&(position, name, _)| (position, name));
+            v.dedup_by(|a, b| a.2 == b.2);
+            v.into_iter().map(|x| x.2).collect()
+        };
+        let names: Vec<String> = variants.iter().map(|v| v.name().to_owned()).collect();
+        let mut all_bars = Vec::new();
+        for (g, &f) in frameworks.iter().enumerate() {
+            for (s, &variant) in variants.iter().enumerate() {
+                let rates: Vec<f64> = runs_of(f, variant).iter().map(|r| r.figures.requests_per_s).collect();
+                if rates.is_empty() {
+                    continue;
+                }
+                let (rate_per_s, interval) = analysis::geometric_mean_interval(&rates);
+                all_bars.push(Bar { group: g, series: s, rate_per_s, interval });
+            }
+            let series: Vec<(usize, Vec<f64>)> = variants
+                .iter()
+                .enumerate()
+                .flat_map(|(variant, &v)| runs_of(f, v).into_iter().map(move |r| (variant, r)))
+                .map(|(variant, r)| {
+                    (variant, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect())
+                })
+                .collect();
+            if !series.is_empty() {
+                let name = format!("charts/windows-{}-{scenario}{suffix}.svg", f.name());
+                let title = format!("{} · {scenario} · per-window rate, one line per run", f.name());
+                window_series(&dir.join(&name), &title, window_s, &names, &series)?;
+                written.push(name);
+            }
+            let curves: Vec<(String, Vec<(f64, f64)>)> = variants
+                .iter()
+                .filter_map(|&v| {
+                    let runs = runs_of(f, v);
+                    let first = runs.first()?;
+                    let points = first
+                        .figures
+                        .latency_percentiles_us
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| {
+                            let at: Vec<f64> = runs
+                                .iter()
+                                .filter_map(|r| r.figures.latency_percentiles_us.get(i))
+                                .map(|q| q.latency_us as f64)
+                                .collect();
+                            (p.percentile, median(&at))
+                        })
+                        .collect();
+                    Some((v.name().to_owned(), points))
+                })
+                .collect();
+            if !curves.is_empty() {
+                let name = format!("charts/latency-{}-{scenario}{suffix}.svg", f.name());
+                latency_curves(
+                    &dir.join(&name),
+                    &format!("{} · {scenario} · latency by percentile", f.name()),
+                    &curves,
+                )?;
+                written.push(name);
+            }
+        }
+        if !all_bars.is_empty() {
+            let name = format!("charts/bars-{scenario}{suffix}.svg");
+            let groups: Vec<String> = frameworks.iter().map(|f| f.name().to_owned()).collect();
+            bars(
+                &dir.join(&name),
+                &format!("{scenario}: successful requests per second (95 % CI)"),
+                &groups,
+                &names,
+                &all_bars,
+            )?;
+            written.insert(0, name);
+        }
+    }
+    Ok(written)
+}

@@ -1,0 +1,301 @@
+//! SVG charts of a suite run, drawn with `plotters`: grouped bars with
+//! confidence whiskers, per-window series, and latency percentile curves on
+//! a log-scaled percentile axis in the style of HdrHistogram's plots
+//! (x = 1 / (1 − percentile), so 90 %, 99 %, 99.9 % are equally spaced).
+
+use std::path::Path;
+
+use anyhow::anyhow;
+use plotters::coord::{CoordTranslate, Shift};
+use plotters::prelude::*;
+
+const SIZE: (u32, u32) = (900, 500);
+/// Colours of the series, in order (baseline first): ten distinct hues, so
+/// a layer sweep's nine lines (3 frameworks × 3 variants) never share one.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4c, 0x72, 0xb0),
+    RGBColor(0xdd, 0x84, 0x52),
+    RGBColor(0x55, 0xa8, 0x68),
+    RGBColor(0xc4, 0x4e, 0x52),
+    RGBColor(0x81, 0x72, 0xb3),
+    RGBColor(0x93, 0x78, 0x60),
+    RGBColor(0xda, 0x8b, 0xc3),
+    RGBColor(0x8c, 0x8c, 0x8c),
+    RGBColor(0xcc, 0xb9, 0x74),
+    RGBColor(0x64, 0xb5, 0xcd),
+];
+
+/// The colour of series `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> anyhow::Error + '_ {
+    move |e| anyhow!("cannot draw {}: {e}", path.display())
+}
+
+/// Draws the legend at `position` and writes the SVG.
+fn finish<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    position: SeriesLabelPosition,
+    path: &Path,
+) -> anyhow::Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(err(path))?;
+    root.present().map_err(err(path))
+}
+
+/// One bar: a group (framework), a series (variant), a height and an interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Index of the group along the x axis.
+    pub group: usize,
+    /// Index of the series within the group (its colour).
+    pub series: usize,
+    /// Height, requests per second.
+    pub rate_per_s: f64,
+    /// 95 % interval drawn as a whisker, if known.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// Grouped bars: one group per name of `groups`, one bar per series of
+/// `series` in each, whiskers for the intervals. Writes an SVG to `path`.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars: &[Bar]) -> anyhow::Result<()> {
+    let top = bars.iter().map(|b| b.interval.map_or(b.rate_per_s, |i| i.1.max(b.rate_per_s))).fold(1.0, f64::max) * 1.3;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..groups.len() as f64, 0.0..top)
+        .map_err(err(path))?;
+    let names = groups.to_vec();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let centre = x - x.floor();
+            if (centre - 0.5).abs() < 1e-6 {
+                names.get(x.floor() as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("successful requests per second")
+        .draw()
+        .map_err(err(path))?;
+    let width = 0.8 / series.len().max(1) as f64;
+    for (s, name) in series.iter().enumerate() {
+        let mine: Vec<&Bar> = bars.iter().filter(|b| b.series == s).collect();
+        let x0 = |b: &Bar| b.group as f64 + 0.1 + width * b.series as f64;
+        chart
+            .draw_series(
+                mine.iter()
+                    .map(|b| Rectangle::new([(x0(b), 0.0), (x0(b) + width * 0.9, b.rate_per_s)], color(s).filled())),
+            )
+            .map_err(err(path))?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color(s).filled()));
+        chart
+            .draw_series(mine.iter().filter_map(|b| {
+                let (lo, hi) = b.interval?;
+                let xc = x0(b) + width * 0.45;
+                Some(PathElement::new(vec![(xc, lo), (xc, hi)], BLACK.stroke_width(2)))
+            }))
+            .map_err(err(path))?;
+    }
+    finish(&mut chart, &root, SeriesLabelPosition::UpperRight, path)
+}
+
+/// Lines over the measured windows: one per series of requests per second
+/// per window (`window_s` seconds each), coloured by its group; the legend
+/// names each group once.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn window_series(
+    path: &Path,
+    title: &str,
+    window_s: f64,
+    groups: &[String],
+    series: &[(usize, Vec<f64>)],
+) -> anyhow::Result<()> {
+    let windows = series.iter().map(|s| s.1.len()).max().unwrap_or(1).max(1);
+    let top = series.iter().flat_map(|s| s.1.iter().copied()).fold(1.0, f64::max) * 1.15;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..windows as f64 * window_s, 0.0..top)
+        .map_err(err(path))?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds since the end of the warm-up (window end)")
+        .y_desc("successful requests per second")
+        .draw()
+        .map_err(err(path))?;
+    let mut named = vec![false; groups.len()];
+    for (group, rates) in series {
+        let (g, points) = (*group, rates.iter().enumerate().map(|(w, r)| ((w + 1) as f64 * window_s, *r)));
+        let drawn = chart.draw_series(LineSeries::new(points, color(g).stroke_width(2))).map_err(err(path))?;
+        if let Some(done) = named.get_mut(g).filter(|d| !**d) {
+            *done = true;
+            drawn
+                .label(groups[g].as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
+        }
+    }
+    finish(&mut chart, &root, SeriesLabelPosition::LowerRight, path)
+}
+
+/// Latency by percentile, one curve per named series of (percentile in
+/// percent, latency in µs) points; percentiles of 100 are left out.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn latency_curves(path: &Path, title: &str, series: &[(String, Vec<(f64, f64)>)]) -> anyhow::Result<()> {
+    let x_of = |p: f64| 1.0 / (1.0 - p / 100.0);
+    let top_ms = series.iter().flat_map(|s| s.1.iter().map(|p| p.1 / 1000.0)).fold(0.1, f64::max) * 1.15;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d((1.0..1e5).log_scale(), 0.0..top_ms)
+        .map_err(err(path))?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile")
+        .y_desc("latency (ms)")
+        .x_label_formatter(&|x| {
+            let text = format!("{:.4}", (1.0 - 1.0 / x) * 100.0);
+            format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+        })
+        .draw()
+        .map_err(err(path))?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        let pts = points.iter().filter(|p| p.0 < 100.0).map(|(p, us)| (x_of(*p), us / 1000.0));
+        chart
+            .draw_series(LineSeries::new(pts, color(i).stroke_width(2)))
+            .map_err(err(path))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+    }
+    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
+}
+
+/// Lines through (x, y) points, one per named series, on linear axes.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn xy_lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> anyhow::Result<()> {
+    let x_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let y_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.1, f64::max) * 1.15;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(err(path))?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err(path))?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
+            .map_err(err(path))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+        chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+    }
+    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{} is not XML: {e}", path.display()));
+        text
+    }
+
+    #[test]
+    fn bar_chart_has_one_bar_per_group_and_series_and_parses() {
+        let dir = std::env::temp_dir().join(format!("charts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bars.svg");
+        let groups = vec!["actix".to_owned(), "axum".to_owned(), "rocket".to_owned()];
+        let series = vec!["fat".to_owned(), "arc".to_owned()];
+        let bars_in: Vec<Bar> = (0..3)
+            .flat_map(|g| {
+                (0..2).map(move |s| Bar {
+                    group: g,
+                    series: s,
+                    rate_per_s: 1000.0 * (g + s + 1) as f64,
+                    interval: Some((900.0, 1100.0)),
+                })
+            })
+            .collect();
+        bars(&path, "state", &groups, &series, &bars_in).unwrap();
+        let text = parse(&path);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        for s in 0..2 {
+            let c = color(s);
+            let fill = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            let rects = doc
+                .descendants()
+                .filter(|n| {
+                    n.has_tag_name("rect") && n.attribute("fill").is_some_and(|f| f.eq_ignore_ascii_case(&fill))
+                })
+                .count();
+            assert_eq!(rects, 3 + 1, "series {s}: one bar per framework plus its legend swatch");
+        }
+        let texts: Vec<&str> =
+            doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(str::trim).collect();
+        for label in ["actix", "axum", "rocket", "fat", "arc", "state"] {
+            assert!(texts.contains(&label), "{label} drawn as text: {texts:?}");
+        }
+        let lat = dir.join("lat.svg");
+        latency_curves(&lat, "latency", &[("arc".to_owned(), vec![(50.0, 800.0), (99.0, 1500.0), (99.9, 2500.0)])])
+            .unwrap();
+        let lat_text = parse(&lat);
+        assert!(lat_text.contains("99.9%") && lat_text.contains("90%"), "percentile axis labels");
+        let win = dir.join("win.svg");
+        window_series(
+            &win,
+            "windows",
+            1.0,
+            &["fat".to_owned()],
+            &[(0, vec![10.0, 12.0, 11.0]), (0, vec![9.0, 9.5, 9.0])],
+        )
+        .unwrap();
+        parse(&win);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,35 @@
+//! How numbers read in every table: signed percentages, milliseconds,
+//! changes with their intervals, verdicts.
+
+use crate::analysis::{Change, Verdict};
+
+/// `+6.6 %`.
+pub(super) fn signed(p: f64) -> String {
+    format!("{p:+.1} %")
+}
+
+/// Microseconds as `1.23 ms`.
+pub(super) fn ms(us: f64) -> String {
+    format!("{:.2} ms", us / 1000.0)
+}
+
+/// `12.3 %`, or `–` when unknown.
+pub(super) fn opt_percent(p: Option<f64>) -> String {
+    p.map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
+}
+
+/// `+6.6 % [+2.1 … +11.3]`, or the point alone when there is no interval.
+pub fn change_with_ci(d: &Change) -> String {
+    match (d.ci_low_percent, d.ci_high_percent) {
+        (Some(lo), Some(hi)) => format!("{} [{lo:+.1} … {hi:+.1}]", signed(d.change_percent)),
+        _ => signed(d.change_percent),
+    }
+}
+
+/// The verdict's label, in bold when it is significant.
+pub(super) fn verdict(v: Verdict) -> String {
+    match v {
+        Verdict::Faster | Verdict::Slower => format!("**{}**", v.label()),
+        other => other.label().to_owned(),
+    }
+}

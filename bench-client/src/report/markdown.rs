@@ -1,0 +1,370 @@
+//! Markdown: the tables the suite prints to the terminal, the comparison
+//! table of `compare`, and the whole `report.md` of a run folder. Each
+//! function returns the text; the caller writes it where it belongs.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::format::{change_with_ci, ms, opt_percent, verdict};
+use crate::analysis::{self, median};
+use crate::measure::{RunFigures, SATURATED_PERCENT};
+use crate::model::{Framework, Profile, Scenario};
+use crate::results::{Comparison, Delta, Results, compare, sweep};
+
+/// The delta table with intervals and verdicts, the floors, the saturation
+/// and drift notes, as Markdown.
+pub fn delta_table(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds · server on CPU {:?}, client on CPU {:?}\n",
+        m.profile.cargo_name(),
+        m.connections,
+        m.duration_s,
+        m.warmup_s,
+        m.rounds,
+        m.server_cpus,
+        m.client_cpus
+    );
+    out.push_str("| framework | layers | scenario | before (successful) | after (successful) | change [95 % CI] | verdict | CV before / after | p99 before | p99 after |\n");
+    out.push_str("|---|--:|---|--:|--:|--:|---|--:|--:|--:|\n");
+    for d in &results.deltas {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} ({} → {}) | {:.0} | {:.0} | {} | {} | {} / {} | {} | {} |",
+            d.framework.name(),
+            d.layers,
+            d.scenario,
+            d.from,
+            d.to,
+            d.before_successful,
+            d.after_successful,
+            change_with_ci(&d.change),
+            verdict(d.change.verdict),
+            opt_percent(d.before_cv_percent),
+            opt_percent(d.after_cv_percent),
+            ms(d.before_p99_us),
+            ms(d.after_p99_us),
+        );
+    }
+    out.push_str(
+        "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+    );
+    let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
+    if !floors.is_empty() {
+        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
+        let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
+        frameworks.sort();
+        frameworks.dedup();
+        for f in frameworks {
+            let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
+            let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} | {:.0} | {} |",
+                f.name(),
+                col(|f| f.successful as f64),
+                col(|f| f.requests_per_s),
+                ms(col(|f| f.latency_us.p99 as f64))
+            );
+        }
+    }
+    let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
+    if !busy.is_empty() {
+        let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+        let min = busy.iter().copied().fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            out,
+            "\nServer CPU busy over the measured windows: median {:.1} %, lowest {min:.1} % ({} CPU(s)); {}",
+            median(&busy),
+            m.server_cpus.len(),
+            if bound == 0 {
+                "every run saturated the server: the figures measure the server, not the client.".to_owned()
+            } else {
+                format!(
+                    "**{bound} run(s) client-bound** (server under {} % busy): their figures may measure the client.",
+                    SATURATED_PERCENT
+                )
+            }
+        );
+    }
+    if let Some(ceiling) = m.client_ceiling_per_s {
+        let fastest = results.runs.iter().map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
+        let client_busy: Vec<f64> = results.runs.iter().map(|r| r.figures.client_cpu_percent).collect();
+        let _ = writeln!(
+            out,
+            "\nClient ceiling (`bench-client calibrate` at the start: the built-in canned responder, same connections and CPUs): {ceiling:.0} successful requests/s; the fastest run reached {:.0} % of it; the client's CPU was at most {:.0} % busy in any run.",
+            fastest / ceiling * 100.0,
+            client_busy.iter().copied().fold(0.0, f64::max)
+        );
+    }
+    let drifting: Vec<String> = results
+        .runs
+        .iter()
+        .filter(|r| r.figures.drift)
+        .map(|r| format!("{} {}/{} round {}", r.framework.name(), r.scenario, r.variant, r.round))
+        .collect();
+    if !drifting.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDrift (last third of the windows ≥ {} % below the first third, significant downward slope): {}",
+            analysis::DRIFT_PERCENT,
+            drifting.join(", ")
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
+    }
+    if m.profile == Profile::Dev {
+        out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
+    }
+    out
+}
+
+/// The layer sweep as a table: requests per second and CPU cost per request
+/// (µs) at each layer count, and what one layer adds; empty without a sweep.
+pub fn sweep_table(results: &Results) -> String {
+    let lines = sweep(results);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let layers = &results.meta.layers;
+    let mut out = String::from("| framework | variant |");
+    for l in layers {
+        let _ = write!(out, " {l} layers |");
+    }
+    out.push_str(" added per layer |\n|---|---|");
+    for _ in layers {
+        out.push_str("--:|");
+    }
+    out.push_str("--:|\n");
+    for line in &lines {
+        let _ = write!(out, "| {} | {} |", line.framework.name(), line.variant);
+        for l in layers {
+            match line.points.iter().find(|p| p.layers == *l) {
+                Some(p) => {
+                    let _ = write!(out, " {:.0}/s · {:.2} µs |", p.rate_per_s, p.cost_us);
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        let _ =
+            writeln!(out, " {} |", line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+    }
+    out.push_str("\nCells: successful requests per second (geometric mean over rounds) · server CPU time per request (measured server CPU ÷ rate). `added per layer`: least-squares slope of the cost per request over the layer count.\n");
+    out
+}
+
+/// Deltas of several profiles side by side (`framework · profile · before ·
+/// after · change`), for results of different profiles; empty if fewer than two.
+pub fn profiles_table(all: &[&Results]) -> String {
+    if all.len() < 2 {
+        return String::new();
+    }
+    let mut all = all.to_vec();
+    all.sort_by_key(|r| r.meta.profile as u8);
+    let mut out = String::from(
+        "| framework | layers | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
+    );
+    let mut keys: Vec<(Framework, u16, &str, &str, &str)> = all
+        .iter()
+        .flat_map(|r| {
+            r.deltas.iter().map(|d| (d.framework, d.layers, d.scenario.name(), d.from.as_str(), d.to.as_str()))
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (framework, layers, scenario, from, to) in keys {
+        for r in &all {
+            let same = |d: &&Delta| d.framework == framework && d.layers == layers && d.to == to && d.from == from;
+            let Some(d) = r.deltas.iter().find(same) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {layers} | {scenario} ({from} → {to}) | {} | {:.0} | {:.0} | {} | {} |",
+                framework.name(),
+                r.meta.profile.cargo_name(),
+                d.before_successful,
+                d.after_successful,
+                change_with_ci(&d.change),
+                verdict(d.change.verdict)
+            );
+        }
+    }
+    out
+}
+
+/// What the profiling build and its profiler cost: each run type's rate in
+/// the release results against the profiling results (Welch 95 % interval),
+/// the "debug" and "nodebug" rows of performance write-ups.
+pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
+    let cmp = compare(release, profiling);
+    let mut out = format!(
+        "| framework | scenario | variant | release requests/s | profiling requests/s{} | change [95 % CI] |\n|---|---|---|--:|--:|--:|\n",
+        if profiling.meta.profiler.is_some() { " (with perf)" } else { "" }
+    );
+    for r in &cmp.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {} |",
+            r.key.framework.name(),
+            r.key.scenario,
+            r.key.variant,
+            r.a_per_s,
+            r.b_per_s,
+            change_with_ci(&r.change)
+        );
+    }
+    out
+}
+
+/// The table of `compare A B`: per run type, both rates and the change from
+/// A to B with its interval and verdict, under the two files' names.
+pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
+    let mut out = format!(
+        "A: {}\nB: {}\n\n| framework | layers | scenario | variant | A requests/s | B requests/s | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
+        a.display(),
+        b.display()
+    );
+    for r in &cmp.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
+            r.key.framework.name(),
+            r.key.layers,
+            r.key.scenario,
+            r.key.variant,
+            r.a_per_s,
+            r.b_per_s,
+            change_with_ci(&r.change),
+            r.change.verdict.label()
+        );
+    }
+    out
+}
+
+/// The whole `report.md`: the tables, the profiles side by side (when other
+/// profiles' results are given), the cost of profiling, the charts and flame
+/// graphs, every run, and the metadata.
+pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], flamegraphs: &[String]) -> String {
+    let m = &results.meta;
+    let mut out = String::from("# Benchmark report\n\n");
+    if !results.complete {
+        out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
+    }
+    out.push_str(&delta_table(results));
+    let sweep = sweep_table(results);
+    if !sweep.is_empty() {
+        let _ = write!(out, "\n## Layer sweep\n\n{sweep}");
+    }
+    let mut all: Vec<&Results> = vec![results];
+    all.extend(other_profiles.iter());
+    let side = profiles_table(&all);
+    if !side.is_empty() {
+        let _ = write!(
+            out,
+            "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{side}"
+        );
+    }
+    let by_profile = |p: Profile| all.iter().copied().find(|r| r.meta.profile == p);
+    if let (Some(release), Some(profiling)) = (by_profile(Profile::Release), by_profile(Profile::Profiling)) {
+        let _ = write!(
+            out,
+            "\n## Cost of profiling\n\nRelease against the profiling build (`debug = true`{}), per run type.\n\n{}",
+            if profiling.meta.profiler.is_some() { ", with perf attached" } else { "" },
+            profiling_cost_table(release, profiling)
+        );
+    }
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for c in charts {
+            let _ = writeln!(out, "![{c}]({c})\n");
+        }
+    }
+    if !flamegraphs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Flame graphs\n\n{}, measured windows only, all rounds of each variant merged.\n",
+            results.meta.profiler.as_deref().unwrap_or("perf")
+        );
+        for f in flamegraphs {
+            let _ = writeln!(out, "- [{f}]({f})");
+        }
+    }
+    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | window CV | drift | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");
+    for r in &results.runs {
+        let f = &r.figures;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {:.1} % |",
+            r.framework.name(),
+            r.scenario,
+            r.variant,
+            r.round,
+            f.successful,
+            f.failed_total,
+            f.requests_per_s,
+            opt_percent(f.window_cv_percent),
+            if f.drift { "**yes**" } else { "no" },
+            ms(f.latency_us.p50 as f64),
+            ms(f.latency_us.p99 as f64),
+            ms(f.latency_us.max as f64),
+            f.in_flight_at_deadline,
+            f.server_cpu_percent.map_or_else(
+                || "?".to_owned(),
+                |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
+            ),
+            f.client_cpu_percent
+        );
+    }
+    let _ = write!(
+        out,
+        "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {:?}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",
+        m.commit,
+        m.rustc,
+        m.cpu_model,
+        m.cores,
+        m.kernel,
+        m.started_utc,
+        m.connections,
+        m.duration_s,
+        m.warmup_s,
+        m.window_s,
+        m.timeout_s,
+        m.rounds,
+        m.layers,
+        m.server_cpus,
+        m.server_workers,
+        m.client_cpus,
+        m.client_threads
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn profiles_table_keeps_every_delta_of_every_profile() {
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        for round in 1..=2 {
+            for (variant, n) in [("per_request", 100), ("preserialized", 120), ("cached", 110)] {
+                runs.push(run(f, "payload", variant, round, n + u64::from(round), true));
+            }
+        }
+        let release = results(runs);
+        let mut profiling = release.clone();
+        profiling.meta.profile = Profile::Profiling;
+        let table = profiles_table(&[&profiling, &release]);
+        assert_eq!(table.lines().count(), 2 + 2 * 2, "header + 2 deltas × 2 profiles:\n{table}");
+        assert!(table.contains("/api/devices/cached") && table.contains("/api/devices/preserialized"));
+        let release_row = table.lines().position(|l| l.contains("| release |")).unwrap();
+        let profiling_row = table.lines().position(|l| l.contains("| profiling |")).unwrap();
+        assert!(release_row < profiling_row, "release first");
+    }
+}

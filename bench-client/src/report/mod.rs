@@ -1,0 +1,15 @@
+//! Presentation only: reads results and figures, returns text (Markdown
+//! tables, `report.md`, terminal lines) or writes SVG charts. It never runs
+//! anything and never decides how a command ends.
+//!
+//! Imports `results`, `measure` (figures), `calibrate` (the ceiling),
+//! `model` and `analysis` below it.
+
+pub mod charts;
+mod format;
+mod markdown;
+mod terminal;
+
+pub use self::format::change_with_ci;
+pub use self::markdown::{comparison_table, delta_table, profiles_table, profiling_cost_table, report, sweep_table};
+pub use self::terminal::{ceiling_line, load_summary, run_line, top_self_time};

@@ -1,0 +1,149 @@
+//! What the commands print to the terminal besides Markdown tables: the
+//! summary of `load`, the suite's line per run, the client's ceiling, and
+//! the top of a profile's self time.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use crate::calibrate::Ceiling;
+use crate::engine::{LATE_SEND_TOLERANCE, LatencySummary};
+use crate::measure::RunFigures;
+use crate::measure::profiler::top_self;
+
+/// The summary `load` prints: counts, failures by kind, connections,
+/// windows, CPU use and latency of the run of `url`.
+///
+/// # Errors
+/// When `w` cannot be written.
+pub fn load_summary(w: &mut impl Write, url: &str, f: &RunFigures) -> io::Result<()> {
+    let mode = match f.rate_per_s {
+        Some(rate) => format!("open loop at {rate:.0} requests/s"),
+        None => "closed loop".to_owned(),
+    };
+    let incomplete = if f.complete {
+        ""
+    } else if f.server_lost {
+        " (INCOMPLETE: the server exited; the run ended with that window)"
+    } else if f.failed.connect > 0 {
+        " (INCOMPLETE: connections failed; the server may have died)"
+    } else {
+        " (interrupted)"
+    };
+    writeln!(
+        w,
+        "{} · {} connections · pipeline {} · {mode} · {:.1} s measured{incomplete}",
+        url, f.connections_requested, f.pipeline, f.duration_s
+    )?;
+    writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
+    writeln!(
+        w,
+        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}; connect errors {})",
+        f.failed_total,
+        f.failed.io,
+        f.failed.timeout,
+        f.failed.status,
+        f.failed.body,
+        f.failed.protocol,
+        f.failed.connect
+    )?;
+    writeln!(w, "  in flight at end     {:>12}", f.in_flight_at_deadline)?;
+    if f.rate_per_s.is_some() {
+        writeln!(
+            w,
+            "  late sends           {:>12}   (written over {} ms after due); never written by the end: {}",
+            f.late_sends,
+            LATE_SEND_TOLERANCE.as_millis(),
+            f.unsent_at_deadline
+        )?;
+    }
+    writeln!(
+        w,
+        "  connections          {:>12} established of {} requested, {} reconnections",
+        f.connections_established, f.connections_requested, f.reconnects
+    )?;
+    writeln!(w, "  per window           {:?}", f.windows)?;
+    match f.server_cpu_percent {
+        Some(p) => writeln!(
+            w,
+            "  server CPU           {p:>11.1} %   of {} CPU(s){}",
+            f.server_cpus.unwrap_or(0),
+            if f.client_bound { "  CLIENT-BOUND: the server was not saturated" } else { "  (saturated)" }
+        )?,
+        None => writeln!(w, "  server CPU                 unknown   (pass --server-pid to check saturation)")?,
+    }
+    writeln!(
+        w,
+        "  client CPU           {:>11.1} %   {} per 1,000 successful requests; peak RSS {:.1} MiB",
+        f.client_cpu_percent,
+        f.client_cpu_ms_per_1k.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2} ms")),
+        f.client_peak_rss_bytes as f64 / (1024.0 * 1024.0)
+    )?;
+    let ms = |us: u64| us as f64 / 1e3;
+    let line = |w: &mut dyn Write, name: &str, l: &LatencySummary| {
+        writeln!(
+            w,
+            "  {name:<20} p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max)
+        )
+    };
+    match &f.latency_uncorrected_us {
+        None => line(w, "latency (ms)", &f.latency_us),
+        Some(uncorrected) => {
+            line(w, "latency (ms)", &f.latency_us)?;
+            writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
+            line(w, "uncorrected (ms)", uncorrected)
+        }
+    }
+}
+
+/// One line: the client's ceiling, both CPU uses, and which side limited it.
+pub fn ceiling_line(ceiling: &Ceiling) -> String {
+    let f = &ceiling.figures;
+    let responder = f.server_cpu_percent.unwrap_or(0.0);
+    let limit = if f.client_bound {
+        "the client's ceiling"
+    } else {
+        "a lower bound: the responder, not the client, was saturated"
+    };
+    format!(
+        "client ceiling: {:.0} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
+         built-in responder on CPU(s) {}; client on CPU(s) {} at {:.0} % busy, responder {:.0} %): {limit}",
+        f.requests_per_s,
+        f.connections_requested,
+        f.pipeline,
+        ceiling.server_cpus,
+        ceiling.client_cpus,
+        f.client_cpu_percent,
+        responder
+    )
+}
+
+/// The suite's line for one finished run, after its `label` (framework,
+/// layers, round, scenario and variant, padded by the caller).
+pub fn run_line(label: &str, f: &RunFigures) -> String {
+    format!(
+        "  {label} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
+        f.successful,
+        f.requests_per_s,
+        f.failed_total,
+        f.latency_us.p99 as f64 / 1000.0,
+        f.server_cpu_percent.unwrap_or(f64::NAN),
+        if f.client_bound { "  CLIENT-BOUND" } else { "" }
+    )
+}
+
+/// The `n` functions with the most self time in `stacks` (folded stacks,
+/// sample weights in nanoseconds of CPU), under a heading naming `what`,
+/// each line indented by `indent` spaces.
+pub fn top_self_time(what: &str, stacks: &BTreeMap<String, u64>, n: usize, indent: usize) -> String {
+    let cpu_ms = stacks.values().sum::<u64>() as f64 / 1e6;
+    let mut text = format!("{:indent$}top self time{what} ({cpu_ms:.0} ms of server CPU sampled):", "");
+    for (function, percent) in top_self(stacks, n) {
+        text.push_str(&format!("\n{:indent$}  {percent:5.1} %  {function}", ""));
+    }
+    text
+}

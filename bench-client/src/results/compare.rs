@@ -1,0 +1,189 @@
+//! The comparison of two results (`bench-client compare A B`): did B (say,
+//! after a change) get slower or faster than A, run type by run type, with
+//! 95 % intervals?
+//!
+//! Each run type (framework, scenario, variant) has one rate per round in
+//! each file; the rounds of A and B are independent, so the change is
+//! Welch's interval on the mean log rates ([`crate::analysis::unpaired_change`]).
+
+use super::Results;
+use crate::analysis::{self, Change, Verdict};
+use crate::model::RunKey;
+
+/// One run type present in both files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Framework, layers, scenario (`floor` for `/plaintext`) and variant.
+    pub key: RunKey,
+    /// Geometric mean of A's rates, requests per second.
+    pub a_per_s: f64,
+    /// Geometric mean of B's rates, requests per second.
+    pub b_per_s: f64,
+    /// From A to B.
+    pub change: Change,
+}
+
+/// What [`compare`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Settings that differ between the two runs, one line each.
+    pub differences: Vec<String>,
+    /// Run types with usable runs in both files.
+    pub rows: Vec<Row>,
+    /// Run types with usable runs in A but none in B (failed, missing or
+    /// without a successful request): counted as regressions.
+    pub missing_in_b: Vec<String>,
+}
+
+impl Comparison {
+    /// Rows that are significant regressions larger than `threshold_percent`.
+    pub fn regressions(&self, threshold_percent: f64) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
+            .collect()
+    }
+
+    /// Rows for which no interval can be given (under two rounds on a side).
+    pub fn undecidable(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.change.verdict == Verdict::TooFewRounds).collect()
+    }
+}
+
+/// Settings that make two runs incomparable when they differ.
+fn differences(a: &Results, b: &Results) -> Vec<String> {
+    let (ma, mb) = (&a.meta, &b.meta);
+    let mut out = Vec::new();
+    let mut check = |name: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{name}: {x} vs {y}"));
+        }
+    };
+    check("profile", ma.profile.cargo_name().to_owned(), mb.profile.cargo_name().to_owned());
+    check("duration_s", ma.duration_s.to_string(), mb.duration_s.to_string());
+    check("warmup_s", ma.warmup_s.to_string(), mb.warmup_s.to_string());
+    check("window_s", ma.window_s.to_string(), mb.window_s.to_string());
+    check("connections", ma.connections.to_string(), mb.connections.to_string());
+    check("layers", format!("{:?}", ma.layers), format!("{:?}", mb.layers));
+    check("timeout_s", ma.timeout_s.to_string(), mb.timeout_s.to_string());
+    check("profiler", format!("{:?}", ma.profiler), format!("{:?}", mb.profiler));
+    check("cpu_model", ma.cpu_model.clone(), mb.cpu_model.clone());
+    check("cores", ma.cores.to_string(), mb.cores.to_string());
+    check("server_cpus", format!("{:?}", ma.server_cpus), format!("{:?}", mb.server_cpus));
+    check("client_cpus", format!("{:?}", ma.client_cpus), format!("{:?}", mb.client_cpus));
+    // The load engine's mode: a different one changes what the server pays per request.
+    let engine = |r: &Results| {
+        let mut modes: Vec<String> = r
+            .runs
+            .iter()
+            .map(|run| {
+                let f = &run.figures;
+                format!("pipeline {} rate_per_s {:?} nap_us {}", f.pipeline, f.rate_per_s, f.nap_us)
+            })
+            .collect();
+        modes.sort();
+        modes.dedup();
+        modes.join("; ")
+    };
+    check("load engine", engine(a), engine(b));
+    check("schema_version", a.schema_version.to_string(), b.schema_version.to_string());
+    out
+}
+
+/// Matches the run types of `a` and `b` and computes each change.
+pub fn compare(a: &Results, b: &Results) -> Comparison {
+    let mut keys: Vec<RunKey> = a.runs.iter().map(|r| r.key()).collect();
+    keys.sort();
+    keys.dedup();
+    let rates = |res: &Results, k: &RunKey| -> Vec<f64> {
+        res.runs
+            .iter()
+            .filter(|r| r.key() == *k)
+            .filter(|r| r.figures.usable())
+            .map(|r| r.figures.requests_per_s)
+            .collect()
+    };
+    let mut missing_in_b = Vec::new();
+    let rows = keys
+        .into_iter()
+        .filter_map(|k| {
+            let (ra, rb) = (rates(a, &k), rates(b, &k));
+            if ra.is_empty() {
+                return None;
+            }
+            if rb.is_empty() {
+                missing_in_b.push(format!(
+                    "{} {} layers {}/{}",
+                    k.framework.name(),
+                    k.layers,
+                    k.scenario.name(),
+                    k.variant.name()
+                ));
+                return None;
+            }
+            Some(Row {
+                a_per_s: analysis::geometric_mean_interval(&ra).0,
+                b_per_s: analysis::geometric_mean_interval(&rb).0,
+                change: analysis::unpaired_change(&ra, &rb),
+                key: k,
+            })
+        })
+        .collect();
+    Comparison { differences: differences(a, b), rows, missing_in_b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Framework;
+    use crate::results::fixtures::{results, run};
+
+    fn rounds(f: Framework, variant: &str, counts: &[u64]) -> Vec<crate::results::RunRecord> {
+        counts.iter().enumerate().map(|(i, &n)| run(f, "payload", variant, i as u32 + 1, n, true)).collect()
+    }
+
+    #[test]
+    fn missing_zero_and_single_round_run_types_are_not_passed_silently() {
+        let a = results(
+            [
+                rounds(Framework::Axum, "per_request", &[1000, 1010, 990]),
+                rounds(Framework::Actix, "per_request", &[900, 910, 890]),
+            ]
+            .concat(),
+        );
+        // B lost actix entirely, and axum answered nothing.
+        let b = results([rounds(Framework::Axum, "per_request", &[0, 0, 0])].concat());
+        let cmp = compare(&a, &b);
+        assert!(cmp.rows.is_empty());
+        assert_eq!(cmp.missing_in_b.len(), 2, "{:?}", cmp.missing_in_b);
+
+        let one = results(rounds(Framework::Axum, "per_request", &[500]));
+        let cmp = compare(&a, &one);
+        assert_eq!(cmp.undecidable().len(), 1, "one round: no interval");
+        assert!(cmp.regressions(2.0).is_empty());
+
+        let slower = results(
+            [
+                rounds(Framework::Axum, "per_request", &[800, 810, 790]),
+                rounds(Framework::Actix, "per_request", &[900, 905, 895]),
+            ]
+            .concat(),
+        );
+        let cmp = compare(&a, &slower);
+        let reg = cmp.regressions(2.0);
+        assert_eq!(reg.len(), 1);
+        assert_eq!(reg[0].key.framework, Framework::Axum);
+        assert!(cmp.regressions(25.0).is_empty(), "−20 % is within a 25 % threshold");
+    }
+
+    #[test]
+    fn differing_settings_are_listed() {
+        let a = results(rounds(Framework::Axum, "per_request", &[1, 2]));
+        let mut b = a.clone();
+        b.meta.profiler = Some("perf".to_owned());
+        b.meta.timeout_s = 5.0;
+        let d = compare(&a, &b).differences;
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("profiler")) && d.iter().any(|l| l.starts_with("timeout_s")));
+    }
+}

@@ -1,0 +1,207 @@
+//! The results contract: `results.json` (layout in `docs/RESULTS.md`, JSON
+//! Schema in `docs/results.schema.json`) and `load --json`, and what is
+//! computed from results: paired deltas, the layer sweep, the comparison of
+//! two results. Nothing here runs a load or prints.
+//!
+//! Imports `measure` (one run's figures), `model` and `analysis` below it.
+
+mod compare;
+mod deltas;
+mod file;
+pub mod fixtures;
+mod folder;
+mod sweep;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::compare::{Comparison, Row, compare};
+pub use self::deltas::deltas;
+pub use self::file::{read, write};
+pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
+pub use self::sweep::{SweepLine, SweepPoint, sweep};
+use crate::analysis::Change;
+use crate::measure::RunFigures;
+use crate::model::{Framework, Profile, RunKey, Scenario, Variant};
+
+/// Version of the `results.json` layout; bumped on every change to it.
+pub const SCHEMA_VERSION: u32 = 4;
+
+/// Oldest layout [`read`] still reads: version 4 only added keys, each with
+/// a default when missing.
+pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
+
+/// One run of the suite: a framework, a route, a round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Framework measured.
+    pub framework: Framework,
+    /// `payload`, `state` or `floor` (`/plaintext`).
+    pub scenario: Scenario,
+    /// Variant within the scenario: `per_request`/`preserialized`/`cached`, `fat`/`arc`, `plaintext`.
+    pub variant: Variant,
+    /// Path loaded.
+    pub route: String,
+    /// Build profile of the server.
+    pub profile: Profile,
+    /// State layers the server ran with (`--layers`).
+    pub layers: u16,
+    /// Round, from 1.
+    pub round: u32,
+    /// Position of the run within its round, from 1.
+    pub position: u32,
+    /// The measurements.
+    #[serde(flatten)]
+    pub figures: RunFigures,
+}
+
+/// A scenario's change in one framework, from its first variant to its second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    /// Framework.
+    pub framework: Framework,
+    /// Scenario.
+    pub scenario: Scenario,
+    /// Route of the baseline variant.
+    pub from: String,
+    /// Route of the changed variant.
+    pub to: String,
+    /// State layers the server ran with.
+    pub layers: u16,
+    /// Rounds in which both variants were measured.
+    pub rounds: u32,
+    /// Median over rounds of the baseline's successful requests.
+    pub before_successful: f64,
+    /// Median over rounds of the changed variant's successful requests.
+    pub after_successful: f64,
+    /// Paired change over rounds with its 95 % interval and verdict
+    /// (`change_percent`, `ci_low_percent`, `ci_high_percent`, `verdict`).
+    #[serde(flatten)]
+    pub change: Change,
+    /// Smallest of the per-round paired changes, percent.
+    pub change_min_percent: f64,
+    /// Largest of the per-round paired changes, percent.
+    pub change_max_percent: f64,
+    /// Coefficient of variation of the baseline's successful requests across rounds, percent.
+    pub before_cv_percent: Option<f64>,
+    /// The same for the changed variant.
+    pub after_cv_percent: Option<f64>,
+    /// Median over rounds of the baseline's p99 latency, microseconds.
+    pub before_p99_us: f64,
+    /// Median over rounds of the changed variant's p99 latency, microseconds.
+    pub after_p99_us: f64,
+}
+
+/// Where and how the suite ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// `git rev-parse HEAD` of the workspace (with `-dirty` when modified).
+    pub commit: String,
+    /// `rustc --version`.
+    pub rustc: String,
+    /// Build profile of the servers.
+    pub profile: Profile,
+    /// CPU model from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Logical CPUs online.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// Start, UTC, RFC 3339.
+    pub started_utc: String,
+    /// Connections per run.
+    pub connections: u64,
+    /// Measured duration per run, seconds.
+    pub duration_s: f64,
+    /// Warm-up per run, seconds.
+    pub warmup_s: f64,
+    /// Window length, seconds.
+    pub window_s: f64,
+    /// Per-request timeout, seconds.
+    pub timeout_s: f64,
+    /// Rounds.
+    pub rounds: u32,
+    /// Server state layers: one value, or the values of a sweep, ascending.
+    pub layers: Vec<u16>,
+    /// CPUs the servers were pinned to.
+    pub server_cpus: Vec<usize>,
+    /// CPUs the client was pinned to.
+    pub client_cpus: Vec<usize>,
+    /// Server worker threads.
+    pub server_workers: usize,
+    /// Client engine threads.
+    pub client_threads: usize,
+    /// Frameworks asked for.
+    pub frameworks: Vec<Framework>,
+    /// Scenarios asked for.
+    pub scenarios: Vec<Scenario>,
+    /// The profiler attached during the measured windows, if any.
+    pub profiler: Option<String>,
+    /// The client's ceiling measured by `calibrate` at the start, successful
+    /// requests per second against the built-in responder with these
+    /// connections and CPUs; `None` when it could not be measured.
+    #[serde(default)]
+    pub client_ceiling_per_s: Option<f64>,
+}
+
+/// A framework whose runs could not be completed, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameworkFailure {
+    /// Framework.
+    pub framework: Framework,
+    /// One-line reason.
+    pub error: String,
+}
+
+/// The whole `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// False when the suite was interrupted or a framework failed.
+    pub complete: bool,
+    /// Settings and machine.
+    pub meta: Meta,
+    /// Every run, in the order measured.
+    pub runs: Vec<RunRecord>,
+    /// Per framework and scenario.
+    pub deltas: Vec<Delta>,
+    /// Frameworks that failed.
+    pub failures: Vec<FrameworkFailure>,
+}
+
+impl RunRecord {
+    /// The run type it belongs to.
+    pub fn key(&self) -> RunKey {
+        RunKey { framework: self.framework, layers: self.layers, scenario: self.scenario, variant: self.variant }
+    }
+}
+
+/// What `load --json FILE` writes.
+#[derive(Debug, Serialize)]
+pub struct LoadReport {
+    /// Version of the results layout.
+    pub schema_version: u32,
+    /// URL loaded.
+    pub url: String,
+    /// Engine threads.
+    pub threads: usize,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// The measurements.
+    #[serde(flatten)]
+    pub figures: RunFigures,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::run;
+    use super::*;
+
+    #[test]
+    fn interrupted_runs_judge_only_the_windows_they_lived() {
+        let r = run(Framework::Axum, "floor", "plaintext", 1, 0, false);
+        assert!(!r.figures.usable() && r.figures.is_failure());
+        assert_eq!(r.figures.window_cv_percent, None);
+        assert!(!r.figures.drift);
+    }
+}

@@ -1,0 +1,76 @@
+//! The layer sweep: what one more state layer costs per request, from runs
+//! at several layer counts.
+
+use super::Results;
+use crate::analysis;
+use crate::measure::RunFigures;
+use crate::model::{Framework, Variant};
+
+/// One layer count of a [`SweepLine`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepPoint {
+    /// State layers.
+    pub layers: u16,
+    /// Successful requests per second, geometric mean over rounds.
+    pub rate_per_s: f64,
+    /// Server CPU time per successful request, µs: the server's measured
+    /// CPU use (or its CPU count when unknown) over the rate, geometric mean
+    /// over rounds.
+    pub cost_us: f64,
+}
+
+/// One framework and variant across the layer counts of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepLine {
+    /// Framework.
+    pub framework: Framework,
+    /// Variant (`fat`, `arc`, `plaintext`, …).
+    pub variant: Variant,
+    /// One point per layer count, ascending.
+    pub points: Vec<SweepPoint>,
+    /// Least-squares slope of the cost per request over the layer count:
+    /// what one layer adds, µs per request (`None` under two layer counts).
+    pub added_per_layer_us: Option<f64>,
+}
+
+/// The layer sweep of `results`: one line per framework and variant with
+/// runs at more than one layer count.
+pub fn sweep(results: &Results) -> Vec<SweepLine> {
+    let cpus = results.meta.server_cpus.len().max(1) as f64;
+    let cost_us = |f: &RunFigures| f.server_cpu_percent.map_or(cpus, |p| p / 100.0) * 1e6 / f.requests_per_s;
+    let mut keys: Vec<(Framework, Variant)> = results.runs.iter().map(|r| (r.framework, r.variant)).collect();
+    keys.sort_by_key(|&(framework, variant)| (framework, variant.name()));
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(framework, variant)| {
+            let points: Vec<SweepPoint> = results
+                .meta
+                .layers
+                .iter()
+                .filter_map(|&layers| {
+                    let runs: Vec<&RunFigures> = results
+                        .runs
+                        .iter()
+                        .filter(|r| r.framework == framework && r.variant == variant && r.layers == layers)
+                        .map(|r| &r.figures)
+                        .filter(|f| f.usable())
+                        .collect();
+                    let rates: Vec<f64> = runs.iter().map(|f| f.requests_per_s).collect();
+                    let costs: Vec<f64> = runs.iter().map(|f| cost_us(f)).collect();
+                    let rate_per_s = analysis::geometric_mean_interval(&rates).0;
+                    (rate_per_s > 0.0).then(|| SweepPoint {
+                        layers,
+                        rate_per_s,
+                        cost_us: analysis::geometric_mean_interval(&costs).0,
+                    })
+                })
+                .collect();
+            if points.len() < 2 {
+                return None;
+            }
+            let xs: Vec<f64> = points.iter().map(|p| f64::from(p.layers)).collect();
+            let ys: Vec<f64> = points.iter().map(|p| p.cost_us).collect();
+            Some(SweepLine { framework, variant, added_per_layer_us: analysis::slope(&xs, &ys), points })
+        })
+        .collect()
+}

@@ -1,0 +1,61 @@
+//! What a results file records of where it was measured: git commit,
+//! `rustc`, CPU model, kernel, and the suite's settings.
+
+use std::process::Command;
+use std::time::SystemTime;
+
+use super::SuitePlan;
+use super::build::workspace_root;
+use crate::results::Meta;
+
+fn command_line(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The `meta` of a suite's results: commit (with `-dirty`), toolchain,
+/// machine, and the plan's settings; no profiler or ceiling yet.
+pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
+    let mut commit = command_line("git", &["rev-parse", "HEAD"]);
+    let status = command_line("git", &["status", "--porcelain", "--untracked-files=no"]);
+    if commit != "unknown" && status != "unknown" && !status.is_empty() {
+        commit.push_str("-dirty");
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let s = &plan.settings;
+    Meta {
+        commit,
+        rustc: command_line("rustc", &["--version"]),
+        profile: plan.profile,
+        cpu_model,
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map_or_else(|_| "unknown".to_owned(), |k| k.trim().to_owned()),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        connections: s.connections.get() as u64,
+        duration_s: s.timing.duration().as_secs_f64(),
+        warmup_s: s.timing.warmup().as_secs_f64(),
+        window_s: s.timing.window().as_secs_f64(),
+        timeout_s: s.timeout.as_secs_f64(),
+        rounds: plan.rounds,
+        layers: plan.layers.clone(),
+        server_cpus: plan.server_cpus.cpus().to_vec(),
+        client_cpus: plan.client_cpus.cpus().to_vec(),
+        server_workers: plan.server_cpus.len(),
+        client_threads: s.threads.get(),
+        frameworks: plan.frameworks.clone(),
+        scenarios: plan.scenarios.clone(),
+        profiler: None,
+        client_ceiling_per_s: None,
+    }
+}

@@ -1,0 +1,303 @@
+//! The suite: build the servers, then for each framework start its server
+//! pinned to the server CPUs, check it, and measure every scenario's
+//! variants back to back in each round (order alternating by round), with
+//! the `/plaintext` floor once per round; then compute the deltas and write
+//! the results folder. Also `bench-client flamegraph` ([`flamegraph`]).
+//!
+//! Imports every layer below it (`report`, `results`, `calibrate`,
+//! `measure`, `engine`, `preflight`, `sys`, `model`); only the command line
+//! is above it.
+
+mod build;
+mod meta;
+mod profiling;
+mod progress;
+mod schedule;
+mod servers;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use common::Route;
+
+pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
+pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
+use self::progress::Progress;
+pub use self::schedule::{Slot, round};
+pub use self::servers::{load_of, start_server};
+use crate::calibrate::{self, CalibratePlan};
+use crate::engine::{Load, LoadSettings};
+use crate::measure::{self, Measured, Observers, Perf, RunFigures, profiler};
+use crate::model::{Framework, Profile, Scenario};
+use crate::report::{self, ceiling_line, charts, run_line};
+use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
+use crate::sys::{CpuList, ServerProcess};
+
+/// A checked `suite` invocation.
+#[derive(Debug, Clone)]
+pub struct SuitePlan {
+    /// Build profile of the servers.
+    pub profile: Profile,
+    /// Frameworks, deduplicated, in the order given.
+    pub frameworks: Vec<Framework>,
+    /// Scenarios, deduplicated, in the order given.
+    pub scenarios: Vec<Scenario>,
+    /// Timings and connections of every run (threads = client CPUs).
+    pub settings: LoadSettings,
+    /// Rounds; each measures every scenario's variants once.
+    pub rounds: u32,
+    /// Server `--layers` values, ascending, each measured with its own server start.
+    pub layers: Vec<u16>,
+    /// CPUs the servers are pinned to (workers = their count).
+    pub server_cpus: CpuList,
+    /// CPUs the client is pinned to (engine threads = their count).
+    pub client_cpus: CpuList,
+    /// Folder the run folders are written under.
+    pub out: PathBuf,
+    /// Run cargo build first.
+    pub build: bool,
+    /// Attach perf to each server during the measured windows.
+    pub profiler: bool,
+}
+
+/// How the suite ended.
+#[derive(Debug)]
+pub struct SuiteOutcome {
+    /// The run folder written.
+    pub dir: PathBuf,
+    /// Everything it wrote.
+    pub results: Results,
+    /// The newest readable results of the other profiles in the same folder.
+    pub other_profiles: Vec<Results>,
+    /// The stop flag cut it short.
+    pub interrupted: bool,
+}
+
+impl SuiteOutcome {
+    /// Whether every framework completed and every run was free of failures.
+    pub fn clean(&self) -> bool {
+        self.results.complete && self.results.runs.iter().all(|r| !r.figures.is_failure())
+    }
+}
+
+/// What every run of a suite shares.
+#[derive(Clone, Copy)]
+struct RunContext<'a> {
+    dir: &'a std::path::Path,
+    perf: Option<&'a Perf>,
+    progress: &'a Progress,
+    stop: &'a AtomicBool,
+}
+
+/// Runs `load` against `server` with the progress display, and with `perf`
+/// (when given) recording the server during the measured windows.
+///
+/// # Errors
+/// When the engine cannot start.
+fn measure_run(
+    load: &Load,
+    server: &ServerProcess,
+    perf: Option<&Perf>,
+    progress: &Progress,
+    label: &str,
+    stop: &AtomicBool,
+) -> anyhow::Result<Measured> {
+    let observers = Observers { server_pid: Some(server.pid()), perf };
+    progress.during(label, load.settings.timing, || measure::run(load, observers, stop))
+}
+
+/// Measures and prints the client's ceiling (see [`calibrate`]) with the
+/// suite's connections, timings and CPUs; `None` (with a warning) when the
+/// responder cannot run.
+fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
+    let calibration = CalibratePlan {
+        settings: plan.settings,
+        server_cpus: plan.server_cpus.clone(),
+        client_cpus: plan.client_cpus.clone(),
+    };
+    match calibrate::measure(&calibration, stop) {
+        Ok(ceiling) => {
+            eprintln!("{}", ceiling_line(&ceiling));
+            (ceiling.figures.usable()).then(|| ceiling.requests_per_s())
+        }
+        Err(e) => {
+            eprintln!("warning: client ceiling not measured: {e:#}");
+            None
+        }
+    }
+}
+
+/// Measures one framework; pushes its runs as they complete, and the paths
+/// of its flame graphs when profiled.
+fn measure_framework(
+    plan: &SuitePlan,
+    framework: Framework,
+    context: &RunContext<'_>,
+    runs: &mut Vec<RunRecord>,
+    flamegraphs: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let RunContext { dir, perf, progress, stop } = *context;
+    let mut profiles: BTreeMap<&'static str, BTreeMap<String, u64>> = BTreeMap::new();
+    for &layers in &plan.layers {
+        let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+        progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
+        let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
+        for round in 1..=plan.rounds {
+            for slot in schedule::round(&plan.scenarios, round) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let route = Route::get(slot.variant.route());
+                let load = load_of(plan.settings, &server, route);
+                let label = format!(
+                    "{}{sweep} round {round}/{} {}/{}",
+                    framework.name(),
+                    plan.rounds,
+                    slot.scenario,
+                    slot.variant
+                );
+                let run = measure_run(&load, &server, perf, progress, &label, stop)?;
+                match &run.folded {
+                    Some(Ok(folded)) => profiler::merge(profiles.entry(slot.variant.name()).or_default(), folded),
+                    Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
+                    None => {}
+                }
+                let figures = RunFigures::new(&run, &plan.settings, Some(plan.server_cpus.len()));
+                let columns = format!(
+                    "{:<6}{sweep} round {round}/{} {:<8} {:<13}",
+                    framework.name(),
+                    plan.rounds,
+                    slot.scenario.name(),
+                    slot.variant.name()
+                );
+                progress.line(&run_line(&columns, &figures));
+                runs.push(RunRecord {
+                    framework,
+                    scenario: slot.scenario,
+                    variant: slot.variant,
+                    route: route.path.to_owned(),
+                    profile: plan.profile,
+                    layers,
+                    round: slot.round,
+                    position: slot.position,
+                    figures,
+                });
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                if server.has_exited() {
+                    bail!("{} exited during the run", server.name());
+                }
+            }
+        }
+        match server.stop() {
+            Some(status) if !status.success() => {
+                progress.line(&format!("note: {} stopped with {status}", server.name()))
+            }
+            _ => {}
+        }
+    }
+    flamegraphs.extend(profiling::write_flamegraphs(dir, framework, &profiles, progress));
+    Ok(())
+}
+
+/// The profiler of the plan: `perf` when asked for and available (a note
+/// says why not otherwise).
+fn profiler_of(plan: &SuitePlan) -> Option<Perf> {
+    if !plan.profiler {
+        return None;
+    }
+    match Perf::detect() {
+        Ok(perf) => {
+            eprintln!(
+                "profiling each server with perf record -e cpu-clock -g -F {} during the measured windows",
+                profiler::FREQUENCY_HZ
+            );
+            Some(perf)
+        }
+        Err(e) => {
+            eprintln!("note: running without the profiler: {e:#}");
+            None
+        }
+    }
+}
+
+/// Runs the suite of `plan`; stops early (keeping what was measured) when
+/// `stop` becomes true.
+///
+/// # Errors
+/// Before anything is measured: a failed build, a missing binary, an output
+/// folder that cannot be created. Later errors are recorded per framework in
+/// the results (a preflight mismatch ends the suite there), which are always
+/// written.
+pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
+    if plan.server_cpus.overlaps(&plan.client_cpus) {
+        eprintln!(
+            "warning: server CPUs {} and client CPUs {} overlap: the client competes with the server",
+            plan.server_cpus, plan.client_cpus
+        );
+    }
+    if plan.build {
+        build(plan.profile, &plan.frameworks)?;
+    }
+    for &f in &plan.frameworks {
+        ServerProcess::check_binary(&server_binary(plan.profile, f))?;
+    }
+    plan.client_cpus.pin_current_thread()?;
+    let started = SystemTime::now();
+    let dir = results::create_run_dir(&plan.out, plan.profile, started)?;
+    let mut results = Results {
+        schema_version: SCHEMA_VERSION,
+        complete: false,
+        meta: meta::capture(plan, started),
+        runs: Vec::new(),
+        deltas: Vec::new(),
+        failures: Vec::new(),
+    };
+    let json = dir.join("results.json");
+    eprintln!("measuring into {}", dir.display());
+    let runs_per_round = schedule::round(&plan.scenarios, 1).len() as u64;
+    let perf = profiler_of(plan);
+    results.meta.profiler = perf.as_ref().map(|_| format!("perf record -e cpu-clock -g -F {}", profiler::FREQUENCY_HZ));
+    results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
+    let progress = Progress::new(
+        plan.frameworks.len() as u64 * plan.layers.len() as u64 * u64::from(plan.rounds) * runs_per_round,
+    );
+    let context = RunContext { dir: &dir, perf: perf.as_ref(), progress: &progress, stop };
+    let mut flamegraphs = Vec::new();
+    let mut stopped_by_error = false;
+    for &framework in &plan.frameworks {
+        if stop.load(Ordering::Relaxed) || stopped_by_error {
+            break;
+        }
+        progress.line(&format!("{}:", framework.binary()));
+        if let Err(e) = measure_framework(plan, framework, &context, &mut results.runs, &mut flamegraphs) {
+            let error = format!("{e:#}");
+            progress.line(&format!("error: {error}"));
+            stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
+            results.failures.push(FrameworkFailure { framework, error });
+        }
+        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
+        results::write(&json, &results)?;
+    }
+    progress.finish();
+    let interrupted = stop.load(Ordering::Relaxed);
+    results.complete = !interrupted && results.failures.is_empty();
+    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
+    results::write(&json, &results)?;
+    let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
+        eprintln!("warning: charts not drawn: {e:#}");
+        Vec::new()
+    });
+    let (others, skipped) = results::latest_of_other_profiles(&plan.out, plan.profile);
+    for e in skipped {
+        eprintln!("warning: {e:#}; left out of the profiles side by side");
+    }
+    std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts, &flamegraphs))
+        .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
+    results::link_latest(&plan.out, &dir)?;
+    Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted })
+}

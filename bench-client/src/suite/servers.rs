@@ -1,0 +1,49 @@
+//! A server under test: started pinned from its binary, checked healthy,
+//! every route preflighted before anything is measured.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use common::Route;
+use reqwest::Url;
+
+use super::build::server_binary;
+use crate::engine::{Load, LoadSettings, Target};
+use crate::model::{Framework, Profile};
+use crate::preflight;
+use crate::sys::{CpuList, ServerProcess};
+
+/// Starts `framework`'s server of `profile` pinned to `cpus` (workers = their
+/// count) with `layers` state layers, waits until it is healthy and checks
+/// every route.
+///
+/// # Errors
+/// A missing binary, a server that does not start, or a preflight mismatch
+/// (the message names server, route and difference).
+pub fn start_server(
+    profile: Profile,
+    framework: Framework,
+    cpus: &CpuList,
+    layers: u16,
+) -> anyhow::Result<ServerProcess> {
+    let binary = server_binary(profile, framework);
+    let args = [
+        "--addr".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--workers".to_owned(),
+        cpus.len().to_string(),
+        "--layers".to_owned(),
+        layers.to_string(),
+    ];
+    let server = ServerProcess::start(&binary, &args, cpus)?;
+    let base = Url::parse(&format!("http://{}/", server.addr))?;
+    preflight::wait_healthy(&base, Duration::from_secs(10))
+        .with_context(|| format!("{} is not healthy", server.name()))?;
+    preflight::check_routes(server.name(), &base)?;
+    Ok(server)
+}
+
+/// The load of one run of `route` against `server`.
+pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) -> Load {
+    Load { target: Target::new(server.addr, route.path), expected_body: route.expected_body(), settings }
+}

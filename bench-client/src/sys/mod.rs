@@ -1,0 +1,14 @@
+//! Linux plumbing the client needs around its measurements: CPU lists and
+//! pinning, what `/proc` says about a process, the open-file limit, and
+//! server child processes. It knows no HTTP and no suite, and imports
+//! nothing else of the crate.
+
+mod affinity;
+mod limits;
+mod proc;
+mod server_process;
+
+pub use self::affinity::{CpuList, affinity_of};
+pub use self::limits::{SPARE_FDS, ensure_fds_for};
+pub use self::proc::{peak_rss_bytes, process_alive, process_cpu_s, sleep_until};
+pub use self::server_process::{STOP_GRACE, ServerProcess};

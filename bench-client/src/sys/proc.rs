@@ -1,0 +1,68 @@
+//! What `/proc` and `getrusage` say about processes: CPU time, liveness,
+//! peak memory; and a sleep that a stop flag can cut short.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::unistd::{SysconfVar, sysconf};
+
+/// User + system CPU time of process `pid` (`None`: this process), seconds,
+/// from fields 14 and 15 of `/proc/PID/stat`; `None` when unreadable.
+pub fn process_cpu_s(pid: Option<u32>) -> Option<f64> {
+    let path = pid.map_or_else(|| "/proc/self/stat".to_owned(), |p| format!("/proc/{p}/stat"));
+    let text = std::fs::read_to_string(path).ok()?;
+    // The command name (field 2) may hold spaces: count fields after its ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    let ticks = sysconf(SysconfVar::CLK_TCK).ok().flatten().filter(|&t| t > 0)?;
+    Some((utime + stime) as f64 / ticks as f64)
+}
+
+/// Whether process `pid` is alive: its `/proc/PID/stat` exists and its state
+/// (field 3) is neither zombie (`Z`) nor dead (`X`).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = text.rfind(')').and_then(|i| text[i + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z" | "X"))
+}
+
+/// Peak resident set size of this process, bytes (0 when unknown).
+pub fn peak_rss_bytes() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| u64::try_from(u.max_rss()).unwrap_or(0) * 1024)
+        .unwrap_or(0)
+}
+
+/// Sleeps until `at` in steps of at most 50 ms; false if `stop` was set first.
+pub fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cpu_time_grows_with_work() {
+        let before = process_cpu_s(None).unwrap();
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let used = process_cpu_s(None).unwrap() - before;
+        assert!(used >= 0.1, "spinning 300 ms used {used} s of CPU");
+        assert_eq!(process_cpu_s(Some(u32::MAX)), None, "no such process");
+    }
+}

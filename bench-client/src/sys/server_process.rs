@@ -1,0 +1,145 @@
+//! A server process under the suite's control: started pinned, its address
+//! read from its first line, stopped with SIGTERM then SIGKILL, and never
+//! left behind (also stopped on drop, so on errors and Ctrl-C).
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use super::affinity::CpuList;
+
+/// How long a server may take to print its listening line.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server may take to exit after SIGTERM before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A running server child process.
+#[derive(Debug)]
+pub struct ServerProcess {
+    name: String,
+    child: Option<Child>,
+    /// The address it listens on, from its `listening on http://ADDR` line.
+    pub addr: SocketAddr,
+}
+
+impl ServerProcess {
+    /// Starts `binary args…` pinned to `cpus` and waits for its listening line.
+    ///
+    /// # Errors
+    /// When the binary is missing, fails to start, exits or prints anything
+    /// else first (its stderr is quoted), or is silent for 30 s.
+    pub fn start(binary: &Path, args: &[String], cpus: &CpuList) -> anyhow::Result<Self> {
+        let name =
+            binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Self::check_binary(binary)?;
+        let mut command = Command::new(binary);
+        // Its own process group: a terminal's Ctrl-C reaches the client only,
+        // which records what it measured and then stops the server itself.
+        command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        let mut child = cpus.spawn_pinned(&mut command).with_context(|| format!("cannot start {name}"))?;
+        let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{name}: no pipes to read its output");
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = tx.send(lines.next());
+            // Keep draining so the server never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let (err_tx, err_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            let _ = err_tx.send(text);
+        });
+        let mut server = Self { name, child: Some(child), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let first = rx.recv_timeout(START_TIMEOUT);
+        let addr = match first {
+            Ok(Some(Ok(line))) => line.strip_prefix("listening on http://").and_then(|a| a.trim().parse().ok()),
+            _ => None,
+        };
+        match addr {
+            Some(addr) => {
+                server.addr = addr;
+                Ok(server)
+            }
+            None => {
+                let status = server.stop();
+                let stderr = err_rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+                let reason = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                bail!("{} did not start ({}): {reason}", server.name, describe(status));
+            }
+        }
+    }
+
+    /// Checks that `binary` exists.
+    ///
+    /// # Errors
+    /// A one-line error naming the missing file.
+    pub fn check_binary(binary: &Path) -> anyhow::Result<()> {
+        if !binary.is_file() {
+            bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
+        }
+        Ok(())
+    }
+
+    /// The child's pid (0 once stopped).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// Its binary name, e.g. `server-axum`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether it has exited (crashed) while it should be running.
+    pub fn has_exited(&mut self) -> bool {
+        self.child.as_mut().is_none_or(|c| matches!(c.try_wait(), Ok(Some(_)) | Err(_)))
+    }
+
+    /// Stops it: SIGTERM, then SIGKILL after [`STOP_GRACE`]; waits for it.
+    /// Idempotent; returns its exit status when it was still ours to reap.
+    pub fn stop(&mut self) -> Option<ExitStatus> {
+        let mut child = self.child.take()?;
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if let Ok(pid) = i32::try_from(child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        child.wait().ok()
+    }
+}
+
+fn describe(status: Option<ExitStatus>) -> String {
+    match status {
+        Some(s) => s.to_string(),
+        None => "status unknown".to_owned(),
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,137 @@
+//! `bench-client compare`: exit codes for no change, a regression, different
+//! settings, and unreadable files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bench_client::model::{Framework, Scenario};
+use bench_client::results::{self, Results, fixtures};
+
+use crate::util::{self, CLIENT};
+
+/// A results file whose every run made `base × scale × (1 ± 1 %)` successful
+/// requests (the ± alternating by round), with `connections` connections.
+fn fake(scale: f64, connections: u64) -> Results {
+    let mut runs = Vec::new();
+    for round in 1..=4u32 {
+        let wiggle = if round % 2 == 0 { 1.01 } else { 0.99 };
+        for (position, variant) in ["per_request", "preserialized"].into_iter().enumerate() {
+            let n = (10_000.0 * scale * wiggle) as u64 + position as u64 * 500;
+            let mut run = fixtures::run(Framework::Axum, "payload", variant, round, n, true);
+            run.route = "/api/devices".to_owned();
+            run.position = position as u32 + 1;
+            run.figures.connections_requested = connections;
+            runs.push(run);
+        }
+    }
+    let mut r = fixtures::results(runs);
+    r.meta.connections = connections;
+    r.meta.rounds = 4;
+    r.meta.frameworks = vec![Framework::Axum];
+    r.meta.scenarios = vec![Scenario::Payload];
+    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10]);
+    r
+}
+
+fn write(dir: &Path, name: &str, r: &Results) -> PathBuf {
+    let path = dir.join(name);
+    results::write(&path, r).unwrap();
+    path
+}
+
+fn compare(args: &[&Path], extra: &[&str]) -> (i32, String) {
+    let out = Command::new(CLIENT).arg("compare").args(args).args(extra).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap(), text)
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts() {
+    let dir = util::temp_dir("compare");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = write(&dir, "a.json", &fake(1.0, 64));
+    let same = write(&dir, "same.json", &fake(1.0, 64));
+    let slower = write(&dir, "slower.json", &fake(0.90, 64));
+    let faster = write(&dir, "faster.json", &fake(1.10, 64));
+    let other = write(&dir, "other.json", &fake(1.0, 128));
+
+    let (code, text) = compare(&[&a, &same], &[]);
+    assert_eq!(code, 0, "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| axum | 10 | payload |")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.ends_with("| no significant change |")), "{text}");
+
+    let (code, text) = compare(&[&a, &slower], &[]);
+    assert_eq!(code, 1, "a 10 % slowdown is a regression: {text}");
+    assert!(text.contains("REGRESSION: axum payload/per_request -10.0 %"), "{text}");
+    let (code, _) = compare(&[&a, &slower], &["--threshold", "15"]);
+    assert_eq!(code, 0, "10 % is within a 15 % threshold");
+
+    let (code, text) = compare(&[&a, &faster], &[]);
+    assert_eq!(code, 0, "{text}");
+    // The verdict of each row, not any "faster" in the text (the file is named faster.json).
+    for variant in ["per_request", "preserialized"] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| axum | 10 | payload | {variant} |")))
+            .unwrap_or_else(|| panic!("no {variant} row: {text}"));
+        assert!(row.ends_with("| faster |"), "{row}");
+    }
+
+    let (code, text) = compare(&[&a, &other], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("connections: 64 vs 128"), "{text}");
+    let (code, _) = compare(&[&a, &other], &["--force"]);
+    assert_eq!(code, 0);
+
+    // Another load-engine mode measures a different server cost: refused too.
+    let mut napless = fake(1.0, 64);
+    for run in &mut napless.runs {
+        run.figures.nap_us = 0;
+    }
+    let napless = write(&dir, "napless.json", &napless);
+    let (code, text) = compare(&[&a, &napless], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("load engine: pipeline 1 rate_per_s None nap_us 50 vs pipeline 1 rate_per_s None nap_us 0"),
+        "{text}"
+    );
+
+    let truncated = dir.join("truncated.json");
+    let full = std::fs::read_to_string(&a).unwrap();
+    std::fs::write(&truncated, &full[..full.len() / 2]).unwrap();
+    let (code, text) = compare(&[&a, &truncated], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("truncated.json is not valid JSON"), "{text}");
+    let (code, text) = compare(&[&a, &dir.join("missing")], &[]);
+    assert_eq!(code, 2);
+    assert!(text.contains("missing"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
+    let dir = util::temp_dir("compare-unreadable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = write(&dir, "a.json", &fake(1.0, 64));
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("empty.json", b"", "is not valid JSON"),
+        ("binary.json", b"\xff\xfe\x00\x01", "cannot read"),
+        ("cut.json", b"{\"schema_version\": 3, \"runs\": [{", "is not valid JSON"),
+        ("layout.json", b"{\"schema_version\": 3}", "does not match the results layout"),
+        ("version.json", b"{\"schema_version\": 99}", "has schema_version 99"),
+    ];
+    for (name, bytes, reason) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for args in [[&a, &path], [&path, &a]] {
+            let out = Command::new(CLIENT).arg("compare").args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+            assert!(stderr.contains(&path.display().to_string()) && stderr.contains(reason), "{name}: {stderr}");
+            assert!(out.stdout.is_empty(), "{name}: no table");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,27 @@
+//! The integration tests of `bench-client`, in one test binary (one link on
+//! a 2-core machine instead of one per file). Tests that load, pin or time
+//! hold `util::exclusive()`.
+
+// `bench-client compare`: exit codes and verdicts, unreadable files.
+mod compare;
+// Every server answers every route of the table alike, refusals included.
+mod conformance;
+// The engine against raw-socket doubles: failures by kind, accounting.
+mod double;
+// Servers killed, stalled, lying or closing; the suite goes on.
+mod faults;
+// Ctrl-C during `make bench`: partial results, no process left.
+mod interrupt;
+// The import graph of `src/` has no upward arrow.
+mod layers;
+// `load` modes: open loop, pipelining, fd limits, calibrate, bad input.
+mod load_modes;
+// Malformed and unusual requests to each server.
+mod malformed;
+// Flame graphs from a committed perf-script fixture; a suite without perf.
+mod profiling;
+// Start-up errors: missing binary, failing build, port in use.
+mod startup_errors;
+// The suite end to end, and a layer sweep.
+mod suite_end_to_end;
+mod util;

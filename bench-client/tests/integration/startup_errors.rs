@@ -1,0 +1,133 @@
+//! Start-up errors stop the suite before anything is measured, with one line
+//! naming the problem and exit code 1 (the suite could not run): a server
+//! binary that is missing, a build that fails, cargo that cannot be run. A
+//! server given a port already in use exits 2 with one line.
+//!
+//! The suite itself never binds a fixed port: every server gets
+//! `127.0.0.1:0` and reports the port it got, so "port in use" can only reach
+//! a server started by hand.
+
+use crate::util;
+use crate::util::FRAMEWORKS;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A fresh, empty folder under the temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    util::temp_dir(&format!("bench-startup-{name}"))
+}
+
+/// `bench-client suite` of axum in the dev profile, writing under `out`,
+/// with the server CPU and the client CPU apart when the machine has two.
+fn suite(out: &Path) -> Command {
+    let cpus = util::all_cpus();
+    let (server, client) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let mut command = Command::new(util::CLIENT);
+    command
+        .args(["suite", "--profile", "dev", "--frameworks", "axum", "--rounds", "1", "--duration", "1s"])
+        .args(["--server-cpus", &server.to_string(), "--client-cpus", &client.to_string()])
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// Runs `command` to its end, killing it after `limit`.
+fn output_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{command:?} still runs after {limit:?}: {:?}", child.wait_with_output());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// stderr's lines, without the suite's warning that the server and client
+/// CPUs overlap (on a one-CPU machine they must).
+fn stderr_lines(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("warning: server CPUs"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Nothing was measured: the output folder was not even created.
+#[track_caller]
+fn assert_nothing_measured(out: &Path, output: &Output) {
+    assert!(!out.exists(), "{} created: {output:?}", out.display());
+    assert!(output.stdout.is_empty(), "nothing on stdout: {}", String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
+fn a_missing_server_binary_is_one_line_and_exit_1() {
+    let dir = temp_dir("missing");
+    let out = dir.join("results");
+    // An empty target folder: the binary was never built, or was deleted.
+    let output = output_within(
+        suite(&out).arg("--no-build").env("CARGO_TARGET_DIR", dir.join("target")),
+        Duration::from_secs(30),
+    );
+    let lines = stderr_lines(&output);
+    let binary = dir.join("target/debug/server-axum");
+    assert_eq!(
+        lines,
+        [format!("error: server binary {} is missing (build it, or drop --no-build)", binary.display())],
+        "{output:?}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_nothing_measured(&out, &output);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failing_build_is_one_line_and_exit_1() {
+    let dir = temp_dir("build");
+    let out = dir.join("results");
+    // `false` stands for a cargo whose build fails: it exits 1.
+    let output = output_within(suite(&out).env("CARGO", "false"), Duration::from_secs(30));
+    let lines = stderr_lines(&output);
+    assert_eq!(
+        lines,
+        [
+            "building the servers (dev profile)…",
+            "error: `false build --locked --profile dev -p server-axum` failed (exit status: 1): the servers were not built",
+        ],
+        "{output:?}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_nothing_measured(&out, &output);
+
+    let missing = dir.join("no-such-cargo");
+    let output = output_within(suite(&out).env("CARGO", &missing), Duration::from_secs(30));
+    let lines = stderr_lines(&output);
+    assert_eq!(lines.len(), 2, "{output:?}");
+    let expected = format!("error: cannot run `{} build --locked --profile dev -p server-axum`: ", missing.display());
+    assert!(lines[1].starts_with(&expected), "{lines:?}");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_nothing_measured(&out, &output);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_given_a_port_in_use_exits_2_with_one_line() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    for f in FRAMEWORKS {
+        let output = output_within(
+            Command::new(util::server_binary(f)).args(["--addr", &addr.to_string()]),
+            Duration::from_secs(30),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{f}: {output:?}");
+        assert!(lines[0].starts_with(&format!("error: cannot listen on {addr}: ")), "{f}: {lines:?}");
+        assert_eq!(output.status.code(), Some(2), "{f}: {output:?}");
+        assert!(output.stdout.is_empty(), "{f}: no listening line");
+    }
+}

@@ -1,0 +1,149 @@
+//! `bench-client suite` over all three frameworks and both scenarios, two
+//! rounds of 1 s windows on the dev builds: the results folder holds every
+//! run with successes, no failures, and counts that add up; `results.json`
+//! validates against the committed JSON Schema; the charts are SVG.
+
+use crate::util;
+use std::process::Command;
+
+use serde_json::Value;
+
+#[test]
+fn suite_writes_complete_results_for_every_framework_and_scenario() {
+    let _exclusive = util::exclusive();
+    let cpus = util::all_cpus();
+    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let out = util::temp_dir("bench-suite-e2e");
+    let output = Command::new(util::CLIENT)
+        .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+        .args(["--rounds", "2", "--connections", "8"])
+        .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+        .arg("--out")
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    assert!(stdout.contains("dev` builds are unoptimized"), "dev warning in the table:\n{stdout}");
+
+    let latest = out.join("latest");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
+    assert!(latest.join("report.md").is_file());
+    assert_eq!(results["schema_version"], bench_client::results::SCHEMA_VERSION);
+    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> =
+        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "results.json violates the schema: {errors:#?}");
+    let mut broken = results.clone();
+    broken["runs"][0].as_object_mut().unwrap().remove("successful");
+    assert!(!validator.is_valid(&broken), "the schema requires every run field");
+    assert_eq!(results["complete"], true);
+    let meta = &results["meta"];
+    for key in [
+        "commit",
+        "rustc",
+        "profile",
+        "cpu_model",
+        "cores",
+        "kernel",
+        "connections",
+        "duration_s",
+        "warmup_s",
+        "rounds",
+    ] {
+        assert!(!meta[key].is_null(), "meta.{key} missing");
+    }
+    assert_eq!(meta["profile"], "dev");
+    assert!(meta["client_ceiling_per_s"].as_f64().is_some_and(|c| c > 0.0), "calibrated at the start: {meta}");
+    assert!(stderr.contains("client ceiling: "), "printed once at the start:\n{stderr}");
+    assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
+
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 3 * 6, "2 rounds × 3 frameworks × (floor + 3 payload + 2 state variants)");
+    for run in runs {
+        let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
+        assert!(n("successful") > 0, "{run}");
+        assert_eq!(n("failed_total"), 0, "{run}");
+        let windows: u64 = run["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+        assert_eq!(windows, n("successful"), "windows add up: {run}");
+        assert_eq!(
+            n("sent"),
+            n("warmup_completed") + n("successful") + n("failed_total") + n("in_flight_at_deadline"),
+            "every request settled once: {run}"
+        );
+        assert_eq!(run["profile"], "dev");
+        assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
+        let server_cpu = run["server_cpu_percent"].as_f64().unwrap_or_else(|| panic!("server CPU sampled: {run}"));
+        assert!((0.0..=110.0).contains(&server_cpu), "one pinned server CPU: {server_cpu}");
+        assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), 1);
+        assert_eq!(run["server_cpus"], 1);
+        for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
+            assert!(!run[key].is_null(), "{key} missing in {run}");
+        }
+    }
+    let deltas = results["deltas"].as_array().unwrap();
+    assert_eq!(deltas.len(), 3 * 3, "per framework: preserialized, cached, arc");
+    for d in deltas {
+        assert!(d["change_percent"].as_f64().unwrap().is_finite());
+        assert_eq!(d["rounds"], 2);
+        assert!(d["ci_low_percent"].is_f64() && d["ci_high_percent"].is_f64(), "two rounds give an interval: {d}");
+        assert!(["payload", "state"].contains(&d["scenario"].as_str().unwrap()));
+    }
+    let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    for chart in [
+        "charts/bars-payload.svg",
+        "charts/bars-state.svg",
+        "charts/windows-axum-state.svg",
+        "charts/latency-rocket-payload.svg",
+    ] {
+        let text = std::fs::read_to_string(latest.join(chart)).unwrap_or_else(|e| panic!("{chart}: {e}"));
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{chart} is not XML: {e}"));
+        assert!(report.contains(chart), "report.md links {chart}");
+    }
+    assert!(report.contains("change [95 % CI]"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
+    let _exclusive = util::exclusive();
+    let cpus = util::all_cpus();
+    let out = util::temp_dir("bench-sweep");
+    let output = Command::new(util::CLIENT)
+        .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+        .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+        .args(["--server-cpus", &cpus.cpus()[0].to_string(), "--client-cpus", &cpus.cpus().last().unwrap().to_string()])
+        .arg("--out")
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    let results = bench_client::results::read(&out.join("latest")).unwrap();
+    assert_eq!(results.meta.layers, [0, 3]);
+    for layers in [0, 3] {
+        let runs = results.runs.iter().filter(|r| r.layers == layers).count();
+        assert_eq!(runs, 2 * 3, "{layers} layers: 2 rounds × (floor, fat, arc)");
+        assert_eq!(results.deltas.iter().filter(|d| d.layers == layers).count(), 1);
+    }
+    let sweep = bench_client::results::sweep(&results);
+    let fat = sweep.iter().find(|l| l.variant == bench_client::model::Variant::Fat).expect("fat in the sweep");
+    assert_eq!(fat.points.iter().map(|p| p.layers).collect::<Vec<_>>(), [0, 3]);
+    for p in &fat.points {
+        // Cost from the measured server CPU: at most one pinned CPU's worth.
+        assert!(p.cost_us > 0.0 && p.cost_us <= 1.1e6 / p.rate_per_s, "{p:?}");
+    }
+    assert!(fat.added_per_layer_us.is_some());
+    assert!(stdout.contains("Layer sweep") && stdout.contains("added per layer"), "{stdout}");
+    let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(report.contains("## Layer sweep") && report.contains("charts/layer-sweep.svg"));
+    let svg = std::fs::read_to_string(out.join("latest/charts/layer-sweep.svg")).unwrap();
+    roxmltree::Document::parse(&svg).expect("sweep chart is XML");
+    assert!(out.join("latest/charts/bars-state-3-layers.svg").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}
