@@ -42,7 +42,7 @@ pub struct Measured {
     pub server_lost: bool,
     /// CPU use of the server and of this client per measured window.
     pub cpu: CpuWindows,
-    /// Peak resident set size of this process so far, bytes (`getrusage`).
+    /// Peak resident set size of this process so far, bytes (`VmHWM`).
     pub client_peak_rss_bytes: u64,
     /// With `perf`: the folded stacks recorded, or why there are none.
     pub folded: Option<anyhow::Result<String>>,

@@ -1,4 +1,4 @@
-//! What `/proc` and `getrusage` say about processes: CPU time, liveness,
+//! What `/proc` says about processes: CPU time, liveness,
 //! peak memory; and a sleep that a stop flag can cut short.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,11 +28,18 @@ pub fn process_alive(pid: u32) -> bool {
     !matches!(state, None | Some("Z" | "X"))
 }
 
-/// Peak resident set size of this process, bytes (0 when unknown).
+/// Peak resident set size of this process's image, bytes (0 when unknown):
+/// `VmHWM` of `/proc/self/status`. Not `getrusage`'s `ru_maxrss`, which
+/// Linux carries over `exec` from the process that forked: a client started
+/// by a large parent (a test binary, a shell of a big program) would report
+/// the parent's peak instead of its own.
 pub fn peak_rss_bytes() -> u64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .map(|u| u64::try_from(u.max_rss()).unwrap_or(0) * 1024)
-        .unwrap_or(0)
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// Sleeps until `at` in steps of at most 50 ms; false if `stop` was set first.
@@ -64,5 +71,14 @@ mod tests {
         let used = process_cpu_s(None).unwrap() - before;
         assert!(used >= 0.1, "spinning 300 ms used {used} s of CPU");
         assert_eq!(process_cpu_s(Some(u32::MAX)), None, "no such process");
+    }
+
+    #[test]
+    fn peak_rss_grows_with_touched_memory() {
+        let before = peak_rss_bytes();
+        assert!(before > 0);
+        let touched = vec![1u8; 64 << 20];
+        std::hint::black_box(&touched);
+        assert!(peak_rss_bytes() >= before.max(64 << 20), "64 MiB touched: {} bytes", peak_rss_bytes());
     }
 }
