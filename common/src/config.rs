@@ -7,8 +7,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Exit code of a server for a bad flag or an address it cannot bind.
-pub const EXIT_USAGE: u8 = 2;
+use crate::process::EXIT_USAGE;
+
+/// The bench client's import path of [`crate::process::listening_line`],
+/// kept until the client imports it from `common::process`; nothing else
+/// uses it.
+#[doc(hidden)]
+pub use crate::process::listening_line;
 
 /// `server-<framework> [--addr 127.0.0.1:0] [--workers 1] [--layers 10]`
 #[derive(Debug, Parser)]
@@ -56,44 +61,26 @@ impl ServerConfig {
     /// Parses the process's command line.
     ///
     /// # Errors
-    /// On a bad flag, or `--help`/`--version`, prints clap's message and
-    /// returns the exit code to end with (2 for a bad flag, 0 for help).
+    /// On a bad flag, prints one line on stderr (the first line of clap's
+    /// message, without usage and tip) and returns [`EXIT_USAGE`]; on
+    /// `--help`/`--version`, prints clap's full text on stdout and returns 0.
     pub fn from_env() -> Result<Self, ExitCode> {
-        match ServerArgs::try_parse() {
-            Ok(args) => Ok(args.into()),
-            Err(e) => {
+        ServerArgs::try_parse().map(Self::from).map_err(|e| {
+            if e.use_stderr() {
+                eprintln!("{}", first_line(&e));
+                ExitCode::from(EXIT_USAGE)
+            } else {
                 let _ = e.print();
-                Err(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE)))
+                ExitCode::SUCCESS
             }
-        }
+        })
     }
 }
 
-impl ServerConfig {
-    /// The multi-threaded tokio runtime of `workers` threads that the axum
-    /// and Rocket servers run on (actix-web brings its own).
-    ///
-    /// # Errors
-    /// Prints a one-line error and returns exit code 1 when it cannot start.
-    pub fn tokio_runtime(&self) -> Result<tokio::runtime::Runtime, ExitCode> {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(self.workers.get()).enable_all().build().map_err(
-            |e| {
-                eprintln!("error: cannot start the tokio runtime: {e}");
-                ExitCode::FAILURE
-            },
-        )
-    }
-}
-
-/// The first line every server prints on stdout once it accepts connections.
-pub fn listening_line(addr: SocketAddr) -> String {
-    format!("listening on http://{addr}")
-}
-
-/// Prints a one-line bind error as every server does, and returns exit code 2.
-pub fn bind_failed(addr: SocketAddr, err: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("error: cannot listen on {addr}: {err}");
-    ExitCode::from(EXIT_USAGE)
+/// The first line of clap's rendered error, e.g.
+/// `error: unexpected argument '--bogus' found`, without styling.
+fn first_line(e: &clap::Error) -> String {
+    e.render().to_string().lines().next().unwrap_or("error: bad command line").to_owned()
 }
 
 #[cfg(test)]
@@ -115,19 +102,29 @@ mod tests {
     }
 
     #[test]
-    fn bad_values_are_usage_errors() {
+    fn bad_values_are_usage_errors_of_one_line() {
         for argv in
             [&["s", "--workers", "0"][..], &["s", "--addr", "localhost"], &["s", "--layers", "-1"], &["s", "--bogus"]]
         {
             let err = ServerArgs::try_parse_from(argv).unwrap_err();
-            assert_eq!(err.exit_code(), 2, "{argv:?}");
+            assert_eq!(err.exit_code(), i32::from(EXIT_USAGE), "{argv:?}");
+            assert!(err.use_stderr(), "{argv:?}");
+            let line = first_line(&err);
+            assert!(line.starts_with("error: ") && !line.contains('\n'), "{argv:?}: {line:?}");
+            assert!(!line.contains("Usage") && !line.contains("--help"), "{argv:?}: {line:?}");
         }
+        let bogus = first_line(&ServerArgs::try_parse_from(["s", "--bogus"]).unwrap_err());
+        assert!(bogus.contains("--bogus"), "{bogus}");
         let ok = ServerArgs::try_parse_from(["s", "--layers", "0", "--workers", "4"]).unwrap();
         assert_eq!(ServerConfig::from(ok).layers, 0);
     }
 
     #[test]
-    fn listening_line_is_parseable() {
-        assert_eq!(listening_line("127.0.0.1:8080".parse().unwrap()), "listening on http://127.0.0.1:8080");
+    fn help_and_version_are_not_errors() {
+        for flag in ["--help", "--version"] {
+            let e = ServerArgs::try_parse_from(["s", flag]).unwrap_err();
+            assert!(!e.use_stderr(), "{flag} prints on stdout");
+            assert_eq!(e.exit_code(), 0, "{flag}");
+        }
     }
 }

@@ -4,11 +4,18 @@
 //! The servers (`server-actix`, `server-axum`, `server-rocket`) are thin glue
 //! around this crate so that a difference in their figures comes from the
 //! framework, not from a different payload or route. The bench client reads
-//! the same [`routes::ROUTES`] table to know what every response must be.
+//! the same [`ROUTES`] table to know what every response must be, and
+//! [`process`] for the contract a server process keeps (listening line, exit
+//! codes, start-up errors).
+//!
+//! One import path per item: the types and constants re-exported below are
+//! imported from the crate root (`common::Route`); everything else by its
+//! module (`common::process::listening_line`, `common::routes::HEALTHZ_BODY`).
 
 pub mod catalog;
 pub mod config;
 pub mod devices;
+pub mod process;
 pub mod routes;
 pub mod signals;
 pub mod state;
@@ -18,4 +25,4 @@ pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};
 pub use signals::{ShutdownSignals, Stop};
-pub use state::{APP_NAME, AppState, AppStateInner, FatState, touch};
+pub use state::{AppState, FatState, touch};

@@ -3,12 +3,14 @@
 //! test and the bench client's response check all read this one table.
 
 use crate::devices::devices_json;
-use crate::state::APP_NAME;
 
 /// Body of `GET /healthz`.
 pub const HEALTHZ_BODY: &str = "OK";
 /// Body of `GET /plaintext`.
 pub const PLAINTEXT_BODY: &str = "Hello, World!";
+/// The application name: body of `GET /state/fat` and `GET /state/arc`,
+/// read from the state's `app_name`.
+pub const APP_NAME: &str = "fleet-manager";
 
 /// The `Content-Type` a route answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,14 +51,28 @@ pub enum RouteId {
     StateArc,
 }
 
+impl RouteId {
+    /// The route's absolute path, e.g. `/api/devices`: the one place paths
+    /// are spelled.
+    pub const fn path(self) -> &'static str {
+        match self {
+            Self::Healthz => "/healthz",
+            Self::Plaintext => "/plaintext",
+            Self::Devices => "/api/devices",
+            Self::DevicesPreserialized => "/api/devices/preserialized",
+            Self::DevicesCached => "/api/devices/cached",
+            Self::StateFat => "/state/fat",
+            Self::StateArc => "/state/arc",
+        }
+    }
+}
+
 /// One row of the route table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Route {
     /// Which route this is.
     pub id: RouteId,
-    /// HTTP method; every route is `GET`.
-    pub method: &'static str,
-    /// Absolute path, e.g. `/api/devices`.
+    /// Absolute path, e.g. `/api/devices` (the same as [`RouteId::path`]).
     pub path: &'static str,
     /// Expected `Content-Type`.
     pub content_type: ContentType,
@@ -84,21 +100,21 @@ impl Route {
     }
 }
 
-const fn get(id: RouteId, path: &'static str, content_type: ContentType) -> Route {
-    Route { id, method: "GET", path, content_type }
+const fn get(id: RouteId, content_type: ContentType) -> Route {
+    Route { id, path: id.path(), content_type }
 }
 
 /// Every `GET` route, in the order the README lists them. (`PUT
 /// /api/devices`, which replaces the list, is not in the table: see
 /// [`crate::catalog`].)
 pub static ROUTES: &[Route] = &[
-    get(RouteId::Healthz, "/healthz", ContentType::TextPlain),
-    get(RouteId::Plaintext, "/plaintext", ContentType::TextPlain),
-    get(RouteId::Devices, "/api/devices", ContentType::Json),
-    get(RouteId::DevicesPreserialized, "/api/devices/preserialized", ContentType::Json),
-    get(RouteId::DevicesCached, "/api/devices/cached", ContentType::Json),
-    get(RouteId::StateFat, "/state/fat", ContentType::TextPlain),
-    get(RouteId::StateArc, "/state/arc", ContentType::TextPlain),
+    get(RouteId::Healthz, ContentType::TextPlain),
+    get(RouteId::Plaintext, ContentType::TextPlain),
+    get(RouteId::Devices, ContentType::Json),
+    get(RouteId::DevicesPreserialized, ContentType::Json),
+    get(RouteId::DevicesCached, ContentType::Json),
+    get(RouteId::StateFat, ContentType::TextPlain),
+    get(RouteId::StateArc, ContentType::TextPlain),
 ];
 
 /// A path no server routes; every server must answer it with 404.
@@ -135,7 +151,7 @@ mod tests {
             assert_eq!(Route::by_path(r.path), Some(r));
             assert_eq!(Route::get(r.id), r);
             assert!(r.path.starts_with('/'));
-            assert_eq!(r.method, "GET");
+            assert_eq!(r.id.path(), r.path);
         }
         assert_eq!(Route::get(RouteId::Devices).content_type.as_str(), "application/json");
     }

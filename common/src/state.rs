@@ -15,8 +15,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
-/// The application name every `/state/*` route answers with.
-pub const APP_NAME: &str = "fleet-manager";
+use crate::routes::{APP_NAME, ROUTES};
 
 /// Application configuration as loaded at start-up.
 #[derive(Debug)]
@@ -170,7 +169,7 @@ impl FatState {
             job_queue: service("queue", "redis://queue.internal"),
             scheduler: service("scheduler", "local"),
             event_bus: service("events", "local"),
-            route_table: Arc::new(crate::routes::ROUTES.iter().map(|r| r.path).collect()),
+            route_table: Arc::new(ROUTES.iter().map(|r| r.path).collect()),
             translator: Arc::new(translator),
             template_engine: service("templates", "templates/"),
             metrics: Arc::default(),
@@ -205,13 +204,10 @@ impl Default for FatState {
     }
 }
 
-/// The fields of [`FatState`], as held behind [`AppState`]'s one `Arc`.
-pub type AppStateInner = FatState;
-
 /// The same 35 fields behind one `Arc`: a clone is one reference-count
-/// increment. Dereferences to [`AppStateInner`].
+/// increment. Dereferences to the [`FatState`] it holds.
 #[derive(Debug, Clone, Default)]
-pub struct AppState(pub Arc<AppStateInner>);
+pub struct AppState(pub Arc<FatState>);
 
 impl AppState {
     /// Builds the state with the same constructor as [`FatState::new`].
@@ -221,21 +217,23 @@ impl AppState {
 }
 
 impl Deref for AppState {
-    type Target = AppStateInner;
+    type Target = FatState;
 
-    fn deref(&self) -> &AppStateInner {
+    fn deref(&self) -> &FatState {
         &self.0
     }
 }
 
-impl AsRef<AppStateInner> for FatState {
-    fn as_ref(&self) -> &AppStateInner {
+/// Both shapes give their 35 fields as `AsRef<FatState>`: a state layer or
+/// handler generic over `S: AsRef<FatState>` serves either shape.
+impl AsRef<FatState> for FatState {
+    fn as_ref(&self) -> &FatState {
         self
     }
 }
 
-impl AsRef<AppStateInner> for AppState {
-    fn as_ref(&self) -> &AppStateInner {
+impl AsRef<FatState> for AppState {
+    fn as_ref(&self) -> &FatState {
         &self.0
     }
 }
@@ -244,7 +242,7 @@ impl AsRef<AppStateInner> for AppState {
 ///
 /// Kept opaque to the optimizer so the read (and so obtaining the state) is
 /// not elided.
-pub fn touch<S: AsRef<AppStateInner>>(state: &S) {
+pub fn touch<S: AsRef<FatState>>(state: &S) {
     std::hint::black_box(state.as_ref().config.page_size);
 }
 
@@ -280,6 +278,6 @@ mod tests {
 
     #[test]
     fn route_table_field_lists_every_route() {
-        assert_eq!(FatState::new().route_table.len(), crate::routes::ROUTES.len());
+        assert_eq!(FatState::new().route_table.len(), ROUTES.len());
     }
 }

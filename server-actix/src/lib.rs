@@ -1,5 +1,5 @@
 //! The common routes served with actix-web, in its idiomatic style: routes
-//! registered by [`configure`] (for `App::configure`), state as app data read
+//! registered by [`app`] (for `App::configure`), state as app data read
 //! with the `web::ThinData` extractor, and the state layers as
 //! `middleware::from_fn` on nested scopes.
 //!
@@ -15,16 +15,14 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpResponse, HttpServer, guard};
-use common::config::{ServerConfig, bind_failed, listening_line};
+use common::process::{bind_failed, listening_line, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{
-    AppState, AppStateInner, ContentType, Device, DeviceCatalog, FatState, Route, RouteId, ShutdownSignals, Stop,
-};
+use common::{AppState, ContentType, Device, DeviceCatalog, FatState, RouteId, ServerConfig, ShutdownSignals, Stop};
 
 /// Returns the function that registers every route of `common::ROUTES`, with
 /// `layers` state layers in front of each `/state/*` route, and the two states
 /// as app data. Every worker's `App` calls it; all share one pair of states.
-pub fn configure(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+pub fn app(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     let fat = FatState::new();
     let arc = AppState::new();
     let catalog = Arc::new(DeviceCatalog::new());
@@ -32,15 +30,15 @@ pub fn configure(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Se
         cfg.app_data(ThinData(fat.clone()))
             .app_data(ThinData(arc.clone()))
             .app_data(ThinData(Arc::clone(&catalog)))
-            .route(path(RouteId::Healthz), get_or_head().to(healthz))
-            .route(path(RouteId::Plaintext), get_or_head().to(plaintext))
+            .route(RouteId::Healthz.path(), get_or_head().to(healthz))
+            .route(RouteId::Plaintext.path(), get_or_head().to(plaintext))
             .service(
-                web::resource(path(RouteId::Devices))
+                web::resource(RouteId::Devices.path())
                     .route(get_or_head().to(devices))
                     .route(web::put().to(replace_devices)),
             )
-            .route(path(RouteId::DevicesPreserialized), get_or_head().to(preserialized))
-            .route(path(RouteId::DevicesCached), get_or_head().to(cached));
+            .route(RouteId::DevicesPreserialized.path(), get_or_head().to(preserialized))
+            .route(RouteId::DevicesCached.path(), get_or_head().to(cached));
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }
@@ -53,27 +51,23 @@ fn get_or_head() -> actix_web::Route {
     web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
 }
 
-fn path(id: RouteId) -> &'static str {
-    Route::get(id).path
-}
-
 /// Registers one `/state/*` route behind `layers` middleware layers, each
 /// obtaining `S`. A scope's middleware type is fixed at compile time, so each
 /// layer is an empty-prefix scope wrapping the next one.
 fn state_route<S>(cfg: &mut web::ServiceConfig, id: RouteId, layers: usize)
 where
-    S: AsRef<AppStateInner> + Clone + 'static,
+    S: AsRef<FatState> + Clone + 'static,
 {
     let endpoint = || web::resource("").route(get_or_head().to(state_name::<S>));
     if layers == 0 {
-        cfg.service(web::scope(path(id)).service(endpoint()));
+        cfg.service(web::scope(id.path()).service(endpoint()));
         return;
     }
     let mut scope = web::scope("").wrap(from_fn(state_layer::<S>)).service(endpoint());
     for _ in 1..layers {
         scope = web::scope("").wrap(from_fn(state_layer::<S>)).service(scope);
     }
-    cfg.service(web::scope(path(id)).service(scope));
+    cfg.service(web::scope(id.path()).service(scope));
 }
 
 async fn healthz() -> &'static str {
@@ -96,7 +90,7 @@ async fn replace_devices(ThinData(catalog): ThinData<Arc<DeviceCatalog>>, body: 
     match catalog.replace_from_json(&body) {
         Ok(()) => HttpResponse::NoContent().finish(),
         Err(e) => HttpResponse::build(StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST))
-            .insert_header((header::CONTENT_TYPE, common::ContentType::TextPlain.as_str()))
+            .insert_header((header::CONTENT_TYPE, ContentType::TextPlain.as_str()))
             .body(e.to_string()),
     }
 }
@@ -107,11 +101,11 @@ async fn preserialized() -> HttpResponse {
         .body(common::preserialized_devices())
 }
 
-async fn state_name<S: AsRef<AppStateInner>>(ThinData(state): ThinData<S>) -> String {
+async fn state_name<S: AsRef<FatState>>(ThinData(state): ThinData<S>) -> String {
     state.as_ref().app_name.clone()
 }
 
-async fn state_layer<S: AsRef<AppStateInner> + Clone + 'static>(
+async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
     ThinData(state): ThinData<S>,
     request: ServiceRequest,
     next: Next<BoxBody>,
@@ -129,7 +123,7 @@ async fn state_layer<S: AsRef<AppStateInner> + Clone + 'static>(
 /// 1 on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
     actix_web::rt::System::new().block_on(async move {
-        let routes = configure(config.layers);
+        let routes = app(config.layers);
         let server = HttpServer::new(move || App::new().configure(routes.clone()))
             .workers(config.workers.get())
             .disable_signals();
@@ -139,10 +133,7 @@ pub fn run(config: ServerConfig) -> ExitCode {
         };
         let signals = match ShutdownSignals::install() {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: cannot install signal handlers: {e}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return signals_failed(&e),
         };
         if let Some(addr) = server.addrs().first() {
             println!("{}", listening_line(*addr));

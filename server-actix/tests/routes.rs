@@ -1,10 +1,10 @@
-//! Every route of `common::ROUTES`, in process through `server_actix::configure`.
+//! Every route of `common::ROUTES`, in process through `server_actix::app`.
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{App, test};
 
 async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>) {
-    let app = test::init_service(App::new().configure(server_actix::configure(layers))).await;
+    let app = test::init_service(App::new().configure(server_actix::app(layers))).await;
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());

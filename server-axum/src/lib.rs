@@ -15,36 +15,32 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use common::config::{ServerConfig, bind_failed, listening_line};
+use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, AppStateInner, ContentType, Device, DeviceCatalog, FatState, Route, RouteId, ShutdownSignals};
+use common::{AppState, ContentType, Device, DeviceCatalog, FatState, RouteId, ServerConfig, ShutdownSignals};
 
 /// Builds the application: every route of `common::ROUTES`, with `layers`
 /// state layers in front of each `/state/*` route.
 pub fn app(layers: usize) -> Router {
     let catalog = Router::new()
-        .route(path(RouteId::Devices), get(devices).put(replace_devices))
-        .route(path(RouteId::DevicesCached), get(cached))
+        .route(RouteId::Devices.path(), get(devices).put(replace_devices))
+        .route(RouteId::DevicesCached.path(), get(cached))
         .with_state(Arc::new(DeviceCatalog::new()));
     Router::new()
-        .route(path(RouteId::Healthz), get(healthz))
-        .route(path(RouteId::Plaintext), get(plaintext))
-        .route(path(RouteId::DevicesPreserialized), get(preserialized))
+        .route(RouteId::Healthz.path(), get(healthz))
+        .route(RouteId::Plaintext.path(), get(plaintext))
+        .route(RouteId::DevicesPreserialized.path(), get(preserialized))
         .merge(catalog)
         .merge(state_route(RouteId::StateFat, FatState::new(), layers))
         .merge(state_route(RouteId::StateArc, AppState::new(), layers))
 }
 
-fn path(id: RouteId) -> &'static str {
-    Route::get(id).path
-}
-
 /// One `/state/*` route behind `layers` middleware layers, each obtaining `S`.
 fn state_route<S>(id: RouteId, state: S, layers: usize) -> Router
 where
-    S: AsRef<AppStateInner> + Clone + Send + Sync + 'static,
+    S: AsRef<FatState> + Clone + Send + Sync + 'static,
 {
-    let mut router = Router::new().route(path(id), get(state_name::<S>));
+    let mut router = Router::new().route(id.path(), get(state_name::<S>));
     for _ in 0..layers {
         router = router.route_layer(middleware::from_fn_with_state(state.clone(), state_layer::<S>));
     }
@@ -78,11 +74,11 @@ async fn replace_devices(State(catalog): State<Arc<DeviceCatalog>>, body: Bytes)
     }
 }
 
-async fn state_name<S: AsRef<AppStateInner>>(State(state): State<S>) -> String {
+async fn state_name<S: AsRef<FatState>>(State(state): State<S>) -> String {
     state.as_ref().app_name.clone()
 }
 
-async fn state_layer<S: AsRef<AppStateInner>>(State(state): State<S>, request: Request, next: Next) -> Response {
+async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Request, next: Next) -> Response {
     common::touch(&state);
     next.run(request).await
 }
@@ -93,7 +89,7 @@ async fn state_layer<S: AsRef<AppStateInner>>(State(state): State<S>, request: R
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
 /// 1 on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let runtime = match config.tokio_runtime() {
+    let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -104,10 +100,7 @@ pub fn run(config: ServerConfig) -> ExitCode {
         };
         let signals = match ShutdownSignals::install() {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: cannot install signal handlers: {e}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return signals_failed(&e),
         };
         match listener.local_addr() {
             Ok(addr) => println!("{}", listening_line(addr)),

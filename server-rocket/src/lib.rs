@@ -14,11 +14,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::config::{ServerConfig, bind_failed, listening_line};
+use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, AppStateInner, CatalogError, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, Route, RouteId,
-    ShutdownSignals,
+    AppState, CatalogError, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, RouteId, ServerConfig, ShutdownSignals,
 };
 use rocket::config::LogLevel;
 use rocket::data::{Data, ToByteUnit};
@@ -35,13 +34,13 @@ pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
         .manage(FatState::new())
         .manage(AppState::new())
         .manage(Arc::new(DeviceCatalog::new()))
-        .mount(path(RouteId::Healthz), routes![healthz])
-        .mount(path(RouteId::Plaintext), routes![plaintext])
-        .mount(path(RouteId::Devices), routes![devices, replace_devices])
-        .mount(path(RouteId::DevicesPreserialized), routes![preserialized])
-        .mount(path(RouteId::DevicesCached), routes![cached])
-        .mount(path(RouteId::StateFat), routes![state_fat])
-        .mount(path(RouteId::StateArc), routes![state_arc]);
+        .mount(RouteId::Healthz.path(), routes![healthz])
+        .mount(RouteId::Plaintext.path(), routes![plaintext])
+        .mount(RouteId::Devices.path(), routes![devices, replace_devices])
+        .mount(RouteId::DevicesPreserialized.path(), routes![preserialized])
+        .mount(RouteId::DevicesCached.path(), routes![cached])
+        .mount(RouteId::StateFat.path(), routes![state_fat])
+        .mount(RouteId::StateArc.path(), routes![state_arc]);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
@@ -58,10 +57,6 @@ pub fn figment(config: &ServerConfig) -> rocket::figment::Figment {
         .merge(("workers", config.workers.get()))
         .merge(("log_level", LogLevel::Off))
         .merge(("cli_colors", false))
-}
-
-fn path(id: RouteId) -> &'static str {
-    Route::get(id).path
 }
 
 #[get("/")]
@@ -122,17 +117,17 @@ fn state_arc(state: &State<AppState>) -> String {
     name(state.inner())
 }
 
-fn name<S: AsRef<AppStateInner>>(state: &S) -> String {
+fn name<S: AsRef<FatState>>(state: &S) -> String {
     state.as_ref().app_name.clone()
 }
 
 async fn state_layer(request: &Request<'_>) {
     let path = request.uri().path();
-    if path == Route::get(RouteId::StateFat).path {
+    if path == RouteId::StateFat.path() {
         if let Some(state) = request.guard::<&State<FatState>>().await.succeeded() {
             common::touch(state.inner());
         }
-    } else if path == Route::get(RouteId::StateArc).path
+    } else if path == RouteId::StateArc.path()
         && let Some(state) = request.guard::<&State<AppState>>().await.succeeded()
     {
         common::touch(state.inner());
@@ -147,7 +142,7 @@ async fn state_layer(request: &Request<'_>) {
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
 /// 1 on any other error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let runtime = match config.tokio_runtime() {
+    let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -160,10 +155,7 @@ pub fn run(config: ServerConfig) -> ExitCode {
     let launched = runtime.block_on(async move {
         let signals = match ShutdownSignals::install() {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: cannot install signal handlers: {e}");
-                return Ok(ExitCode::FAILURE);
-            }
+            Err(e) => return Ok(signals_failed(&e)),
         };
         let rocket = rocket.ignite().await?;
         let shutdown = rocket.shutdown();

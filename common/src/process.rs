@@ -1,0 +1,100 @@
+//! The process contract every server keeps and the bench client relies on:
+//! the listening line (the one place that knows its text), the exit codes,
+//! the one-line start-up errors, and the tokio runtime the axum and Rocket
+//! servers run on.
+//!
+//! A server prints [`listening_line`] as its first stdout line once it
+//! accepts connections; a supervisor reads it back with
+//! [`parse_listening_line`]. Start-up failures print one line on stderr and
+//! end the process with the code the helper returns.
+
+use std::fmt::Display;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::process::ExitCode;
+
+/// Exit code for a bad flag or an address that cannot be bound (clap's
+/// usage-error code).
+pub const EXIT_USAGE: u8 = 2;
+
+/// What the listening line starts with, before the address.
+const LISTENING_PREFIX: &str = "listening on http://";
+
+/// The first line every server prints on stdout once it accepts connections:
+/// `listening on http://ADDR`.
+pub fn listening_line(addr: SocketAddr) -> String {
+    format!("{LISTENING_PREFIX}{addr}")
+}
+
+/// The address of a [`listening_line`]; `None` for any other line.
+/// Surrounding whitespace (the line's newline) is ignored.
+pub fn parse_listening_line(line: &str) -> Option<SocketAddr> {
+    line.trim().strip_prefix(LISTENING_PREFIX)?.parse().ok()
+}
+
+/// Prints the one-line error for an address that cannot be bound, and
+/// returns exit code [`EXIT_USAGE`].
+pub fn bind_failed(addr: SocketAddr, err: &dyn Display) -> ExitCode {
+    eprintln!("error: cannot listen on {addr}: {err}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Prints the one-line error for SIGTERM/SIGINT handlers that cannot be
+/// installed, and returns exit code 1.
+pub fn signals_failed(err: &dyn Display) -> ExitCode {
+    eprintln!("error: cannot install signal handlers: {err}");
+    ExitCode::FAILURE
+}
+
+/// The multi-threaded tokio runtime of `workers` threads that the axum and
+/// Rocket servers run on (actix-web brings its own).
+///
+/// # Errors
+/// Prints a one-line error and returns exit code 1 when it cannot start.
+pub fn tokio_runtime(workers: NonZeroUsize) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(workers.get()).enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the tokio runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listening_line_round_trips() {
+        for addr in ["127.0.0.1:8080", "127.0.0.1:1", "[::1]:443", "0.0.0.0:65535"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            let line = listening_line(addr);
+            assert_eq!(parse_listening_line(&line), Some(addr), "{line}");
+            assert_eq!(parse_listening_line(&format!("{line}\n")), Some(addr), "with its newline");
+        }
+        assert_eq!(listening_line("127.0.0.1:8080".parse().unwrap()), "listening on http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn other_lines_are_not_listening_lines() {
+        for line in [
+            "",
+            "\n",
+            "listening on http://",
+            "listening on http://localhost:80",
+            "listening on http://127.0.0.1",
+            "listening on http://127.0.0.1:99999",
+            "listening on https://127.0.0.1:80",
+            "Listening on http://127.0.0.1:80",
+            "error: cannot listen on 127.0.0.1:80: Address in use",
+            "\u{fffd}listening on http://127.0.0.1:80",
+            "listening on http://127.0.0.1:80 extra",
+        ] {
+            assert_eq!(parse_listening_line(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn runtime_has_the_asked_workers() {
+        let rt = tokio_runtime(NonZeroUsize::new(2).unwrap()).unwrap();
+        assert_eq!(rt.metrics().num_workers(), 2);
+    }
+}
