@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use clap::ValueEnum;
-use common::{Route, RouteId};
+use common::RouteId;
 use serde::{Deserialize, Serialize};
 
 /// A web framework with a server crate in this workspace.
@@ -153,7 +153,7 @@ impl Variant {
 
     /// The path of its route, e.g. `/api/devices`.
     pub fn path(self) -> &'static str {
-        Route::get(self.route()).path
+        self.route().path()
     }
 }
 

@@ -102,7 +102,7 @@ pub fn difference(route: &Route, got: &Fetched) -> Option<String> {
 /// # Errors
 /// When it has not within `timeout`; the last failure is quoted.
 pub fn wait_healthy(base: &Url, timeout: Duration) -> anyhow::Result<()> {
-    let url = base.join(Route::get(common::RouteId::Healthz).path)?;
+    let url = base.join(common::RouteId::Healthz.path())?;
     runtime()?.block_on(async {
         let client = client()?;
         let deadline = Instant::now() + timeout;

@@ -15,7 +15,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use common::ContentType;
-use common::config::listening_line;
+use common::process::listening_line;
 use common::routes::PLAINTEXT_BODY;
 
 const LISTENER: Token = Token(usize::MAX);

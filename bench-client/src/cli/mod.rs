@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand};
-use common::config::EXIT_USAGE;
+use common::process::EXIT_USAGE;
 
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;

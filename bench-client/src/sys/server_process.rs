@@ -14,6 +14,8 @@ use anyhow::{Context, bail};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use common::process::parse_listening_line;
+
 use super::affinity::CpuList;
 
 /// How long a server may take to print its listening line.
@@ -26,7 +28,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct ServerProcess {
     name: String,
     child: Option<Child>,
-    /// The address it listens on, from its `listening on http://ADDR` line.
+    /// The address it listens on, from its listening line (`common::process`).
     pub addr: SocketAddr,
 }
 
@@ -66,7 +68,7 @@ impl ServerProcess {
         let mut server = Self { name, child: Some(child), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
         let first = rx.recv_timeout(START_TIMEOUT);
         let addr = match first {
-            Ok(Some(Ok(line))) => line.strip_prefix("listening on http://").and_then(|a| a.trim().parse().ok()),
+            Ok(Some(Ok(line))) => parse_listening_line(&line),
             _ => None,
         };
         match addr {

@@ -124,7 +124,7 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
     let mut line = String::new();
     let mut stdout = std::io::BufReader::new(responder.0.stdout.take().unwrap());
     std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-    let addr = line.trim().strip_prefix("listening on http://").expect("listening line").to_owned();
+    let addr = common::process::parse_listening_line(&line).expect("listening line");
     let out_json = dir.join("run.json");
     let (_, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
     assert!(hard >= 4200, "this test needs a hard RLIMIT_NOFILE of at least 4200 (ulimit -Hn), not {hard}");
