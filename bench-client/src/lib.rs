@@ -20,8 +20,8 @@
 //! | [`report`] | presentation: Markdown tables, `report.md`, terminal lines, SVG charts |
 //! | [`results`] | the results contract, paired deltas, layer sweep, comparison |
 //! | [`calibrate`] | the client's own ceiling against a built-in canned responder |
-//! | [`measure`] | one run with its observers (CPU sampler, perf), turned into figures |
-//! | [`engine`], [`preflight`] | the load loop and its HTTP/1.1 framing; checks before timing |
+//! | [`measure`], [`preflight`] | one run with its observers (CPU sampler, perf), turned into figures; checks before timing, with the engine's own request and framing |
+//! | [`engine`] | the load loop and its HTTP/1.1 framing |
 //! | [`sys`], [`model`], [`analysis`] | Linux plumbing; the vocabulary; pure statistics |
 
 pub mod cli;
@@ -34,9 +34,9 @@ pub mod results;
 pub mod calibrate;
 
 pub mod measure;
+pub mod preflight;
 
 pub mod engine;
-pub mod preflight;
 
 pub mod analysis;
 pub mod model;

@@ -1,13 +1,24 @@
-//! Checks before any timing, with `reqwest` (correctness, not speed, matters
-//! here): a server is healthy, and every route answers the status,
-//! `Content-Type` and body of `common::ROUTES`. Imports nothing else of the
-//! crate.
+//! Checks before any timing: a server is healthy, and a URL answers what
+//! the load will verify (every route of `common::ROUTES` its status,
+//! `Content-Type` and body).
+//!
+//! Preflight sends the engine's own request bytes ([`get_request`]) on a
+//! plain socket and frames the answer with the engine's own framer
+//! ([`frame_response`]), so it can never pass a target the engine then
+//! fails on: no redirect is followed, and what the engine cannot frame is
+//! refused here, before anything is measured, with the reason.
 
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use common::{ROUTES, Route};
-use reqwest::Url;
+use common::{ROUTES, Route, RouteId};
+
+use crate::engine::{Target, frame_response, get_request};
+
+/// How long one preflight request may take, connect included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A preflight failure that is the server's answer, not the way to it.
 ///
@@ -22,54 +33,119 @@ pub struct Error {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Another status, `Content-Type` or body than the route table's.
+    /// Another status, `Content-Type` or body than expected.
     Mismatch,
+    /// An answer the load engine cannot frame (so it could not count it).
+    Unframeable,
 }
 
 impl Error {
-    /// The server answered a route with another status, `Content-Type` or
-    /// body than the route table's.
+    /// The server answered with another status, `Content-Type` or body than
+    /// the route table's (or, for `load`, than status 200).
     pub fn is_mismatch(&self) -> bool {
         self.kind == Kind::Mismatch
+    }
+
+    /// The answer is not one the load engine can frame.
+    pub fn is_unframeable(&self) -> bool {
+        self.kind == Kind::Unframeable
     }
 }
 
 /// One response as preflight saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
-    /// Status code.
+    /// Status code of the final response (after any interim `1xx`).
     pub status: u16,
     /// `Content-Type` header, if any.
     pub content_type: Option<String>,
-    /// Body bytes.
+    /// Body bytes (decoded when chunked).
     pub body: Vec<u8>,
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
-}
-
-fn client() -> anyhow::Result<reqwest::Client> {
-    Ok(reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build()?)
-}
-
-async fn fetch_with(client: &reqwest::Client, url: &Url) -> anyhow::Result<Fetched> {
-    let response = client.get(url.clone()).send().await.with_context(|| format!("GET {url}"))?;
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let body = response.bytes().await.with_context(|| format!("GET {url}: reading the body"))?.to_vec();
-    Ok(Fetched { status, content_type, body })
-}
-
-/// Fetches `url` once.
+/// Fetches `target` once, exactly as the engine requests it.
 ///
 /// # Errors
-/// When the server cannot be reached or the response cannot be read.
-pub fn fetch(url: &Url) -> anyhow::Result<Fetched> {
-    runtime()?.block_on(async { fetch_with(&client()?, url).await })
+/// The server cannot be reached or closes before a complete answer (the
+/// address in the message), or answers what the engine cannot frame
+/// ([`Error::is_unframeable`]).
+pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
+    let addr = target.addr;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    stream
+        .write_all(&get_request(&target.host, &target.path))
+        .with_context(|| format!("GET {} on {addr}", target.path))?;
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 16 * 1024];
+    let mut eof = false;
+    loop {
+        match frame_response(&buf, false, eof) {
+            Ok(Some(framed)) => {
+                let content_type = content_type(&buf[framed.head.clone()]);
+                return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
+            }
+            Ok(None) if eof => bail!("GET {} on {addr}: the connection closed before a complete response", target.path),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Error {
+                    kind: Kind::Unframeable,
+                    message: format!("GET {} on {addr}: the load engine cannot count this answer: {e}", target.path),
+                }
+                .into());
+            }
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "GET {} on {addr}: no complete response within {}",
+                target.path,
+                humantime::format_duration(REQUEST_TIMEOUT)
+            );
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => eof = true,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("GET {} on {addr}: reading the response", target.path)),
+        }
+    }
+}
+
+/// The `Content-Type` of a response head.
+fn content_type(head: &[u8]) -> Option<String> {
+    let mut headers = vec![httparse::EMPTY_HEADER; 1024];
+    let mut response = httparse::Response::new(&mut headers);
+    response.parse(head).ok()?;
+    response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+        .map(|h| String::from_utf8_lossy(h.value).into_owned())
+}
+
+/// The body every response of a load of `target` must carry, checked now:
+/// for a path of the route table, the table's body (after checking that
+/// the server answers it); for any other path, the body fetched now, which
+/// must come with status 200 (no redirect is followed: the engine does not
+/// follow them either).
+///
+/// # Errors
+/// An unreachable server (naming the address), an answer the engine cannot
+/// frame, or a mismatch (naming the URL and the difference).
+pub fn expected_body(url: &str, target: &Target) -> anyhow::Result<Vec<u8>> {
+    let fetched = fetch(target).with_context(|| format!("cannot load {url}"))?;
+    let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
+    match Route::by_path(&target.path) {
+        Some(route) => match difference(route, &fetched) {
+            None => Ok(route.expected_body()),
+            Some(diff) => Err(mismatch(diff).into()),
+        },
+        None if fetched.status == 200 => Ok(fetched.body),
+        None => Err(mismatch(format!("status {} instead of 200", fetched.status)).into()),
+    }
 }
 
 /// Describes how `got` differs from what `route` must answer, or `None`.
@@ -97,50 +173,44 @@ pub fn difference(route: &Route, got: &Fetched) -> Option<String> {
     None
 }
 
-/// Waits until `base/healthz` answers 200 `OK`, polling every 50 ms.
+/// Waits until `/healthz` on `target`'s address answers 200 `OK`, polling
+/// every 50 ms.
 ///
 /// # Errors
 /// When it has not within `timeout`; the last failure is quoted.
-pub fn wait_healthy(base: &Url, timeout: Duration) -> anyhow::Result<()> {
-    let url = base.join(common::RouteId::Healthz.path())?;
-    runtime()?.block_on(async {
-        let client = client()?;
-        let deadline = Instant::now() + timeout;
-        loop {
-            let last = match fetch_with(&client, &url).await {
-                Ok(f) if f.status == 200 && f.body == common::routes::HEALTHZ_BODY.as_bytes() => return Ok(()),
-                Ok(f) => format!("status {}", f.status),
-                Err(e) => format!("{e:#}"),
-            };
-            if Instant::now() >= deadline {
-                bail!("{url} not healthy after {}: {last}", humantime::format_duration(timeout));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+pub fn wait_healthy(target: &Target, timeout: Duration) -> anyhow::Result<()> {
+    let healthz = Target { path: RouteId::Healthz.path().to_owned(), ..target.clone() };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match fetch(&healthz) {
+            Ok(f) if f.status == 200 && f.body == common::routes::HEALTHZ_BODY.as_bytes() => return Ok(()),
+            Ok(f) => format!("status {}", f.status),
+            Err(e) => format!("{e:#}"),
+        };
+        if Instant::now() >= deadline {
+            bail!("{} not healthy after {}: {last}", target.addr, humantime::format_duration(timeout));
         }
-    })
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
-/// Fetches every route of `common::ROUTES` from `base` and checks status,
-/// `Content-Type` and body.
+/// Fetches every route of `common::ROUTES` from `target`'s address and
+/// checks status, `Content-Type` and body.
 ///
 /// # Errors
-/// The first mismatch, naming `server`, the route and the difference.
-pub fn check_routes(server: &str, base: &Url) -> anyhow::Result<()> {
-    runtime()?.block_on(async {
-        let client = client()?;
-        for route in ROUTES {
-            let url = base.join(route.path)?;
-            let got = fetch_with(&client, &url).await.with_context(|| format!("preflight {server} {}", route.path))?;
-            if let Some(diff) = difference(route, &got) {
-                return Err(Error {
-                    kind: Kind::Mismatch,
-                    message: format!("preflight {server} {}: {diff}", route.path),
-                }
-                .into());
-            }
+/// The first mismatch ([`Error::is_mismatch`]), naming `server`, the route
+/// and the difference.
+pub fn check_routes(server: &str, target: &Target) -> anyhow::Result<()> {
+    for route in ROUTES {
+        let at = Target { path: route.path.to_owned(), ..target.clone() };
+        let got = fetch(&at).with_context(|| format!("preflight {server} {}", route.path))?;
+        if let Some(diff) = difference(route, &got) {
+            return Err(
+                Error { kind: Kind::Mismatch, message: format!("preflight {server} {}: {diff}", route.path) }.into()
+            );
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
-use reqwest::Url;
+use url::Url;
 
 use super::args::{duration, nonzero, positive_duration, rate, timing};
 use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Target};
@@ -144,25 +144,6 @@ impl LoadArgs {
     }
 }
 
-/// The body every response must carry: the route table's, after checking
-/// that the server answers it; for a path outside the table, the body fetched
-/// once now (status 200 required).
-///
-/// # Errors
-/// Unreachable server (naming the address), or a mismatch with the table.
-fn expected_body(plan: &LoadPlan) -> anyhow::Result<Vec<u8>> {
-    let (url, target) = (&plan.url, &plan.target);
-    let fetched = preflight::fetch(url).with_context(|| format!("cannot reach {}", target.addr))?;
-    match common::Route::by_path(&target.path) {
-        Some(route) => match preflight::difference(route, &fetched) {
-            None => Ok(route.expected_body()),
-            Some(diff) => bail!("preflight {}: {diff}", url),
-        },
-        None if fetched.status == 200 => Ok(fetched.body),
-        None => bail!("preflight {}: status {} instead of 200", url, fetched.status),
-    }
-}
-
 /// Runs `plan`; returns the figures (also written to `--json` when given)
 /// after printing the summary on stdout.
 ///
@@ -173,7 +154,8 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunFigur
         cpus.pin_current_thread()?;
     }
     let s = plan.settings;
-    let load = Load { target: plan.target.clone(), expected_body: expected_body(plan)?, settings: s };
+    let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
+    let load = Load { target: plan.target.clone(), expected_body, settings: s };
     let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let figures = RunFigures::new(&run, &s, server_cpus);

@@ -22,7 +22,8 @@
 //! after it) is reported as in flight, never as a success.
 //!
 //! Open loop, after wrk2 (giltene/wrk2, "coordinated omission" in its
-//! README): request k of a thread is due at `start + k / rate`; a request
+//! README): request k of the run is due at `start + k / rate`, the requests
+//! dealt to the engine threads in turn (`schedule.rs`); a request
 //! that finds no free connection waits, and its latency still counts from
 //! when it was due (corrected), while the latency from the actual write is
 //! kept apart (uncorrected). Requests written later than
@@ -265,9 +266,11 @@ pub fn run(load: &Load, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let connections = (s.connections.get() + threads - 1 - t) / threads;
+                // The threads with connections share the open-loop schedule in turn.
+                let stream = (t as u64, threads.min(s.connections.get()) as u64);
                 std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(scope, move || {
                     let times = Times { start, measure_start, end };
-                    Worker::new(load, connections, times)?.run(stop)
+                    Worker::new(load, connections, stream, times)?.run(stop)
                 })
             })
             .collect();

@@ -55,14 +55,12 @@ pub(super) struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    pub(super) fn new(load: &'a Load, connections: usize, times: Times) -> Result<Self, Error> {
+    /// A thread of `connections` connections sending stream `stream.0` of
+    /// `stream.1` of the open-loop schedule.
+    pub(super) fn new(load: &'a Load, connections: usize, stream: (u64, u64), times: Times) -> Result<Self, Error> {
         let s = &load.settings;
         let request = get_request(&load.target.host, &load.target.path);
-        let schedule = s.rate.map(|rate| {
-            // This thread's share of the rate, by its share of the connections.
-            let share = rate.per_s() * connections as f64 / s.connections.get() as f64;
-            Schedule { start: times.start, interval_ns: ((1e9 / share).round() as u128).max(1), next: 0 }
-        });
+        let schedule = s.rate.map(|rate| Schedule::new(times.start, rate.per_s(), stream.0, stream.1));
         Ok(Self {
             load,
             times,
@@ -398,7 +396,8 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         let mut closing = false;
         while c.start < c.end {
-            let framed = match frame_response(&c.buf[c.start..c.end]) {
+            let unread = &c.buf[c.start..c.end];
+            let framed = match frame_response(unread, false, eof) {
                 Ok(Some(framed)) => framed,
                 Ok(None) => break,
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
@@ -407,10 +406,9 @@ impl<'a> Worker<'a> {
                 // A response to no request.
                 return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
             };
-            let body = c.start + framed.body.start..c.start + framed.body.end;
             let outcome = if framed.status != 200 {
                 Err(FailureKind::Status(framed.status))
-            } else if c.buf[body] != self.load.expected_body[..] {
+            } else if !framed.body_eq(unread, &self.load.expected_body) {
                 Err(FailureKind::Body)
             } else {
                 Ok(())

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use common::Route;
-use reqwest::Url;
 
 use super::build::server_binary;
 use crate::engine::{Load, LoadSettings, Target};
@@ -36,7 +35,7 @@ pub fn start_server(
         layers.to_string(),
     ];
     let server = ServerProcess::start(&binary, &args, cpus)?;
-    let base = Url::parse(&format!("http://{}/", server.addr))?;
+    let base = Target::new(server.addr, "/");
     preflight::wait_healthy(&base, Duration::from_secs(10))
         .with_context(|| format!("{} is not healthy", server.name()))?;
     preflight::check_routes(server.name(), &base)?;

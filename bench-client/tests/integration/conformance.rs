@@ -4,13 +4,12 @@
 
 use crate::util;
 use crate::util::FRAMEWORKS;
+use bench_client::engine::Target;
 use bench_client::preflight::{self, Fetched};
 use bench_client::sys::ServerProcess;
-use reqwest::Url;
 
 fn get(server: &ServerProcess, path: &str) -> Fetched {
-    let url = Url::parse(&format!("http://{}{path}", server.addr)).unwrap();
-    preflight::fetch(&url).unwrap_or_else(|e| panic!("{} {path}: {e:#}", server.name()))
+    preflight::fetch(&Target::new(server.addr, path)).unwrap_or_else(|e| panic!("{} {path}: {e:#}", server.name()))
 }
 
 #[test]

@@ -14,8 +14,8 @@ const LAYERS: [&[&str]; 8] = [
     &["report"],
     &["results"],
     &["calibrate"],
-    &["measure"],
-    &["engine", "preflight"],
+    &["measure", "preflight"],
+    &["engine"],
     &["analysis", "model", "sys"],
 ];
 

@@ -10,6 +10,8 @@ mod conformance;
 mod double;
 // Servers killed, stalled, lying or closing; the suite goes on.
 mod faults;
+// Every valid HTTP/1.1 framing counted; preflight refuses what the engine cannot count.
+mod framing;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
 // The import graph of `src/` has no upward arrow.

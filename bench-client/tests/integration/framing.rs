@@ -1,0 +1,194 @@
+//! `bench-client load` against raw-socket responders that each answer in
+//! one valid HTTP/1.1 way (RFC 9112 section 6): every such response is
+//! counted as a success; what the engine would not count (a redirect, a
+//! protocol switch) is refused by preflight before anything is measured;
+//! and the open loop's schedule is one schedule over all threads.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+
+use crate::util::{self, CLIENT};
+
+/// How the responder answers a request for a path.
+#[derive(Clone, Copy)]
+struct Answer {
+    bytes: &'static [u8],
+    /// Close the connection after writing it.
+    close: bool,
+}
+
+/// A responder on 127.0.0.1 answering each request (a head ending in an
+/// empty line) by `answer(path)`; counts the answers written.
+fn responder(answer: fn(&str) -> Answer) -> (SocketAddr, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let written = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&written);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let counter = Arc::clone(&counter);
+            std::thread::spawn(move || serve(stream, answer, &counter));
+        }
+    });
+    (addr, written)
+}
+
+fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            buf.drain(..end + 4);
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let a = answer(&path);
+            if stream.write_all(a.bytes).is_err() {
+                return;
+            }
+            written.fetch_add(1, Ordering::Relaxed);
+            if a.close {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// `load URL extra… --json FILE`: the process output and, when written, the JSON.
+fn load(url: &str, extra: &[&str]) -> (Output, Option<Value>) {
+    let dir = util::temp_dir("framing");
+    let json = dir.join("run.json");
+    let out =
+        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra).output().expect("bench-client runs");
+    let value = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).expect("valid JSON"));
+    (out, value)
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+/// Every response a success: no failure of any kind, the accounting adds up.
+fn assert_all_successful(out: &Output, v: &Value) {
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(count(v, "successful") > 0, "{v}");
+    assert_eq!(count(v, "failed_total"), 0, "{v}");
+    assert_eq!(v["failed"]["connect"], 0, "{v}");
+    assert_eq!(
+        count(v, "sent"),
+        count(v, "warmup_completed") + count(v, "successful") + count(v, "in_flight_at_deadline"),
+        "every request written is settled once or in flight: {v}"
+    );
+    let windows: u64 = v["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+    assert_eq!(windows, count(v, "successful"));
+}
+
+const QUICK: [&str; 6] = ["--connections", "4", "--duration", "1s", "--warmup", "250ms"];
+
+#[test]
+fn interim_1xx_responses_are_skipped_and_the_final_200_counted() {
+    let _exclusive = util::exclusive();
+    let (addr, written) = responder(|_| Answer {
+        bytes: b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n\
+                 HTTP/1.1 100 Continue\r\n\r\n\
+                 HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!",
+        close: false,
+    });
+    let (out, v) = load(&format!("http://{addr}/hints"), &QUICK);
+    let v = v.expect("results written");
+    assert_all_successful(&out, &v);
+    assert_eq!(count(&v, "reconnects"), 0, "{v}");
+    assert_eq!(count(&v, "connections_established"), 4);
+    // Preflight's one request, then each completed or in-flight request once.
+    assert!(written.load(Ordering::Relaxed) > count(&v, "successful") + count(&v, "warmup_completed"));
+}
+
+#[test]
+fn chunked_bodies_are_framed_and_verified() {
+    let _exclusive = util::exclusive();
+    for answer in [
+        (|_: &str| Answer {
+            bytes: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nd\r\nHello, World!\r\n0\r\n\r\n",
+            close: false,
+        }) as fn(&str) -> Answer,
+        |_: &str| Answer {
+            bytes: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                     5;ext=1\r\nHello\r\n2\r\n, \r\n6\r\nWorld!\r\n0\r\nX-Trailer: yes\r\n\r\n",
+            close: false,
+        },
+    ] {
+        let (addr, _) = responder(answer);
+        let (out, v) = load(&format!("http://{addr}/chunked"), &QUICK);
+        let v = v.expect("results written");
+        assert_all_successful(&out, &v);
+        assert_eq!(count(&v, "reconnects"), 0, "{v}");
+    }
+}
+
+#[test]
+fn close_delimited_bodies_are_framed_and_each_close_is_a_reconnection() {
+    let _exclusive = util::exclusive();
+    let (addr, _) = responder(|_| Answer {
+        bytes: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nHello, World!",
+        close: true,
+    });
+    let (out, v) = load(&format!("http://{addr}/until-close"), &QUICK);
+    let v = v.expect("results written");
+    assert_all_successful(&out, &v);
+    let completed = count(&v, "successful") + count(&v, "warmup_completed");
+    let reconnects = count(&v, "reconnects");
+    // Every completed response closed its connection: one reconnection
+    // each, but for the last response of each connection at the deadline.
+    assert!((completed.saturating_sub(4)..=completed).contains(&reconnects), "{completed} completed: {v}");
+    assert_eq!(count(&v, "connections_established"), 4 + reconnects, "{v}");
+}
+
+#[test]
+fn preflight_judges_the_request_the_engine_sends() {
+    let _exclusive = util::exclusive();
+    let (addr, written) = responder(|path| match path {
+        "/old" => Answer { bytes: b"HTTP/1.1 302 Found\r\nLocation: /new\r\nContent-Length: 0\r\n\r\n", close: false },
+        "/upgrade" => Answer { bytes: b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", close: false },
+        _ => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nnew", close: false },
+    });
+    for (path, reason) in [
+        ("/old", "status 302 instead of 200"),
+        ("/upgrade", "the load engine cannot count this answer: status 101 Switching Protocols"),
+    ] {
+        let before = written.load(Ordering::Relaxed);
+        let (out, v) = load(&format!("http://{addr}{path}"), &QUICK);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{path}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{path}: one line: {stderr}");
+        assert!(stderr.contains(reason), "{path}: {stderr}");
+        assert!(out.stdout.is_empty() && v.is_none(), "{path}: nothing measured");
+        assert_eq!(
+            written.load(Ordering::Relaxed) - before,
+            1,
+            "{path}: preflight's request only, no redirect followed"
+        );
+    }
+}
+
+#[test]
+fn the_open_loop_is_one_schedule_over_all_threads() {
+    let _exclusive = util::exclusive();
+    let (addr, _) = responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", close: false });
+    let args = ["--rate", "2", "--threads", "4", "--connections", "4", "--duration", "4s", "--warmup", "0s"];
+    let (out, v) = load(&format!("http://{addr}/"), &args);
+    let v = v.expect("results written");
+    assert_all_successful(&out, &v);
+    // One request every 500 ms, dealt to the threads in turn: two per
+    // window, not four every other window.
+    assert_eq!(v["windows"], serde_json::json!([2, 2, 2, 2]), "{v}");
+}

@@ -1,0 +1,178 @@
+# shellcheck shell=bash
+# Counting for bench/client-vs-wrk.sh, sourced by it and by
+# bench/test-counting.sh (which feeds these functions canned outputs).
+# Needs bash, awk and python3 only.
+#
+# Each <tool>_counts function reads one run's output and prints one line:
+#
+#   SUCCESSFUL RATE DETAIL
+#
+# SUCCESSFUL  responses with status 200 (the only ones that count, as in
+#             bench-client's own `successful`)
+# RATE        SUCCESSFUL per second of the run's measured time
+# DETAIL      "-" for a clean run; otherwise what went wrong, as
+#             comma-separated kind=count pairs (only the kinds seen):
+#               non200     responses with another status
+#               connect, read, write, timeout
+#                          wrk's socket errors
+#               errors     oha's errors (its errorDistribution)
+#               aborted    oha: requests cut at the deadline, when more than
+#                          one per connection (see oha_counts)
+#               io, timeout, body, protocol, connect
+#                          bench-client's failures by kind
+#               incomplete bench-client: the run did not complete
+#               no_success no response with status 200 at all
+#
+# A function that cannot count the output (missing, truncated, inconsistent)
+# says why on stderr and returns 1; it never guesses.
+
+# wrk's stdout from `wrk ... -s bench/lib/wrk-count.lua URL`: the counts come
+# from the script's `wrk-count:` line. wrk's own lines are cross-checked
+# against it: "N requests in ..." must equal the script's responses,
+# "Socket errors: ..." (printed only when one is non-zero) its socket
+# errors, and "Non-2xx or 3xx responses: N" (statuses > 399 only, printed
+# only when non-zero; N is the last field) may not exceed its non-200s.
+wrk_counts() {
+  awk '
+    function fail(msg) { print "wrk_counts: " FILENAME ": " msg > "/dev/stderr"; failed = 1; exit 1 }
+    function add(kind, n) { if (n > 0) detail = detail (detail == "" ? "" : ",") kind "=" sprintf("%.0f", n) }
+    /^wrk-count:/ {
+      lines++
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    }
+    / requests in / { native = $1 }
+    /^ *Socket errors:/ { sock["connect"] = $4 + 0; sock["read"] = $6 + 0; sock["write"] = $8 + 0; sock["timeout"] = $10 + 0 }
+    /^ *Non-2xx or 3xx responses:/ { native_status = $NF + 0 }
+    END {
+      if (failed) exit 1
+      if (lines != 1) fail(lines + 0 " wrk-count: lines instead of 1 (was wrk run with -s bench/lib/wrk-count.lua?)")
+      split("status_200 non_200 responses duration_us connect read write timeout status_gt_399", keys, " ")
+      for (i = 1; i in keys; i++) if (!(keys[i] in v) || v[keys[i]] !~ /^[0-9]+$/) fail("wrk-count: line without a number for " keys[i])
+      if (native == "") fail("no \"requests in\" line: not a complete wrk output")
+      if (v["status_200"] + v["non_200"] != v["responses"])
+        fail("status_200 " v["status_200"] " + non_200 " v["non_200"] " != responses " v["responses"])
+      if (v["responses"] != native) fail("the script saw " v["responses"] " responses, wrk printed " native " requests")
+      for (k in sock) if (sock[k] != v[k]) fail("socket errors: wrk printed " k " " sock[k] ", the script got " v[k])
+      if (native_status != v["status_gt_399"] + 0) fail("wrk printed " native_status + 0 " non-2xx or 3xx responses, the script got status > 399: " v["status_gt_399"])
+      if (v["status_gt_399"] > v["non_200"]) fail("more statuses > 399 (" v["status_gt_399"] ") than non-200 responses (" v["non_200"] ")")
+      if (v["duration_us"] <= 0) fail("duration_us is 0")
+      add("non200", v["non_200"])
+      add("connect", v["connect"]); add("read", v["read"]); add("write", v["write"]); add("timeout", v["timeout"])
+      if (v["status_200"] == 0) add("no_success", 1)
+      printf "%.0f %.1f %s\n", v["status_200"], v["status_200"] / (v["duration_us"] / 1e6), (detail == "" ? "-" : detail)
+    }
+  ' "$1"
+}
+
+# oha's `--output-format json` output. Successful: statusCodeDistribution["200"];
+# every other status is a non-200. errorDistribution counts requests that got
+# no response, by message; one message is not an error: with -z, oha cuts
+# the requests still in flight at the deadline and records each as "aborted
+# due to deadline" (hatoo/oha, src/client.rs, ClientError::Deadline), at
+# most one per connection, like bench-client's in_flight_at_deadline, which
+# is neither a success nor a failure. With MAX_ABORTED (the connections),
+# more aborts than that are flagged. oha's summary.total is the run's
+# length in seconds (src/printer.rs, print_json).
+oha_counts() {
+  python3 - "$1" "${2:-}" <<'PY'
+import json, sys
+
+path, max_aborted = sys.argv[1], sys.argv[2]
+def fail(msg):
+    print(f"oha_counts: {path}: {msg}", file=sys.stderr)
+    sys.exit(1)
+try:
+    with open(path) as f:
+        r = json.load(f)
+    codes = r["statusCodeDistribution"]
+    errors = dict(r["errorDistribution"])
+    total_s = float(r["summary"]["total"])
+except (OSError, ValueError, KeyError, TypeError) as e:
+    fail(f"not an oha JSON output: {e!r}")
+if total_s <= 0:
+    fail("summary.total is 0")
+ok = int(codes.get("200", 0))
+non200 = sum(int(n) for code, n in codes.items() if code != "200")
+aborted = int(errors.pop("aborted due to deadline", 0))
+detail = []
+if non200:
+    detail.append(f"non200={non200}")
+if sum(errors.values()):
+    detail.append(f"errors={sum(errors.values())}")
+if max_aborted and aborted > int(max_aborted):
+    detail.append(f"aborted={aborted}")
+if ok == 0:
+    detail.append("no_success=1")
+print(f"{ok} {ok / total_s:.1f} {','.join(detail) or '-'}")
+for message, n in sorted(errors.items()):
+    print(f"oha_counts: {path}: {n} x {message}", file=sys.stderr)
+PY
+}
+
+# bench-client's `load --json` output (docs/RESULTS.md): `successful` counts
+# status 200 with the exact body; `failed_total` the failed requests, by kind
+# in `failed` (io, timeout, status by code, body, protocol), which must add
+# up to it; `failed.connect` the failed connection attempts (not in
+# failed_total: no request was sent); `complete` false when the run was cut
+# short. Any of them flags the run, as `load` itself does (exit 1).
+client_counts() {
+  python3 - "$1" <<'PY'
+import json, sys
+
+path = sys.argv[1]
+def fail(msg):
+    print(f"client_counts: {path}: {msg}", file=sys.stderr)
+    sys.exit(1)
+try:
+    with open(path) as f:
+        r = json.load(f)
+    ok, failed_total, f, complete = int(r["successful"]), int(r["failed_total"]), r["failed"], r["complete"]
+    duration_s = float(r["duration_s"])
+    kinds = {
+        "non200": sum(int(n) for n in f["status"].values()),
+        "io": int(f["io"]),
+        "timeout": int(f["timeout"]),
+        "body": int(f["body"]),
+        "protocol": int(f["protocol"]),
+    }
+    connect = int(f["connect"])
+except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    fail(f"not a bench-client load --json output: {e!r}")
+if sum(kinds.values()) != failed_total:
+    fail(f"failures by kind {kinds} add up to {sum(kinds.values())}, failed_total is {failed_total}")
+if duration_s <= 0:
+    fail("duration_s is 0")
+detail = [f"{k}={n}" for k, n in kinds.items() if n]
+if connect:
+    detail.append(f"connect={connect}")
+if not complete:
+    detail.append("incomplete=1")
+if ok == 0:
+    detail.append("no_success=1")
+print(f"{ok} {ok / duration_s:.1f} {','.join(detail) or '-'}")
+PY
+}
+
+# The errors cell of one tool for the table: FILE holds one line per run,
+# "RATE CPU DETAIL" (DETAIL as above). Prints nothing when every run was
+# clean, else "NAME K/N runs: kind=sum ..." (sums over the flagged runs).
+errors_cell() {
+  awk -v name="$1" '
+    { runs++ }
+    $3 != "-" {
+      bad++
+      m = split($3, pairs, ",")
+      for (i = 1; i <= m; i++) {
+        split(pairs[i], kv, "=")
+        if (!(kv[1] in sum)) order[++kinds] = kv[1]
+        sum[kv[1]] += kv[2]
+      }
+    }
+    END {
+      if (!bad) exit
+      s = name " " bad "/" runs " runs:"
+      for (i = 1; i <= kinds; i++) s = s " " order[i] "=" sprintf("%.0f", sum[order[i]])
+      print s
+    }
+  ' "$2"
+}
