@@ -66,9 +66,13 @@ bench-all: bench bench-debug ## Both profiles; the second report shows them side
 bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 	$(CARGO) bench --locked -p common --bench state_and_payload
 
-test: fmt clippy ## fmt check, clippy -D warnings, every test, docs
+test: fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+
+.PHONY: test-scripts
+test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
+	bash bench/test-counting.sh
 
 fmt:
 	$(CARGO) fmt --all --check
