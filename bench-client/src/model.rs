@@ -72,6 +72,18 @@ impl Profile {
     }
 }
 
+/// How the variants of a scenario are paired for their deltas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Variants alternate in short slices on the same connections, within
+    /// one run per scenario and round; every block of slices is a pair.
+    #[default]
+    Slices,
+    /// Each variant is its own run; the variants of a round are a pair.
+    Rounds,
+}
+
 /// What one scenario compares; [`Scenario::Floor`] is the `/plaintext` run
 /// measured once per round as the framework's floor (not a `--scenarios` value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]

@@ -155,7 +155,7 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunFigur
     }
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
-    let load = Load { target: plan.target.clone(), expected_body, settings: s };
+    let load = Load::new(plan.target.clone(), expected_body, s);
     let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let figures = RunFigures::new(&run, &s, server_cpus);

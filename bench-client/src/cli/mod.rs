@@ -27,7 +27,7 @@ pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::load::{LoadArgs, LoadPlan};
 pub use self::responder::ResponderArgs;
-pub use self::suite::{ProfilerChoice, SuiteArgs};
+pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
 use crate::sys::ensure_fds_for;
 
 /// Closed-loop HTTP/1.1 load generator and benchmark suite for the workspace's servers.

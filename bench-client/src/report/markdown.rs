@@ -8,7 +8,7 @@ use std::path::Path;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
-use crate::model::{Framework, Profile, Scenario};
+use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::results::{Comparison, Delta, Results, compare, sweep};
 
 /// The delta table with intervals and verdicts, the floors, the saturation
@@ -18,12 +18,16 @@ pub fn delta_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds · server on CPU {:?}, client on CPU {:?}\n",
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{} · server on CPU {:?}, client on CPU {:?}\n",
         m.profile.cargo_name(),
         m.connections,
         m.duration_s,
         m.warmup_s,
         m.rounds,
+        match (m.pairing, m.slice_s) {
+            (Pairing::Slices, Some(slice)) => format!(" · variants alternating in slices of {} ms", slice * 1e3),
+            _ => " · one run per variant".to_owned(),
+        },
         m.server_cpus,
         m.client_cpus
     );
@@ -48,9 +52,10 @@ pub fn delta_table(results: &Results) -> String {
             ms(d.after_p99_us),
         );
     }
-    out.push_str(
-        "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
-    );
+    out.push_str(match m.pairing {
+        Pairing::Rounds => "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+        Pairing::Slices => "\n`before`/`after`: median successful requests per round in each variant's own slices. `change`: Hodges–Lehmann estimate of the per-block paired ratios − 1 (each block of slices is a pair), with its distribution-free 95 % interval, widened for correlated blocks (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+    });
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");

@@ -21,13 +21,13 @@ pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
-use crate::model::{Framework, Profile, RunKey, Scenario, Variant};
+use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 
 /// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
-/// Oldest layout [`read`] still reads: version 4 only added keys, each with
-/// a default when missing.
+/// Oldest layout [`read`] still reads: versions 4 and 5 only added keys,
+/// each with a default when missing.
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
 /// One run of the suite: a framework, a route, a round.
@@ -69,6 +69,10 @@ pub struct Delta {
     pub layers: u16,
     /// Rounds in which both variants were measured.
     pub rounds: u32,
+    /// Pairs the change is computed from: `rounds` with pairing by rounds,
+    /// the blocks of slices of those rounds with pairing by slices.
+    #[serde(default)]
+    pub pairs: u32,
     /// Median over rounds of the baseline's successful requests.
     pub before_successful: f64,
     /// Median over rounds of the changed variant's successful requests.
@@ -136,6 +140,13 @@ pub struct Meta {
     pub scenarios: Vec<Scenario>,
     /// The profiler attached during the measured windows, if any.
     pub profiler: Option<String>,
+    /// How the variants were paired for the deltas (`rounds` in files
+    /// written before pairing by slices existed).
+    #[serde(default = "rounds")]
+    pub pairing: Pairing,
+    /// With `slices`: the length of one slice, seconds.
+    #[serde(default)]
+    pub slice_s: Option<f64>,
     /// The client's ceiling measured by `calibrate` at the start, successful
     /// requests per second against the built-in responder with these
     /// connections and CPUs; `None` when it could not be measured.
@@ -167,6 +178,10 @@ pub struct Results {
     pub deltas: Vec<Delta>,
     /// Frameworks that failed.
     pub failures: Vec<FrameworkFailure>,
+}
+
+fn rounds() -> Pairing {
+    Pairing::Rounds
 }
 
 impl RunRecord {

@@ -44,5 +44,5 @@ pub fn start_server(
 
 /// The load of one run of `route` against `server`.
 pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) -> Load {
-    Load { target: Target::new(server.addr, route.path), expected_body: route.expected_body(), settings }
+    Load::new(Target::new(server.addr, route.path), route.expected_body(), settings)
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bench_client::model::{Framework, Scenario};
+use bench_client::model::{Framework, Pairing, Scenario};
 use bench_client::results::{self, Results, fixtures};
 
 use crate::util::{self, CLIENT};
@@ -29,7 +29,7 @@ fn fake(scale: f64, connections: u64) -> Results {
     r.meta.rounds = 4;
     r.meta.frameworks = vec![Framework::Axum];
     r.meta.scenarios = vec![Scenario::Payload];
-    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10]);
+    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10], Pairing::Rounds);
     r
 }
 
