@@ -6,11 +6,11 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, positive_duration, timing};
+use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
-use crate::suite::{self, SuitePlan};
+use crate::suite::{self, PrecisionTarget, SuitePlan};
 
 /// Flags of `suite`, as typed.
 #[derive(Debug, Args)]
@@ -64,6 +64,13 @@ pub struct SuiteArgs {
     /// but rounds with a profiler attached: a flame graph needs one route per run).
     #[arg(long, value_enum, default_value_t = PairingChoice::Auto)]
     pub pairing: PairingChoice,
+    /// Measure until every delta's 95 % interval is at most this many percentage points on each side
+    /// (e.g. 0.5), or --budget is spent; --rounds is then ignored.
+    #[arg(long, value_parser = positive_percent)]
+    pub target_ci: Option<f64>,
+    /// Wall time the measurements may take with --target-ci, shared by the frameworks, e.g. 15m.
+    #[arg(long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
+    pub budget: Duration,
     /// Length of one slice with pairing by slices, e.g. 250ms.
     #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
     pub slice: Duration,
@@ -89,6 +96,13 @@ pub enum ProfilerChoice {
     Perf,
     /// No profiler.
     None,
+}
+
+fn positive_percent(text: &str) -> Result<f64, String> {
+    match percent(text)? {
+        p if p > 0.0 => Ok(p),
+        _ => Err(format!("'{text}' must be above zero")),
+    }
 }
 
 fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
@@ -136,6 +150,9 @@ impl SuiteArgs {
                 PairingChoice::Rounds => Pairing::Rounds,
             },
             slice: self.slice,
+            target: self
+                .target_ci
+                .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),
         })
     }
 }

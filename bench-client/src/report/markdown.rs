@@ -45,7 +45,10 @@ pub fn delta_table(results: &Results) -> String {
             d.before_successful,
             d.after_successful,
             change_with_ci(&d.change),
-            verdict(d.change.verdict),
+            match d.target_reached {
+                Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
+                _ => verdict(d.change.verdict),
+            },
             opt_percent(d.before_cv_percent),
             opt_percent(d.after_cv_percent),
             ms(d.before_p99_us),

@@ -84,6 +84,7 @@ pub fn deltas(
                 after_cv_percent: analysis::cv_percent(&after_counts),
                 before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
                 after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+                target_reached: None,
             });
         }
     }

@@ -84,6 +84,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             profiler: None,
             pairing: Pairing::Rounds,
             slice_s: None,
+            target_ci_percent: None,
             client_ceiling_per_s: None,
         },
         runs,

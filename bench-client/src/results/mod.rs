@@ -93,6 +93,10 @@ pub struct Delta {
     pub before_p99_us: f64,
     /// Median over rounds of the changed variant's p99 latency, microseconds.
     pub after_p99_us: f64,
+    /// With `--target-ci`: whether the interval reached the target (else
+    /// the budget ran out first); `None` without a target.
+    #[serde(default)]
+    pub target_reached: Option<bool>,
 }
 
 /// Where and how the suite ran.
@@ -147,6 +151,10 @@ pub struct Meta {
     /// With `slices`: the length of one slice, seconds.
     #[serde(default)]
     pub slice_s: Option<f64>,
+    /// With `--target-ci`: the half-width asked of every delta's interval,
+    /// percentage points (rounds then ran until it or the budget was reached).
+    #[serde(default)]
+    pub target_ci_percent: Option<f64>,
     /// The client's ceiling measured by `calibrate` at the start, successful
     /// requests per second against the built-in responder with these
     /// connections and CPUs; `None` when it could not be measured.

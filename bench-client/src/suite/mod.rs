@@ -18,7 +18,7 @@ mod servers;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 use common::Route;
@@ -53,6 +53,8 @@ pub struct SuitePlan {
     pub pairing: Pairing,
     /// With pairing by slices: the length of one slice.
     pub slice: Duration,
+    /// Measure until every delta is this precise (rounds then ignored).
+    pub target: Option<PrecisionTarget>,
     /// Server `--layers` values, ascending, each measured with its own server start.
     pub layers: Vec<u16>,
     /// CPUs the servers are pinned to (workers = their count).
@@ -65,6 +67,33 @@ pub struct SuitePlan {
     pub build: bool,
     /// Attach perf to each server during the measured windows.
     pub profiler: bool,
+}
+
+/// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of
+/// fixed-width sequential confidence intervals for the mean", Ann. Math.
+/// Statist. 36, 1965): rounds go on, per framework and layer count, until
+/// every delta's 95 % interval is at most `half_width_percent` on each side
+/// of its estimate (after two rounds at least), or the framework's share of
+/// `budget` is spent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrecisionTarget {
+    /// Widest acceptable half-width of an interval, percentage points.
+    pub half_width_percent: f64,
+    /// Wall time for the whole suite's measurements, shared equally by the
+    /// frameworks and layer counts.
+    pub budget: Duration,
+}
+
+impl PrecisionTarget {
+    /// Whether `change`'s interval is as narrow as asked.
+    pub fn reached(&self, change: &crate::analysis::Change) -> bool {
+        match (change.ci_low_percent, change.ci_high_percent) {
+            (Some(lo), Some(hi)) => {
+                (change.change_percent - lo).max(hi - change.change_percent) <= self.half_width_percent
+            }
+            _ => false,
+        }
+    }
 }
 
 /// How the suite ended.
@@ -209,7 +238,34 @@ fn measure_framework(
         let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
         progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
         let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
-        for round in 1..=plan.rounds {
+        let started = Instant::now();
+        let shares = u32::try_from(plan.frameworks.len() * plan.layers.len()).unwrap_or(u32::MAX).max(1);
+        let last_round = if plan.target.is_some() { u32::MAX } else { plan.rounds };
+        for round in 1..=last_round {
+            if let Some(target) = plan.target
+                && round > 2
+            {
+                let ours: Vec<RunRecord> =
+                    runs.iter().filter(|r| r.framework == framework && r.layers == layers).cloned().collect();
+                let deltas = results::deltas(&ours, &[framework], &plan.scenarios, &[layers], plan.pairing);
+                if deltas.iter().all(|d| target.reached(&d.change)) {
+                    progress.line(&format!(
+                        "  {} {layers} layers: every delta within ±{} points after {} rounds",
+                        framework.name(),
+                        target.half_width_percent,
+                        round - 1
+                    ));
+                    break;
+                }
+                if started.elapsed() >= target.budget / shares {
+                    progress.line(&format!(
+                        "  {} {layers} layers: budget spent after {} rounds",
+                        framework.name(),
+                        round - 1
+                    ));
+                    break;
+                }
+            }
             for step in steps(&plan.scenarios, round, plan.pairing) {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -342,6 +398,11 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
     results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers, plan.pairing);
+    if let Some(target) = plan.target {
+        for d in &mut results.deltas {
+            d.target_reached = Some(target.reached(&d.change));
+        }
+    }
     results::write(&json, &results)?;
     let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
         eprintln!("warning: charts not drawn: {e:#}");
