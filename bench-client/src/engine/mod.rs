@@ -261,6 +261,12 @@ pub struct RouteLoad {
     pub path: String,
     /// The exact body a successful response carries.
     pub expected_body: Vec<u8>,
+    /// Another server to send it to (its address is also its `Host`);
+    /// `None`: the target's server. With any other server, every route gets
+    /// its own pool of `connections` connections to its server, and only the
+    /// pool of the current slice's route sends (the others stay idle): two
+    /// servers compared side by side, each loaded alone in its slices.
+    pub server: Option<SocketAddr>,
 }
 
 /// What [`run`] returns.

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,13 @@ pub(super) struct Worker<'a> {
     expected: Vec<&'a [u8]>,
     /// Alternation: slice length (ns) and the route of each slice of a block.
     slicing: Option<(u128, &'a [usize])>,
+    /// Per route, the server address: one pool of connections per route when
+    /// the routes are on several servers, else a single pool.
+    servers: Vec<SocketAddr>,
+    /// Connection pools (1, or one per route): connection `i` is in pool `i % pools`.
+    pools: usize,
+    /// Several pools: the route whose pool is sending now.
+    active: usize,
     window_ns: u128,
     last_window: usize,
     schedule: Option<Schedule>,
@@ -75,9 +83,18 @@ impl<'a> Worker<'a> {
     /// `stream.1` of the open-loop schedule.
     pub(super) fn new(load: &'a Load, connections: usize, stream: (u64, u64), times: Times) -> Result<Self, Error> {
         let s = &load.settings;
-        let paths = std::iter::once(load.target.path.as_str())
-            .chain(load.alternation.iter().flat_map(|a| a.routes.iter().map(|r| r.path.as_str())));
-        let requests: Vec<Vec<u8>> = paths.map(|path| get_request(&load.target.host, path)).collect();
+        let others = load.alternation.iter().flat_map(|a| a.routes.iter());
+        let servers: Vec<SocketAddr> = std::iter::once(load.target.addr)
+            .chain(others.clone().map(|r| r.server.unwrap_or(load.target.addr)))
+            .collect();
+        let pools = if servers.iter().any(|a| *a != load.target.addr) { servers.len() } else { 1 };
+        let requests: Vec<Vec<u8>> = std::iter::once(get_request(&load.target.host, &load.target.path))
+            .chain(others.map(|r| match r.server {
+                Some(addr) => get_request(&addr.to_string(), &r.path),
+                None => get_request(&load.target.host, &r.path),
+            }))
+            .collect();
+        let connections = connections * pools;
         let expected = std::iter::once(load.expected_body.as_slice())
             .chain(load.alternation.iter().flat_map(|a| a.routes.iter().map(|r| r.expected_body.as_slice())))
             .collect();
@@ -107,6 +124,9 @@ impl<'a> Worker<'a> {
             requests: requests.iter().map(|r| r.repeat(s.pipeline.get())).collect(),
             expected,
             slicing: load.alternation.as_ref().map(|a| (a.slice.as_nanos().max(1), a.block.as_slice())),
+            servers,
+            pools,
+            active: usize::MAX,
             window_ns: s.timing.window().as_nanos().max(1),
             last_window: s.timing.windows().saturating_sub(1),
             schedule,
@@ -160,7 +180,13 @@ impl<'a> Worker<'a> {
             {
                 self.connect(i, now);
             }
+            if self.pools > 1 {
+                self.switch_pool(now);
+            }
             let mut wake = next_scan.min(self.times.end);
+            if self.pools > 1 {
+                wake = wake.min(self.next_slice(now));
+            }
             if let Some(s) = &self.schedule
                 && !self.free.is_empty()
             {
@@ -234,6 +260,35 @@ impl<'a> Worker<'a> {
         block[usize::try_from(slice.rem_euclid(block.len() as i128)).unwrap_or(0)]
     }
 
+    /// Several pools: when the slice's route changed, starts the idle
+    /// connections of its pool (the others finish what they have in flight).
+    fn switch_pool(&mut self, now: Instant) {
+        let route = self.route_at(now);
+        if route == self.active {
+            return;
+        }
+        self.active = route;
+        for i in (route..self.conns.len()).step_by(self.pools) {
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Open) && c.outstanding.is_empty() && c.unwritten == 0 {
+                self.refill(i, now);
+            }
+        }
+    }
+
+    /// The start of the slice after the one `now` falls in (the end when
+    /// not slicing).
+    fn next_slice(&self, now: Instant) -> Instant {
+        let Some((slice_ns, _)) = self.slicing else { return self.times.end };
+        let from = self.times.measure_start;
+        let next = match now.checked_duration_since(from) {
+            Some(after) => i128::try_from(after.as_nanos() / slice_ns + 1).unwrap_or(i128::MAX),
+            None => -i128::try_from((from - now).as_nanos() / slice_ns).unwrap_or(i128::MAX),
+        };
+        let offset = Duration::from_nanos(u64::try_from(next.unsigned_abs() * slice_ns).unwrap_or(u64::MAX));
+        if next >= 0 { from + offset } else { from - offset }
+    }
+
     /// The window a completion at `at` belongs to; `None` during the warm-up.
     fn window_of(&self, at: Instant) -> Option<usize> {
         let since = at.checked_duration_since(self.times.measure_start)?;
@@ -249,7 +304,7 @@ impl<'a> Worker<'a> {
             self.queued.push_back(i);
             return;
         }
-        match TcpStream::connect(self.load.target.addr) {
+        match TcpStream::connect(self.servers[i % self.pools]) {
             Ok(mut stream) => {
                 match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
                     Ok(()) => {
@@ -344,6 +399,10 @@ impl<'a> Worker<'a> {
         }
         let pipeline = self.load.settings.pipeline.get();
         let route_now = self.route_at(now);
+        if self.pools > 1 && i % self.pools != route_now {
+            // Another server's slice: this pool idles.
+            return;
+        }
         let c = &mut self.conns[i];
         if c.unwritten == 0 {
             c.route = route_now;

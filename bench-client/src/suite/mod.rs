@@ -179,7 +179,7 @@ fn sliced_load(plan: &SuitePlan, server: &ServerProcess, sliced: &Sliced) -> any
     load.alternation = Some(Alternation {
         routes: routes[1..]
             .iter()
-            .map(|r| RouteLoad { path: r.path.to_owned(), expected_body: r.expected_body() })
+            .map(|r| RouteLoad { path: r.path.to_owned(), expected_body: r.expected_body(), server: None })
             .collect(),
         slice: plan.slice,
         block: sliced.block.clone(),

@@ -217,7 +217,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
     );
     let mut load = Load::new(Target::new(addr, "/a"), b"A".to_vec(), settings);
     load.alternation = Some(Alternation {
-        routes: vec![RouteLoad { path: "/b".to_owned(), expected_body: b"BB".to_vec() }],
+        routes: vec![RouteLoad { path: "/b".to_owned(), expected_body: b"BB".to_vec(), server: None }],
         slice,
         block: block.clone(),
     });
@@ -257,5 +257,48 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
             f.sent,
             f.warmup_completed + f.successful + f.failed_total + f.transition_completed + f.in_flight_at_deadline
         );
+    }
+}
+
+#[test]
+fn two_servers_alternate_each_loaded_alone_in_its_slices() {
+    use std::num::NonZeroUsize;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use bench_client::engine::{self, Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+
+    let _exclusive = util::exclusive();
+    let (a, written_a) =
+        responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
+    let (b, written_b) =
+        responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
+    let slice = Duration::from_millis(50);
+    let block = vec![0, 1, 1, 0];
+    let settings = LoadSettings::closed(
+        NonZeroUsize::new(4).unwrap(),
+        NonZeroUsize::MIN,
+        Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
+        Duration::from_secs(2),
+    );
+    let mut load = Load::new(Target::new(a, "/x"), b"A".to_vec(), settings);
+    load.alternation = Some(Alternation {
+        routes: vec![RouteLoad { path: "/x".to_owned(), expected_body: b"A".to_vec(), server: Some(b) }],
+        slice,
+        block: block.clone(),
+    });
+    let outcome = engine::run(&load, &[&AtomicBool::new(false)]).unwrap();
+    assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
+    assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");
+    for (route, r) in outcome.by_route.iter().enumerate() {
+        let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
+        let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();
+        assert!(own > 20 * other.max(1), "route {route}: own slices {own}, others {other}");
+    }
+    // Each server answered the requests of its own route: every one settled,
+    // and at most those still in flight at the deadline besides.
+    for (written, r) in [(&written_a, &outcome.by_route[0]), (&written_b, &outcome.by_route[1])] {
+        let written = written.load(Ordering::Relaxed);
+        assert!((r.sent - r.in_flight_at_deadline..=r.sent).contains(&written), "{written} written, {} sent", r.sent);
     }
 }
