@@ -156,7 +156,8 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunFigur
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
     let load = Load::new(plan.target.clone(), expected_body, s);
-    let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, stop)?;
+    let servers: Vec<u32> = plan.server_pid.into_iter().collect();
+    let run = measure::run(&load, Observers { servers: &servers, perf: None }, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let figures = RunFigures::new(&run, &s, server_cpus);
     load_summary(&mut std::io::stdout().lock(), plan.url.as_str(), &figures)?;

@@ -130,6 +130,56 @@ pub fn delta_table(results: &Results) -> String {
     out
 }
 
+/// The table of `bench-client ab`: per framework and route, BEFORE's and
+/// AFTER's successful requests, the paired change with its interval and
+/// verdict, and the saturation note; empty for a suite's results.
+pub fn ab_table(results: &Results) -> String {
+    let Some(ab) = &results.meta.ab else { return String::new() };
+    let m = &results.meta;
+    let mut out = format!(
+        "BEFORE: {} ({}, {} layers) · AFTER: {} ({}, {} layers) · profile `{}` · {} connections · {} rounds of {} s each side in slices of {} ms\n\n",
+        ab.before,
+        ab.before_commit,
+        ab.before_layers,
+        ab.after,
+        ab.after_commit,
+        ab.after_layers,
+        m.profile.cargo_name(),
+        m.connections,
+        m.rounds,
+        m.duration_s,
+        m.slice_s.unwrap_or(0.0) * 1e3
+    );
+    out.push_str("| framework | route | before (successful) | after (successful) | change [95 % CI] | verdict | pairs | p99 before | p99 after |\n|---|---|--:|--:|--:|---|--:|--:|--:|\n");
+    for d in &results.deltas {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {} | {} |",
+            d.framework.name(),
+            d.to,
+            d.before_successful,
+            d.after_successful,
+            change_with_ci(&d.change),
+            verdict(d.change.verdict),
+            d.pairs,
+            ms(d.before_p99_us),
+            ms(d.after_p99_us)
+        );
+    }
+    out.push_str("\nBoth servers run on the same CPUs; the client alternates between their connections every slice, so each block of slices is a pair. `change`: Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % interval (docs/METHODOLOGY.md).\n");
+    let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+    if bound > 0 {
+        let _ = writeln!(
+            out,
+            "\n**{bound} run(s) client-bound** (servers under {SATURATED_PERCENT} % busy in their slices): their figures may measure the client."
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
+    }
+    out
+}
+
 /// The layer sweep as a table: requests per second and CPU cost per request
 /// (µs) at each layer count, and what one layer adds; empty without a sweep.
 pub fn sweep_table(results: &Results) -> String {
@@ -262,7 +312,11 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     if !results.complete {
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
     }
-    out.push_str(&delta_table(results));
+    if results.meta.ab.is_some() {
+        out.push_str(&ab_table(results));
+    } else {
+        out.push_str(&delta_table(results));
+    }
     let sweep = sweep_table(results);
     if !sweep.is_empty() {
         let _ = write!(out, "\n## Layer sweep\n\n{sweep}");

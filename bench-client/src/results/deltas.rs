@@ -7,7 +7,7 @@
 
 use super::{Delta, RunRecord};
 use crate::analysis::{self, median};
-use crate::model::{Framework, Pairing, Scenario};
+use crate::model::{Framework, Pairing, Scenario, Variant};
 
 /// Slices of one variant in each block of an alternation.
 const SLICES_PER_BLOCK: usize = 2;
@@ -80,6 +80,55 @@ pub fn deltas(
                 change,
                 change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
                 change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                before_cv_percent: analysis::cv_percent(&before_counts),
+                after_cv_percent: analysis::cv_percent(&after_counts),
+                before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
+                after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+                target_reached: None,
+            });
+        }
+    }
+    out
+}
+
+/// The paired deltas of `ab`: per framework and variant, the AFTER server
+/// against the BEFORE server, one pair per block of slices of every round.
+pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Variant]) -> Vec<Delta> {
+    let mut out = Vec::new();
+    for &framework in frameworks {
+        for &variant in variants {
+            let of = |side: Scenario| {
+                move |r: &&RunRecord| r.framework == framework && r.variant == variant && r.scenario == side
+            };
+            let pairs: Vec<(&RunRecord, &RunRecord)> = runs
+                .iter()
+                .filter(of(Scenario::Before))
+                .filter_map(|b| runs.iter().filter(of(Scenario::After)).find(|a| a.round == b.round).map(|a| (b, a)))
+                .filter(|(b, a)| b.figures.usable() && a.figures.usable())
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
+            let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
+            let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
+            let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
+            let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
+                median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
+            };
+            out.push(Delta {
+                framework,
+                scenario: Scenario::After,
+                from: variant.path().to_owned(),
+                to: variant.path().to_owned(),
+                layers: pairs[0].1.layers,
+                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+                pairs: u32::try_from(per_block.len()).unwrap_or(u32::MAX),
+                before_successful: median(&before_counts),
+                after_successful: median(&after_counts),
+                change: analysis::robust_paired_change(&blocks),
+                change_min_percent: per_block.iter().copied().fold(f64::INFINITY, f64::min),
+                change_max_percent: per_block.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 before_cv_percent: analysis::cv_percent(&before_counts),
                 after_cv_percent: analysis::cv_percent(&after_counts),
                 before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),

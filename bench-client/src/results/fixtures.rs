@@ -85,6 +85,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             pairing: Pairing::Rounds,
             slice_s: None,
             target_ci_percent: None,
+            ab: None,
             client_ceiling_per_s: None,
         },
         runs,

@@ -15,7 +15,7 @@ mod sweep;
 use serde::{Deserialize, Serialize};
 
 pub use self::compare::{Comparison, Row, compare};
-pub use self::deltas::deltas;
+pub use self::deltas::{ab_deltas, deltas};
 pub use self::file::{read, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
@@ -151,6 +151,9 @@ pub struct Meta {
     /// With `slices`: the length of one slice, seconds.
     #[serde(default)]
     pub slice_s: Option<f64>,
+    /// `ab` only: the two sides compared.
+    #[serde(default)]
+    pub ab: Option<AbMeta>,
     /// With `--target-ci`: the half-width asked of every delta's interval,
     /// percentage points (rounds then ran until it or the budget was reached).
     #[serde(default)]
@@ -160,6 +163,23 @@ pub struct Meta {
     /// connections and CPUs; `None` when it could not be measured.
     #[serde(default)]
     pub client_ceiling_per_s: Option<f64>,
+}
+
+/// What `bench-client ab` compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbMeta {
+    /// The BEFORE revision as given (`the working tree`, a ref).
+    pub before: String,
+    /// Its commit (`worktree` for the working tree).
+    pub before_commit: String,
+    /// Its servers' `--layers`.
+    pub before_layers: u16,
+    /// The AFTER revision as given.
+    pub after: String,
+    /// Its commit.
+    pub after_commit: String,
+    /// Its servers' `--layers`.
+    pub after_layers: u16,
 }
 
 /// A framework whose runs could not be completed, and why.

@@ -8,6 +8,7 @@
 //! `measure`, `engine`, `preflight`, `sys`, `model`); only the command line
 //! is above it.
 
+pub mod ab;
 mod build;
 mod meta;
 mod profiling;
@@ -125,20 +126,20 @@ struct RunContext<'a> {
     stop: &'a AtomicBool,
 }
 
-/// Runs `load` against `server` with the progress display, and with `perf`
-/// (when given) recording the server during the measured windows.
+/// Runs `load` against the `servers` (pids) with the progress display, and
+/// with `perf` (when given) recording the first during the measured windows.
 ///
 /// # Errors
 /// When the engine cannot start.
 fn measure_run(
     load: &Load,
-    server: &ServerProcess,
+    servers: &[u32],
     perf: Option<&Perf>,
     progress: &Progress,
     label: &str,
     stop: &AtomicBool,
 ) -> anyhow::Result<Measured> {
-    let observers = Observers { server_pid: Some(server.pid()), perf };
+    let observers = Observers { servers, perf };
     progress.during(label, load.settings.timing, || measure::run(load, observers, stop))
 }
 
@@ -202,7 +203,7 @@ fn measure_step(
     match step {
         Step::Single(slot) => {
             let load = load_of(plan.settings, server, Route::get(slot.variant.route()));
-            let run = measure_run(&load, server, perf, progress, label, stop)?;
+            let run = measure_run(&load, &[server.pid()], perf, progress, label, stop)?;
             match &run.folded {
                 Some(Ok(folded)) => profiler::merge(profiles.entry(slot.variant.name()).or_default(), folded),
                 Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
@@ -212,7 +213,7 @@ fn measure_step(
         }
         Step::Sliced(sliced) => {
             let load = sliced_load(plan, server, sliced)?;
-            let run = measure_run(&load, server, None, progress, label, stop)?;
+            let run = measure_run(&load, &[server.pid()], None, progress, label, stop)?;
             Ok(sliced
                 .slots
                 .iter()
