@@ -9,7 +9,7 @@ use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario};
-use crate::results::{Comparison, Delta, Results, compare, sweep};
+use crate::results::{Basis, Comparison, Delta, Results, compare, sweep};
 
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
@@ -258,7 +258,7 @@ pub fn profiles_table(all: &[&Results]) -> String {
 /// the release results against the profiling results (Welch 95 % interval),
 /// the "debug" and "nodebug" rows of performance write-ups.
 pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
-    let cmp = compare(release, profiling);
+    let cmp = compare(release, profiling, Basis::Raw);
     let mut out = format!(
         "| framework | scenario | variant | release requests/s | profiling requests/s{} | change [95 % CI] |\n|---|---|---|--:|--:|--:|\n",
         if profiling.meta.profiler.is_some() { " (with perf)" } else { "" }
@@ -299,6 +299,9 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
             change_with_ci(&r.change),
             r.change.verdict.label()
         );
+    }
+    if cmp.rows.iter().any(|r| r.against_floor) {
+        out.push_str("\n`change`: of each run's rate over its round's floor (`/plaintext`); the floor rows are raw and not judged.\n");
     }
     out
 }

@@ -14,7 +14,7 @@ mod sweep;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::compare::{Comparison, Row, compare};
+pub use self::compare::{Basis, Comparison, Row, compare};
 pub use self::deltas::{ab_deltas, deltas};
 pub use self::file::{read, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
