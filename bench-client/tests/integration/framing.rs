@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -68,8 +69,10 @@ fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64)
 fn load(url: &str, extra: &[&str]) -> (Output, Option<Value>) {
     let dir = util::temp_dir("framing");
     let json = dir.join("run.json");
-    let out =
-        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra).output().expect("bench-client runs");
+    let out = util::output_within(
+        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra),
+        Duration::from_secs(60),
+    );
     let value = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).expect("valid JSON"));
     (out, value)
 }
