@@ -121,7 +121,7 @@ impl AbArgs {
                 client_cpus: self.cpus.client_cpus,
                 out: self.out.out,
                 build: !self.no_build,
-                profiler: false,
+                profiler: None,
             },
             before,
             after,

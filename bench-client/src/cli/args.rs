@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::engine::{Rate, Timing};
+use crate::measure::profiler::CallGraph;
 use crate::sys::CpuList;
 
 /// Where the server (or `calibrate`'s responder) and the client run.
@@ -44,6 +45,25 @@ pub struct OutArgs {
     /// Folder results are written under.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+}
+
+/// How perf walks the sampled stacks (`--call-graph`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallGraphChoice {
+    /// DWARF call frame information over 64 KiB of stack per sample: stacks reach their
+    /// thread entry through the C library; heavier to record and to fold.
+    Dwarf,
+    /// Frame pointers: light, but stacks sampled in glibc (send, recv, malloc) are cut there.
+    Fp,
+}
+
+impl From<CallGraphChoice> for CallGraph {
+    fn from(choice: CallGraphChoice) -> Self {
+        match choice {
+            CallGraphChoice::Dwarf => Self::Dwarf,
+            CallGraphChoice::Fp => Self::FramePointers,
+        }
+    }
 }
 
 /// A percentage such as `2` or `2.5%`.

@@ -7,9 +7,10 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use super::args::{CpuArgs, OutArgs, nonzero, positive_duration, timing};
+use super::args::{CallGraphChoice, CpuArgs, OutArgs, nonzero, positive_duration, timing};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Profile};
+use crate::report;
 use crate::suite::{self, FlamegraphPlan};
 
 /// Flags of `flamegraph`, as typed.
@@ -39,6 +40,9 @@ pub struct FlamegraphArgs {
     /// Where the SVG goes.
     #[command(flatten)]
     pub out: OutArgs,
+    /// How perf walks the stacks.
+    #[arg(long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
+    pub call_graph: CallGraphChoice,
 }
 
 impl FlamegraphArgs {
@@ -66,17 +70,20 @@ impl FlamegraphArgs {
             server_cpus: self.cpus.server_cpus,
             client_cpus: self.cpus.client_cpus,
             out: self.out.out,
+            call_graph: self.call_graph.into(),
         })
     }
 }
 
-/// Profiles, then prints the top of self time and the SVG's path on stdout.
+/// Profiles, then prints the top of self time, the flame graph's figures and
+/// the SVG's path on stdout.
 ///
 /// # Errors
 /// See [`suite::flamegraph`].
 pub(super) fn run(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<()> {
     let written = suite::flamegraph(plan, stop)?;
     println!("{}", written.top_self_time);
+    println!("flame graph: {}", report::shape_line(&written.shape));
     println!("{}", written.svg.display());
     Ok(())
 }

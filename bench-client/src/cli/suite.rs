@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
+use super::args::{CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
@@ -59,6 +59,9 @@ pub struct SuiteArgs {
     /// (auto: perf in the profiling profile, none otherwise).
     #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
     pub profiler: ProfilerChoice,
+    /// How the profiler walks the stacks (see the README's profiling section for what each gives).
+    #[arg(long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
+    pub call_graph: CallGraphChoice,
     /// How a scenario's variants are paired: slices (alternating on the same connections within one
     /// run, many pairs per round), rounds (one run per variant, one pair per round), or auto (slices,
     /// but rounds with a profiler attached: a flame graph needs one route per run).
@@ -92,7 +95,7 @@ pub enum PairingChoice {
 pub enum ProfilerChoice {
     /// `perf` in the `profiling` profile, none otherwise.
     Auto,
-    /// `perf record -e cpu-clock -g` (skipped, with a note, when unavailable).
+    /// `perf record -e cpu-clock` (skipped, with a note, when it is missing or may not record).
     Perf,
     /// No profiler.
     None,
@@ -132,6 +135,7 @@ impl SuiteArgs {
             ProfilerChoice::Perf => true,
             ProfilerChoice::None => false,
         };
+        let call_graph = self.call_graph.into();
         Ok(SuitePlan {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
@@ -143,7 +147,7 @@ impl SuiteArgs {
             client_cpus: self.cpus.client_cpus,
             out: self.out.out,
             build: !self.no_build,
-            profiler,
+            profiler: profiler.then_some(call_graph),
             pairing: match self.pairing {
                 PairingChoice::Auto if profiler => Pairing::Rounds,
                 PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
@@ -173,6 +177,10 @@ pub(super) fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<Outcome
     let side = report::profiles_table(&all);
     if !side.is_empty() {
         println!("Profiles side by side (latest of each in the results folder):\n\n{side}");
+    }
+    let flames = report::flamegraph_table(&outcome.results, &outcome.flamegraphs);
+    if !flames.is_empty() {
+        println!("Flame graphs (paths under {}):\n\n{flames}", outcome.dir.display());
     }
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());

@@ -114,6 +114,11 @@ pub struct RunFigures {
     /// the end of the window in which that was seen.
     #[serde(default)]
     pub server_lost: bool,
+    /// A profiler (`meta.profiler`) recorded the server over this run's
+    /// measured windows and its stacks went into the flame graphs; false in
+    /// files written before it existed.
+    #[serde(default)]
+    pub profiled: bool,
     /// False when the run was interrupted before its deadline, or lost its
     /// server: the process exited, or any connection attempt failed
     /// (refused, timed out, or no file descriptor left).
@@ -242,6 +247,7 @@ impl RunFigures {
                 .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
+            profiled: own.len() == all.len() && matches!(run.folded, Some(Ok(_))),
             complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0,
         }
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
+use crate::measure::profiler::FlameGraphs;
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::results::{Basis, Comparison, Delta, Results, compare, sweep};
@@ -256,15 +257,21 @@ pub fn profiles_table(all: &[&Results]) -> String {
 
 /// What the profiling build and its profiler cost: each run type's rate in
 /// the release results against the profiling results (Welch 95 % interval),
-/// the "debug" and "nodebug" rows of performance write-ups.
+/// the "debug" and "nodebug" rows of performance write-ups; with a profiler,
+/// how many of each row's profiling runs it recorded.
 pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
     let cmp = compare(release, profiling, Basis::Raw);
-    let mut out = format!(
-        "| framework | scenario | variant | release requests/s | profiling requests/s{} | change [95 % CI] |\n|---|---|---|--:|--:|--:|\n",
-        if profiling.meta.profiler.is_some() { " (with perf)" } else { "" }
+    let with_perf = profiling.runs.iter().any(|r| r.figures.profiled);
+    let mut out = String::from(
+        "| framework | scenario | variant | release requests/s | profiling requests/s | change [95 % CI] |",
     );
+    out.push_str(if with_perf {
+        " perf attached |\n|---|---|---|--:|--:|--:|--:|\n"
+    } else {
+        "\n|---|---|---|--:|--:|--:|\n"
+    });
     for r in &cmp.rows {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "| {} | {} | {} | {:.0} | {:.0} | {} |",
             r.key.framework.name(),
@@ -274,6 +281,89 @@ pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
             r.b_per_s,
             change_with_ci(&r.change)
         );
+        if with_perf {
+            let runs: Vec<_> = profiling.runs.iter().filter(|run| run.key() == r.key).collect();
+            let profiled = runs.iter().filter(|run| run.figures.profiled).count();
+            let _ = write!(out, " {profiled} of {} runs |", runs.len());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// How far `results` may claim a profiler: ", with perf attached" when it
+/// recorded every run, to how many when only some, nothing when none.
+fn perf_claim(results: &Results) -> String {
+    let profiled = results.runs.iter().filter(|r| r.figures.profiled).count();
+    match profiled {
+        0 => String::new(),
+        p if p == results.runs.len() => ", with perf attached".to_owned(),
+        p => format!(", with perf attached to {p} of its {} runs", results.runs.len()),
+    }
+}
+
+/// The flame graphs with their figures (samples, share of cut stacks,
+/// share with `[unknown]` frames), then the differential flame graphs of
+/// each delta, as Markdown; empty without flame graphs.
+pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String {
+    if flamegraphs.graphs.is_empty() && flamegraphs.differentials.is_empty() {
+        return String::new();
+    }
+    let profiled = results.runs.iter().filter(|r| r.figures.profiled).count();
+    let mut out = format!(
+        "`{}` attached to {profiled} of the {} runs, measured windows only; each variant's profiled runs merged.\n\n",
+        results.meta.profiler.as_deref().unwrap_or("perf"),
+        results.runs.len()
+    );
+    let unprofiled: Vec<String> = results
+        .runs
+        .iter()
+        .filter(|r| !r.figures.profiled)
+        .map(|r| format!("{} {}/{} round {}", r.framework.name(), r.scenario, r.variant, r.round))
+        .collect();
+    if profiled > 0 && !unprofiled.is_empty() {
+        let shown = unprofiled.len().min(10);
+        let _ = writeln!(
+            out,
+            "Not profiled: {}{}.\n",
+            unprofiled[..shown].join(", "),
+            if unprofiled.len() > shown { format!(" and {} more", unprofiled.len() - shown) } else { String::new() }
+        );
+    }
+    out.push_str("| framework | variant | flame graph | runs | samples | cut stacks | [unknown] |\n|---|---|---|--:|--:|--:|--:|\n");
+    for g in &flamegraphs.graphs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | [{}]({}) | {} | {} | {:.1} % | {:.1} % |",
+            g.framework.name(),
+            g.variant,
+            g.svg,
+            g.svg,
+            g.runs,
+            g.shape.samples,
+            g.shape.cut_percent(),
+            g.shape.unknown_percent()
+        );
+    }
+    out.push_str("\n`cut stacks`: samples whose stack does not reach its thread's entry (`clone3`, `start_thread`, `_start` …), so their callers go uncredited; `[unknown]`: samples with a frame perf could not name.\n");
+    if !flamegraphs.differentials.is_empty() {
+        out.push_str("\nDifferential flame graphs, per request (each side's sampled server CPU ÷ its successful requests): red grew, blue shrank from before to after; with the widths of before, what the change removed stays visible.\n\n| framework | delta | sampled server CPU per request | widths of before | widths of after |\n|---|---|--:|---|---|\n");
+        for d in &flamegraphs.differentials {
+            let _ = writeln!(
+                out,
+                "| {} | {} ({} → {}) | {:.2} → {:.2} µs | [{}]({}) | [{}]({}) |",
+                d.framework.name(),
+                d.scenario,
+                d.from,
+                d.to,
+                d.before_ns_per_request / 1e3,
+                d.after_ns_per_request / 1e3,
+                d.svg_before_widths,
+                d.svg_before_widths,
+                d.svg_after_widths,
+                d.svg_after_widths
+            );
+        }
     }
     out
 }
@@ -307,9 +397,10 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
 }
 
 /// The whole `report.md`: the tables, the profiles side by side (when other
-/// profiles' results are given), the cost of profiling, the charts and flame
-/// graphs, every run, and the metadata.
-pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], flamegraphs: &[String]) -> String {
+/// profiles' results are given), the cost of profiling, the charts, the
+/// flame graphs with their figures and the differential ones, every run,
+/// and the metadata.
+pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], flamegraphs: &FlameGraphs) -> String {
     let m = &results.meta;
     let mut out = String::from("# Benchmark report\n\n");
     if !results.complete {
@@ -338,7 +429,7 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
         let _ = write!(
             out,
             "\n## Cost of profiling\n\nRelease against the profiling build (`debug = true`{}), per run type.\n\n{}",
-            if profiling.meta.profiler.is_some() { ", with perf attached" } else { "" },
+            perf_claim(profiling),
             profiling_cost_table(release, profiling)
         );
     }
@@ -348,15 +439,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
             let _ = writeln!(out, "![{c}]({c})\n");
         }
     }
-    if !flamegraphs.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n## Flame graphs\n\n{}, measured windows only, all rounds of each variant merged.\n",
-            results.meta.profiler.as_deref().unwrap_or("perf")
-        );
-        for f in flamegraphs {
-            let _ = writeln!(out, "- [{f}]({f})");
-        }
+    let flames = flamegraph_table(results, flamegraphs);
+    if !flames.is_empty() {
+        let _ = write!(out, "\n## Flame graphs\n\n{flames}");
     }
     out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | window CV | drift | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");
     for r in &results.runs {

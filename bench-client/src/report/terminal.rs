@@ -1,6 +1,6 @@
 //! What the commands print to the terminal besides Markdown tables: the
 //! summary of `load`, the suite's line per run, the client's ceiling, and
-//! the top of a profile's self time.
+//! the shape and top of a profile's self time.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use crate::calibrate::Ceiling;
 use crate::engine::{LATE_SEND_TOLERANCE, LatencySummary};
 use crate::measure::RunFigures;
-use crate::measure::profiler::top_self;
+use crate::measure::profiler::{Shape, top_self};
 
 /// The summary `load` prints: counts, failures by kind, connections,
 /// windows, CPU use and latency of the run of `url`.
@@ -146,4 +146,15 @@ pub fn top_self_time(what: &str, stacks: &BTreeMap<String, u64>, n: usize, inden
         text.push_str(&format!("\n{:indent$}  {percent:5.1} %  {function}", ""));
     }
     text
+}
+
+/// A flame graph's figures in a phrase: its samples, the share whose stack
+/// is cut before its thread entry, the share with `[unknown]` frames.
+pub fn shape_line(shape: &Shape) -> String {
+    format!(
+        "{} samples, {:.1} % cut stacks, {:.1} % [unknown]",
+        shape.samples,
+        shape.cut_percent(),
+        shape.unknown_percent()
+    )
 }

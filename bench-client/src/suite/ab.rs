@@ -26,6 +26,7 @@ use super::servers::start_binary;
 use super::{SuitePlan, measure_run, meta};
 use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
 use crate::measure::RunFigures;
+use crate::measure::profiler::FlameGraphs;
 use crate::model::{Framework, Scenario, Variant};
 use crate::report::{self, run_line};
 use crate::results::{self, AbMeta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
@@ -313,7 +314,7 @@ pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<AbOutcome> {
         eprintln!("warning: charts not drawn: {e:#}");
         Vec::new()
     });
-    std::fs::write(dir.join("report.md"), report::report(&results, &[], &charts, &[]))
+    std::fs::write(dir.join("report.md"), report::report(&results, &[], &charts, &FlameGraphs::default()))
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
     results::link_latest(&base.out, &dir)?;
     Ok(AbOutcome { dir, results, interrupted })

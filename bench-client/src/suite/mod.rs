@@ -16,7 +16,6 @@ mod progress;
 mod schedule;
 mod servers;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -26,12 +25,14 @@ use common::Route;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
+use self::profiling::{Profiler, Profiles};
 use self::progress::Progress;
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
 pub use self::servers::{load_of, start_server};
 use crate::calibrate::{self, CalibratePlan};
 use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
-use crate::measure::{self, Measured, Observers, Perf, RunFigures, profiler};
+use crate::measure::profiler::{CallGraph, FlameGraphs};
+use crate::measure::{self, Measured, Observers, Perf, RunFigures};
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report::{self, ceiling_line, charts, run_line};
 use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
@@ -66,8 +67,9 @@ pub struct SuitePlan {
     pub out: PathBuf,
     /// Run cargo build first.
     pub build: bool,
-    /// Attach perf to each server during the measured windows.
-    pub profiler: bool,
+    /// Attach perf to each server during the measured windows, walking
+    /// stacks this way; `None`: no profiler.
+    pub profiler: Option<CallGraph>,
 }
 
 /// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of
@@ -108,6 +110,8 @@ pub struct SuiteOutcome {
     pub other_profiles: Vec<Results>,
     /// The stop flag cut it short.
     pub interrupted: bool,
+    /// The flame graphs written, with their shapes (empty without a profiler).
+    pub flamegraphs: FlameGraphs,
 }
 
 impl SuiteOutcome {
@@ -121,7 +125,7 @@ impl SuiteOutcome {
 #[derive(Clone, Copy)]
 struct RunContext<'a> {
     dir: &'a std::path::Path,
-    perf: Option<&'a Perf>,
+    profiler: &'a Profiler,
     progress: &'a Progress,
     stop: &'a AtomicBool,
 }
@@ -196,20 +200,17 @@ fn measure_step(
     step: &Step,
     label: &str,
     context: &RunContext<'_>,
-    profiles: &mut BTreeMap<&'static str, BTreeMap<String, u64>>,
+    profiles: &mut Profiles,
 ) -> anyhow::Result<Vec<(Slot, RunFigures)>> {
-    let RunContext { perf, progress, stop, .. } = *context;
+    let RunContext { profiler, progress, stop, .. } = *context;
     let cpus = Some(plan.server_cpus.len());
     match step {
         Step::Single(slot) => {
             let load = load_of(plan.settings, server, Route::get(slot.variant.route()));
-            let run = measure_run(&load, &[server.pid()], perf, progress, label, stop)?;
-            match &run.folded {
-                Some(Ok(folded)) => profiler::merge(profiles.entry(slot.variant.name()).or_default(), folded),
-                Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
-                None => {}
-            }
-            Ok(vec![(*slot, RunFigures::new(&run, &load.settings, cpus))])
+            let run = measure_run(&load, &[server.pid()], profiler.perf(), progress, label, stop)?;
+            let figures = RunFigures::new(&run, &load.settings, cpus);
+            profiler.take(&run, &figures, slot.variant, profiles, label, progress);
+            Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
             let load = sliced_load(plan, server, sliced)?;
@@ -231,10 +232,10 @@ fn measure_framework(
     framework: Framework,
     context: &RunContext<'_>,
     runs: &mut Vec<RunRecord>,
-    flamegraphs: &mut Vec<String>,
+    flamegraphs: &mut FlameGraphs,
 ) -> anyhow::Result<()> {
-    let RunContext { dir, progress, stop, .. } = *context;
-    let mut profiles: BTreeMap<&'static str, BTreeMap<String, u64>> = BTreeMap::new();
+    let RunContext { dir, profiler, progress, stop } = *context;
+    let mut profiles = Profiles::new();
     for &layers in &plan.layers {
         let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
         progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
@@ -312,29 +313,17 @@ fn measure_framework(
             _ => {}
         }
     }
-    flamegraphs.extend(profiling::write_flamegraphs(dir, framework, &profiles, progress));
+    let command = profiler.command().unwrap_or_else(|| "perf".to_owned());
+    let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, &command, progress);
+    flamegraphs.graphs.extend(written.graphs);
+    flamegraphs.differentials.extend(written.differentials);
     Ok(())
 }
 
-/// The profiler of the plan: `perf` when asked for and available (a note
-/// says why not otherwise).
-fn profiler_of(plan: &SuitePlan) -> Option<Perf> {
-    if !plan.profiler {
-        return None;
-    }
-    match Perf::detect() {
-        Ok(perf) => {
-            eprintln!(
-                "profiling each server with perf record -e cpu-clock -g -F {} during the measured windows",
-                profiler::FREQUENCY_HZ
-            );
-            Some(perf)
-        }
-        Err(e) => {
-            eprintln!("note: running without the profiler: {e:#}");
-            None
-        }
-    }
+/// `meta.profiler`: the profiler's command when it recorded at least one
+/// run (each run says whether it did), else none.
+fn profiler_seen(results: &Results, profiler: &Profiler) -> Option<String> {
+    results.runs.iter().any(|r| r.figures.profiled).then(|| profiler.command()).flatten()
 }
 
 /// Runs the suite of `plan`; stops early (keeping what was measured) when
@@ -372,14 +361,13 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
     let runs_per_round = steps(&plan.scenarios, 1, plan.pairing).len() as u64;
-    let perf = profiler_of(plan);
-    results.meta.profiler = perf.as_ref().map(|_| format!("perf record -e cpu-clock -g -F {}", profiler::FREQUENCY_HZ));
+    let profiler = Profiler::detect(plan.profiler);
     results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
     let progress = Progress::new(
         plan.frameworks.len() as u64 * plan.layers.len() as u64 * u64::from(plan.rounds) * runs_per_round,
     );
-    let context = RunContext { dir: &dir, perf: perf.as_ref(), progress: &progress, stop };
-    let mut flamegraphs = Vec::new();
+    let context = RunContext { dir: &dir, profiler: &profiler, progress: &progress, stop };
+    let mut flamegraphs = FlameGraphs::default();
     let mut stopped_by_error = false;
     for &framework in &plan.frameworks {
         if stop.load(Ordering::Relaxed) || stopped_by_error {
@@ -393,6 +381,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
             results.failures.push(FrameworkFailure { framework, error });
         }
         results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers, plan.pairing);
+        results.meta.profiler = profiler_seen(&results, &profiler);
         results::write(&json, &results)?;
     }
     progress.finish();
@@ -404,6 +393,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
             d.target_reached = Some(target.reached(&d.change));
         }
     }
+    results.meta.profiler = profiler_seen(&results, &profiler);
     results::write(&json, &results)?;
     let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
         eprintln!("warning: charts not drawn: {e:#}");
@@ -416,5 +406,5 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts, &flamegraphs))
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
     results::link_latest(&plan.out, &dir)?;
-    Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted })
+    Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted, flamegraphs })
 }

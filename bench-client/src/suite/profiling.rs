@@ -1,6 +1,9 @@
-//! Profiles: `bench-client flamegraph` for one server on one route, and the
-//! flame graphs of a profiled suite's variants.
+//! Profiles: `bench-client flamegraph` for one server on one route; the
+//! suite's profiler (perf while it works, said once when it does not); and
+//! the flame graphs of a profiled suite's variants, with a differential
+//! flame graph per delta.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -14,9 +17,12 @@ use super::measure_run;
 use super::progress::Progress;
 use super::servers::{load_of, start_server};
 use crate::engine::LoadSettings;
-use crate::measure::profiler::{self, Perf};
-use crate::model::{Framework, Profile};
-use crate::report::top_self_time;
+use crate::measure::profiler::{
+    self, CallGraph, Differential, FlameGraph, FlameGraphs, Perf, SAMPLE_PERIOD_NS, Shape, Widths,
+};
+use crate::measure::{Measured, RunFigures};
+use crate::model::{Framework, Profile, Scenario, Variant};
+use crate::report::{shape_line, top_self_time};
 use crate::sys::CpuList;
 
 /// A checked `flamegraph` invocation.
@@ -38,6 +44,8 @@ pub struct FlamegraphPlan {
     pub client_cpus: CpuList,
     /// Folder the SVG is written to.
     pub out: PathBuf,
+    /// How perf walks the stacks.
+    pub call_graph: CallGraph,
 }
 
 /// What `flamegraph` wrote.
@@ -45,20 +53,23 @@ pub struct FlamegraphPlan {
 pub struct Flamegraph {
     /// The SVG file.
     pub svg: PathBuf,
+    /// Its samples and how many of them float.
+    pub shape: Shape,
     /// The top 10 of self time, one function a line, under a heading.
     pub top_self_time: String,
 }
 
 /// `bench-client flamegraph`: profiles the plan's server on its route for
 /// its duration after a 1 s warm-up, writes
-/// `out/flamegraph-<framework>-<route>-<UTC timestamp>.svg`, and returns its
-/// path with the top 10 of self time.
+/// `out/flamegraph-<framework>-<route>-<UTC timestamp>.svg` and its folded
+/// stacks beside it, and returns its path with its shape and the top 10 of
+/// self time.
 ///
 /// # Errors
 /// perf unavailable, an unknown route, a server that does not start, or a
 /// recording that fails.
 pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Flamegraph> {
-    let perf = Perf::detect()?;
+    let perf = Perf::detect(plan.call_graph)?;
     let (framework, route, profile, out) = (plan.framework, plan.route, plan.profile, &plan.out);
     build(profile, &[framework])?;
     plan.client_cpus.pin_current_thread()?;
@@ -89,39 +100,217 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
         profile.cargo_name(),
         successful
     );
-    profiler::flamegraph(&profiler::lines(&stacks), &title, &svg)?;
-    Ok(Flamegraph { svg, top_self_time: top_self_time("", &stacks, 10, 0) })
+    let shape = Shape::of(&stacks, SAMPLE_PERIOD_NS);
+    let lines = profiler::lines(&stacks);
+    std::fs::write(svg.with_extension("folded"), lines.join("\n") + "\n")
+        .with_context(|| format!("cannot write {}", svg.with_extension("folded").display()))?;
+    profiler::flamegraph(&lines, &title, Some(&subtitle(&perf, &shape)), &svg)?;
+    Ok(Flamegraph { svg, shape, top_self_time: top_self_time("", &stacks, 10, 0) })
 }
 
+/// The subtitle of a flame graph: how it was recorded and how much floats.
+fn subtitle(perf: &Perf, shape: &Shape) -> String {
+    format!("{} · {}", perf.command(), shape_line(shape))
+}
+
+/// The suite's profiler: perf while it records; after its first failure
+/// none, said once with perf's reason, so that a perf that may not attach
+/// does not warn once per run.
+pub(super) struct Profiler {
+    perf: Option<Perf>,
+    failed: Cell<bool>,
+}
+
+impl Profiler {
+    /// `perf` when asked for (`call_graph`) and able to record (a note says
+    /// why not otherwise).
+    pub(super) fn detect(call_graph: Option<CallGraph>) -> Self {
+        let perf = call_graph.and_then(|call_graph| match Perf::detect(call_graph) {
+            Ok(perf) => {
+                eprintln!("profiling each server with {} during the measured windows", perf.command());
+                Some(perf)
+            }
+            Err(e) => {
+                eprintln!("note: running without the profiler: {e:#}");
+                None
+            }
+        });
+        Self { perf, failed: Cell::new(false) }
+    }
+
+    /// The profiler for the next run, if it still works.
+    pub(super) fn perf(&self) -> Option<&Perf> {
+        self.perf.as_ref().filter(|_| !self.failed.get())
+    }
+
+    /// The recording command, for `meta.profiler`.
+    pub(super) fn command(&self) -> Option<String> {
+        self.perf.as_ref().map(Perf::command)
+    }
+
+    /// Takes in what the profiler gave for run `label`: its stacks are
+    /// added to `variant`'s profile with the run's successful requests; on
+    /// its first failure, one warning quoting perf, and no profiler for the
+    /// rest of the suite.
+    pub(super) fn take(
+        &self,
+        run: &Measured,
+        figures: &RunFigures,
+        variant: Variant,
+        profiles: &mut Profiles,
+        label: &str,
+        progress: &Progress,
+    ) {
+        match &run.folded {
+            Some(Ok(folded)) => {
+                let profile = profiles.entry(variant.name()).or_default();
+                profiler::merge(&mut profile.stacks, folded);
+                profile.requests += figures.successful;
+                profile.runs += 1;
+            }
+            Some(Err(e)) => {
+                if !self.failed.replace(true) {
+                    progress.line(&format!(
+                        "warning: profiling stopped at {label}: {e:#}; the runs from here on are not profiled"
+                    ));
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// One variant's folded stacks over its profiled runs.
+#[derive(Debug, Default)]
+pub(super) struct VariantProfile {
+    /// Stack → ns of server CPU sampled.
+    stacks: BTreeMap<String, u64>,
+    /// Successful requests of the runs they were recorded in.
+    requests: u64,
+    /// Those runs.
+    runs: u32,
+}
+
+/// The profiles of one framework's variants, by variant name.
+pub(super) type Profiles = BTreeMap<&'static str, VariantProfile>;
+
 /// Writes the flame graph and folded stacks of each profiled variant of
-/// `framework` under `dir/flamegraphs/`, prints each one's top 10 self time,
-/// and returns the SVG paths relative to `dir`.
+/// `framework` under `dir/flamegraphs/`, prints each one's shape and top 10
+/// of self time, draws two differential flame graphs per delta of
+/// `scenarios` (per request; widths of before, then of after), and returns
+/// what it wrote (paths relative to `dir`).
 pub(super) fn write_flamegraphs(
     dir: &Path,
     framework: Framework,
-    profiles: &BTreeMap<&'static str, BTreeMap<String, u64>>,
+    scenarios: &[Scenario],
+    profiles: &Profiles,
+    command: &str,
     progress: &Progress,
-) -> Vec<String> {
-    let mut written = Vec::new();
-    for (variant, stacks) in profiles {
+) -> FlameGraphs {
+    let mut written = FlameGraphs::default();
+    if profiles.is_empty() {
+        return written;
+    }
+    if let Err(e) = std::fs::create_dir_all(dir.join("flamegraphs")) {
+        progress.line(&format!("warning: no flame graphs for {}: {e}", framework.name()));
+        return written;
+    }
+    let all_variants = scenarios.iter().chain([&Scenario::Floor]).flat_map(|s| s.variants().iter().copied());
+    for variant in all_variants {
+        let Some(profile) = profiles.get(variant.name()) else { continue };
         let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
-        let lines = profiler::lines(stacks);
-        let drawn = std::fs::create_dir_all(dir.join("flamegraphs")).map_err(anyhow::Error::from).and_then(|()| {
-            std::fs::write(
-                dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
-                lines.join("\n") + "\n",
-            )?;
+        let lines = profiler::lines(&profile.stacks);
+        let shape = Shape::of(&profile.stacks, SAMPLE_PERIOD_NS);
+        let drawn = std::fs::write(
+            dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
+            lines.join("\n") + "\n",
+        )
+        .map_err(anyhow::Error::from)
+        .and_then(|()| {
             profiler::flamegraph(
                 &lines,
-                &format!("{} · {variant} (perf cpu-clock, measured windows)", framework.name()),
+                &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
+                Some(&format!("{command} · {}", shape_line(&shape))),
                 &dir.join(&name),
             )
         });
+        let what = format!("{} {variant}", framework.name());
         match drawn {
-            Ok(()) => written.push(name),
-            Err(e) => progress.line(&format!("warning: no flame graph for {} {variant}: {e:#}", framework.name())),
+            Ok(()) => {
+                progress.line(&format!("  flame graph {what}: {} → {name}", shape_line(&shape)));
+                written.graphs.push(FlameGraph {
+                    framework,
+                    variant,
+                    svg: name,
+                    shape,
+                    runs: profile.runs,
+                    requests: profile.requests,
+                });
+            }
+            Err(e) => progress.line(&format!("warning: no flame graph for {what}: {e:#}")),
         }
-        progress.line(&top_self_time(&format!(", {} {variant}", framework.name()), stacks, 10, 2));
+        progress.line(&top_self_time(&format!(", {what}"), &profile.stacks, 10, 2));
+    }
+    for &scenario in scenarios {
+        let (&from, changed) = scenario.variants().split_first().expect("a scenario has a baseline");
+        for &to in changed {
+            match differential(dir, framework, scenario, from, to, profiles) {
+                Ok(Some(d)) => {
+                    progress.line(&format!(
+                        "  differential {} {scenario} {from} → {to}: {:.2} → {:.2} µs of sampled server CPU per request → {}",
+                        framework.name(),
+                        d.before_ns_per_request / 1e3,
+                        d.after_ns_per_request / 1e3,
+                        d.svg_before_widths
+                    ));
+                    written.differentials.push(d);
+                }
+                Ok(None) => {}
+                Err(e) => progress.line(&format!(
+                    "warning: no differential flame graph for {} {scenario} {from} → {to}: {e:#}",
+                    framework.name()
+                )),
+            }
+        }
     }
     written
+}
+
+/// Draws the two differential flame graphs of `from` → `to` (per 1,000
+/// successful requests of each); `None` when either was not profiled.
+fn differential(
+    dir: &Path,
+    framework: Framework,
+    scenario: Scenario,
+    from: Variant,
+    to: Variant,
+    profiles: &Profiles,
+) -> anyhow::Result<Option<Differential>> {
+    let (Some(before), Some(after)) = (profiles.get(from.name()), profiles.get(to.name())) else {
+        return Ok(None);
+    };
+    if before.requests == 0 || after.requests == 0 {
+        return Ok(None);
+    }
+    let (b, a) = (
+        profiler::per_thousand_requests(&before.stacks, before.requests),
+        profiler::per_thousand_requests(&after.stacks, after.requests),
+    );
+    let stem = format!("flamegraphs/diff-{}-{scenario}-{from}-to-{to}", framework.name());
+    let title = format!("{} · {scenario}: {from} → {to}, server CPU per request", framework.name());
+    let svg_before_widths = format!("{stem}-before-widths.svg");
+    let svg_after_widths = format!("{stem}-after-widths.svg");
+    profiler::differential(&b, &a, Widths::Before, &title, &dir.join(&svg_before_widths))?;
+    profiler::differential(&b, &a, Widths::After, &title, &dir.join(&svg_after_widths))?;
+    let per_request = |p: &VariantProfile| p.stacks.values().sum::<u64>() as f64 / p.requests as f64;
+    Ok(Some(Differential {
+        framework,
+        scenario,
+        from,
+        to,
+        svg_before_widths,
+        svg_after_widths,
+        before_ns_per_request: per_request(before),
+        after_ns_per_request: per_request(after),
+    }))
 }
