@@ -496,7 +496,51 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::profiler::{FlameGraph, Shape};
+    use crate::model::Variant;
     use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn perf_is_claimed_only_for_the_runs_it_recorded() {
+        let f = Framework::Axum;
+        let runs: Vec<_> = (1..=2)
+            .flat_map(|round| [run(f, "state", "fat", round, 100, true), run(f, "state", "arc", round, 300, true)])
+            .collect();
+        let release = results(runs);
+        let mut profiling = release.clone();
+        profiling.meta.profile = Profile::Profiling;
+        let without = report(&release, &[profiling.clone()], &[], &FlameGraphs::default());
+        assert!(without.contains("## Cost of profiling") && !without.contains("perf attached"), "{without}");
+
+        profiling.meta.profiler = Some("perf record".to_owned());
+        for r in &mut profiling.runs[..3] {
+            r.figures.profiled = true;
+        }
+        let flames = FlameGraphs {
+            graphs: vec![FlameGraph {
+                framework: f,
+                variant: Variant::Fat,
+                svg: "flamegraphs/axum-fat.svg".to_owned(),
+                shape: Shape { samples: 200, cut: 3, unknown: 1 },
+                runs: 2,
+                requests: 200,
+            }],
+            differentials: Vec::new(),
+        };
+        let text = report(&profiling, &[release], &[], &flames);
+        assert!(text.contains("(`debug = true`, with perf attached to 3 of its 4 runs)"), "{text}");
+        assert!(text.contains("| 2 of 2 runs |") && text.contains("| 1 of 2 runs |"), "per run type:\n{text}");
+        assert!(text.contains("attached to 3 of the 4 runs") && text.contains("Not profiled: axum state/arc round 2."));
+        assert!(text.contains(
+            "| axum | fat | [flamegraphs/axum-fat.svg](flamegraphs/axum-fat.svg) | 2 | 200 | 1.5 % | 0.5 % |"
+        ));
+
+        for r in &mut profiling.runs {
+            r.figures.profiled = true;
+        }
+        let all = report(&profiling, &[], &[], &flames);
+        assert!(all.contains("`perf record` attached to 4 of the 4 runs") && !all.contains("Not profiled"), "{all}");
+    }
 
     #[test]
     fn profiles_table_keeps_every_delta_of_every_profile() {

@@ -20,7 +20,9 @@ mod layers;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
-// Flame graphs from a committed perf-script fixture; a suite without perf.
+// A suite whose perf is missing or may not attach: said once quoting perf, no run claimed profiled.
+mod perf_unavailable;
+// Flame graphs from a committed perf-script fixture: folded, drawn, their shape, a differential.
 mod profiling;
 // Start-up errors: missing binary, failing build, port in use.
 mod startup_errors;

@@ -1,14 +1,13 @@
 //! The profiling pipeline: `perf script` text from this project's own axum
 //! server (a committed fixture: 24 samples of `perf record -e cpu-clock -g`
 //! on the profiling build under load on `/state/fat`) folded and drawn as a
-//! flame graph with known frames; and a suite asked to profile, with no perf on PATH, runs on and
-//! says so.
+//! flame graph with known frames, its shape counted, and a differential
+//! flame graph drawn from it (`perf_unavailable.rs` has the suites whose
+//! perf cannot record).
 
 use crate::util;
-use std::process::Command;
-use std::time::Duration;
 
-use bench_client::measure::profiler;
+use bench_client::measure::profiler::{self, Shape, Widths};
 
 const FIXTURE: &str = include_str!("fixtures/perf-script-server-axum.txt");
 
@@ -33,7 +32,7 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     let dir = util::temp_dir("flame");
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("axum.svg");
-    profiler::flamegraph(&profiler::lines(&stacks), "axum fixture", &svg).unwrap();
+    profiler::flamegraph(&profiler::lines(&stacks), "axum fixture", Some("24 samples"), &svg).unwrap();
     let text = std::fs::read_to_string(&svg).unwrap();
     let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
     let doc = roxmltree::Document::parse_with_options(&text, options).expect("the flame graph is XML");
@@ -48,54 +47,46 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     assert_eq!(top.len(), 3);
     assert_eq!(top[..], all[..3]);
     assert!(top.windows(2).all(|w| w[0].1 >= w[1].1), "descending");
+
+    // Recorded at 99 Hz with frame pointers: 4 of the 24 stacks stop at an
+    // [unknown] return address instead of reaching start_thread.
+    let shape = Shape::of(&stacks, 10_101_010);
+    assert_eq!(shape, Shape { samples: 24, cut: 4, unknown: 4 });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
-fn suite_without_perf_on_path_runs_on_and_says_so() {
+fn differential_flamegraph_keeps_what_the_change_removed_visible_in_blue() {
     let _exclusive = util::exclusive();
-    let empty_path = util::temp_dir("no-perf");
-    std::fs::create_dir_all(&empty_path).unwrap();
-    let out = util::temp_dir("bench-noperf");
-    let cpus = util::all_cpus();
-    let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
-            .args([
-                "--scenarios",
-                "payload",
-                "--rounds",
-                "1",
-                "--duration",
-                "1s",
-                "--warmup",
-                "0s",
-                "--connections",
-                "4",
-            ])
-            .args([
-                "--server-cpus",
-                &cpus.cpus()[0].to_string(),
-                "--client-cpus",
-                &cpus.cpus().last().unwrap().to_string(),
-            ])
-            .arg("--out")
-            .arg(&out)
-            .env("PATH", &empty_path)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
-        Duration::from_secs(300),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert_eq!(
-        stderr.matches("running without the profiler: perf is not installed").count(),
-        1,
-        "said once:\n{stderr}"
-    );
-    let results = bench_client::results::read(&out.join("latest")).unwrap();
-    assert_eq!(results.meta.profiler, None);
-    assert_eq!(results.runs.len(), 4, "floor + per_request, preserialized, cached");
-    assert!(!out.join("latest/flamegraphs").exists());
-    let _ = std::fs::remove_dir_all(&out);
-    let _ = std::fs::remove_dir_all(&empty_path);
+    let folded = profiler::fold(FIXTURE.as_bytes()).unwrap();
+    let mut before = std::collections::BTreeMap::new();
+    profiler::merge(&mut before, &folded);
+    // "After": the same server without the state's drops, on twice the requests.
+    let after: std::collections::BTreeMap<String, u64> = before
+        .iter()
+        .filter(|(s, _)| !s.contains("drop_in_place<common::state::FatState>"))
+        .map(|(s, &w)| (s.clone(), w))
+        .collect();
+    assert!(after.len() < before.len(), "the fixture drops FatState");
+    let (b, a) = (profiler::per_thousand_requests(&before, 1000), profiler::per_thousand_requests(&after, 2000));
+    let dir = util::temp_dir("flame-diff");
+    for (widths, name) in [(Widths::Before, "before.svg"), (Widths::After, "after.svg")] {
+        profiler::differential(&b, &a, widths, "fixture: drops removed", &dir.join(name)).unwrap();
+    }
+    let titles = |name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+        let doc = roxmltree::Document::parse_with_options(&text, options).expect("the flame graph is XML");
+        doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text().map(str::to_owned)).collect()
+    };
+    let drop_frames = |titles: &[String]| -> Vec<String> {
+        titles.iter().filter(|t| t.starts_with("core::ptr::drop_in_place<common::state::FatState>")).cloned().collect()
+    };
+    let removed = drop_frames(&titles("before.svg"));
+    assert!(!removed.is_empty(), "widths of before: the removed frames are drawn");
+    assert!(removed.iter().all(|t| t.contains("; -")), "and shrank (blue): {removed:?}");
+    assert!(drop_frames(&titles("after.svg")).is_empty(), "widths of after: they are gone");
+    let all = titles("after.svg").into_iter().find(|t| t.starts_with("all (")).unwrap();
+    assert!(all.contains("per 1,000 requests"), "{all}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
