@@ -15,7 +15,7 @@ mod responder;
 
 pub use self::responder::{canned_response, serve};
 use crate::engine::{Load, LoadSettings, Target};
-use crate::measure::{self, Observers, RunFigures};
+use crate::measure::{self, Observers, RunFigures, Start};
 use crate::sys::{CpuList, ServerProcess};
 use common::{Route, RouteId};
 
@@ -63,7 +63,7 @@ pub fn measure(plan: &CalibratePlan, stop: &AtomicBool) -> anyhow::Result<Ceilin
         expected_body: route.expected_body(),
         settings: plan.settings,
     };
-    let run = measure::run(&load, Observers { server_pid: Some(responder.pid()), perf: None }, stop);
+    let run = measure::run(&load, Observers { server_pid: Some(responder.pid()), perf: None }, Start::now(), stop);
     responder.stop();
     let figures = RunFigures::new(&run?, &plan.settings, Some(plan.server_cpus.len()));
     Ok(Ceiling { figures, server_cpus: plan.server_cpus.clone(), client_cpus: plan.client_cpus.clone() })

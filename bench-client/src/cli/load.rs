@@ -131,6 +131,7 @@ impl LoadArgs {
                 timeout: self.timeout,
                 pipeline: nonzero(u32::from(self.pipeline)),
                 rate: self.rate_per_s,
+                segment: crate::engine::Segment::WHOLE,
                 nap: match (self.nap_us, self.rate_per_s) {
                     (Some(us), _) => Duration::from_micros(u64::from(us)),
                     (None, Some(_)) => Duration::ZERO,
@@ -156,7 +157,7 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunFigur
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
     let load = Load { target: plan.target.clone(), expected_body, settings: s };
-    let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, stop)?;
+    let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, measure::Start::now(), stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let figures = RunFigures::new(&run, &s, server_cpus);
     load_summary(&mut std::io::stdout().lock(), plan.url.as_str(), &figures)?;

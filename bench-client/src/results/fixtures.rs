@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
 use crate::engine::{LoadSettings, Outcome, RunStats, Timing};
-use crate::measure::{CpuWindows, Measured, RunFigures};
+use crate::measure::{CpuWindows, Measured, RunFigures, Start};
 use crate::model::{Framework, Profile, Scenario};
 
 /// The scenario or variant named `text` in `results.json`; panics on a typo.
@@ -30,6 +30,7 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
         cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
         client_peak_rss_bytes: 0,
         folded: None,
+        start: Start { instant: std::time::Instant::now(), unix_ms: 1_796_000_000_000, planned_unix_ms: None },
     };
     let one = std::num::NonZeroUsize::MIN;
     let second = Duration::from_secs(1);
