@@ -1,7 +1,8 @@
 //! The results contract: `results.json` (layout in `docs/RESULTS.md`, JSON
-//! Schema in `docs/results.schema.json`) and `load --json`, and what is
-//! computed from results: paired deltas, the layer sweep, the comparison of
-//! two results. Nothing here runs a load or prints.
+//! Schema in `docs/results.schema.json`), `load --json` and `watch --json`,
+//! and what is computed from results: paired deltas, the layer sweep, the
+//! comparison of two results, the exact merge of several clients' runs.
+//! Nothing here runs a load or prints.
 //!
 //! Imports `measure` (one run's figures), `model` and `analysis` below it.
 
@@ -10,24 +11,31 @@ mod deltas;
 mod file;
 pub mod fixtures;
 mod folder;
+mod merge;
+mod reports;
 mod sweep;
 
 use serde::{Deserialize, Serialize};
 
 pub use self::compare::{Comparison, Row, compare};
 pub use self::deltas::deltas;
-pub use self::file::{read, write};
+pub use self::file::{read, read_load, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
+pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
+pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
 use crate::model::{Framework, Profile, RunKey, Scenario, Variant};
 
-/// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 4;
+/// Version of the `results.json` layout (and of `load --json` and `watch
+/// --json`); bumped on every change to it. 5 added the latency histograms,
+/// the start barrier, the realtime start of the windows, the client's label
+/// and the split over clients.
+pub const SCHEMA_VERSION: u32 = 5;
 
-/// Oldest layout [`read`] still reads: version 4 only added keys, each with
-/// a default when missing.
+/// Oldest layout [`read`] still reads: versions 4 and 5 only added keys,
+/// each with a default when missing (`merge` needs version 5: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
 /// One run of the suite: a framework, a route, a round.
@@ -174,22 +182,6 @@ impl RunRecord {
     pub fn key(&self) -> RunKey {
         RunKey { framework: self.framework, layers: self.layers, scenario: self.scenario, variant: self.variant }
     }
-}
-
-/// What `load --json FILE` writes.
-#[derive(Debug, Serialize)]
-pub struct LoadReport {
-    /// Version of the results layout.
-    pub schema_version: u32,
-    /// URL loaded.
-    pub url: String,
-    /// Engine threads.
-    pub threads: usize,
-    /// Warm-up, seconds.
-    pub warmup_s: f64,
-    /// The measurements.
-    #[serde(flatten)]
-    pub figures: RunFigures,
 }
 
 #[cfg(test)]

@@ -52,6 +52,12 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".to_owned())
 }
 
+/// The command name of process `pid` (`/proc/PID/comm`); `None` when it
+/// does not exist.
+pub fn process_name(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_owned())
+}
+
 /// Processes whose command name (`/proc/PID/comm`, which the kernel cuts
 /// at 15 bytes) is `name` (or its first 15 bytes), this process excluded,
 /// in pid order.
@@ -105,9 +111,11 @@ mod tests {
     fn processes_are_found_by_name() {
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let found = pids_named("sleep");
+        let name = process_name(child.id());
         let _ = child.kill();
         let _ = child.wait();
         assert!(found.contains(&child.id()), "{found:?}");
+        assert_eq!(name.as_deref(), Some("sleep"));
         assert!(pids_named("no-such-process-name-here").is_empty());
         assert!(!hostname().is_empty());
     }
