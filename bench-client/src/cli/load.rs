@@ -36,7 +36,9 @@ pub enum SegmentArg {
 fn segment_arg(text: &str) -> Result<SegmentArg, String> {
     match text.trim() {
         "auto" => Ok(SegmentArg::Auto),
-        t => t.parse().map(SegmentArg::Index).map_err(|_| format!("'{text}' is not a segment index such as 0, or auto")),
+        t => {
+            t.parse().map(SegmentArg::Index).map_err(|_| format!("'{text}' is not a segment index such as 0, or auto"))
+        }
     }
 }
 
@@ -172,15 +174,16 @@ impl LoadArgs {
             }
             Some(SegmentArg::Auto) => {
                 let text = env(JOB_COMPLETION_INDEX).with_context(|| {
-                    format!("--segment auto: {JOB_COMPLETION_INDEX} is not set (Kubernetes sets it in Indexed Job pods)")
+                    format!(
+                        "--segment auto: {JOB_COMPLETION_INDEX} is not set (Kubernetes sets it in Indexed Job pods)"
+                    )
                 })?;
                 let i: u32 = text
                     .trim()
                     .parse()
                     .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}='{text}' is not an index"))?;
-                Segment::new(i, n).with_context(|| {
-                    format!("--segment auto: {JOB_COMPLETION_INDEX}={i} is not below --clients {n}")
-                })?
+                Segment::new(i, n)
+                    .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}={i} is not below --clients {n}"))?
             }
         };
         ensure!(

@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::{ClientRow, LoadReport, MergeInfo, SCHEMA_VERSION, ServerRow, WatchReport};
-use crate::engine::{
-    HdrError, LoadSettings, Outcome, Rate, RunStats, Segment, Timing, Window, latency_histogram,
-};
+use crate::engine::{HdrError, LoadSettings, Outcome, Rate, RunStats, Segment, Timing, Window, latency_histogram};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
 
 /// A file read for `merge`: its name as given (for messages) and its content.
@@ -107,12 +105,16 @@ pub enum Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Disagree { a, b, what, left, right } => write!(f, "{a} and {b} disagree on {what}: {left} vs {right}"),
+            Self::Disagree { a, b, what, left, right } => {
+                write!(f, "{a} and {b} disagree on {what}: {left} vs {right}")
+            }
             Self::SameRun { a, b } => write!(f, "{a} and {b} are the same run (a file given twice?)"),
             Self::SameSegment { a, b, index: None, .. } => {
                 write!(f, "{a} and {b} each ran the whole load (no --clients N --segment i), not parts of one")
             }
-            Self::SameSegment { a, b, index: Some(i), count } => write!(f, "{a} and {b} are both segment {i} of {count}"),
+            Self::SameSegment { a, b, index: Some(i), count } => {
+                write!(f, "{a} and {b} are both segment {i} of {count}")
+            }
             Self::MissingSegments { a, b, missing, count } => {
                 let list: Vec<String> = missing.iter().map(u32::to_string).collect();
                 let s = if missing.len() == 1 { "" } else { "s" };
@@ -217,8 +219,8 @@ pub fn merge(
     let windows = decoded.iter().map(|d| d.input.report.figures.windows.len()).max().unwrap_or(0).max(1);
     let window = Duration::try_from_secs_f64(f0.window_s).map_err(|_| timing_error())?;
     let warmup = Duration::try_from_secs_f64(first.report.warmup_s).map_err(|_| timing_error())?;
-    let timing = Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window)
-        .map_err(|_| timing_error())?;
+    let timing =
+        Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())?;
     let open = f0.rate_per_s.is_some();
 
     let mut stats = RunStats::new(windows, open);
@@ -236,8 +238,8 @@ pub fn merge(
     stats.latency_uncorrected_us = open.then_some(uncorrected);
 
     let all_complete = decoded.iter().all(|d| d.input.report.figures.complete);
-    let server_lost = server.is_some_and(|s| s.report.server_lost)
-        || decoded.iter().any(|d| d.input.report.figures.server_lost);
+    let server_lost =
+        server.is_some_and(|s| s.report.server_lost) || decoded.iter().any(|d| d.input.report.figures.server_lost);
     let measured = if all_complete {
         timing.duration()
     } else {
@@ -252,7 +254,9 @@ pub fn merge(
         server_lost,
         cpu: CpuWindows {
             server: server.map(|s| s.report.server_cpu_percent_windows.clone()).unwrap_or_default(),
-            client: summed_windows(decoded.iter().map(|d| d.input.report.figures.client_cpu_percent_windows.as_slice())),
+            client: summed_windows(
+                decoded.iter().map(|d| d.input.report.figures.client_cpu_percent_windows.as_slice()),
+            ),
         },
         client_peak_rss_bytes: decoded.iter().map(|d| d.input.report.figures.client_peak_rss_bytes).max().unwrap_or(0),
         folded: None,
@@ -323,7 +327,8 @@ fn decode(clients: &[Input<LoadReport>]) -> Result<Vec<Decoded<'_>>, MergeError>
             };
             let bad = |source| MergeError::BadHistogram { file: file(), source };
             let latency = hdr.decode().map_err(bad)?;
-            let uncorrected = r.figures.latency_uncorrected_hdr.as_ref().map(|h| h.decode()).transpose().map_err(bad)?;
+            let uncorrected =
+                r.figures.latency_uncorrected_hdr.as_ref().map(|h| h.decode()).transpose().map_err(bad)?;
             Ok(Decoded { input, latency, uncorrected, measure_start_unix_ms })
         })
         .collect()
@@ -433,7 +438,8 @@ fn summing_histogram() -> Histogram<u64> {
 /// added apart, decoded).
 fn counts_of(f: &RunFigures, open: bool) -> RunStats {
     let mut s = RunStats::new(0, open);
-    s.windows = f.windows.iter().zip(&f.windows_failed).map(|(&successful, &failed)| Window { successful, failed }).collect();
+    s.windows =
+        f.windows.iter().zip(&f.windows_failed).map(|(&successful, &failed)| Window { successful, failed }).collect();
     s.failures = f.failed.clone();
     s.sent = f.sent;
     s.warmup_completed = f.warmup_completed;
@@ -473,5 +479,163 @@ fn client_row(d: &Decoded<'_>, earliest: u64) -> ClientRow {
         client_cpu_percent: f.client_cpu_percent,
         start_offset_ms: d.measure_start_unix_ms - earliest,
         complete: f.complete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EncodedHistogram, LatencySummary};
+    use crate::results::fixtures::load_report;
+
+    const T: u64 = 1_796_119_201_000;
+
+    fn input(file: &str, report: LoadReport) -> Input<LoadReport> {
+        Input { file: file.to_owned(), report }
+    }
+
+    fn options(force: bool) -> MergeOptions {
+        MergeOptions { tolerance: Duration::from_millis(100), force }
+    }
+
+    fn pair() -> Vec<Input<LoadReport>> {
+        let a: Vec<u64> = (1..=300).map(|i| i * 7).collect();
+        let b: Vec<u64> = (1..=200).map(|i| 5_000 + i * 31).collect();
+        vec![input("c0.json", load_report(0, 2, T, &a)), input("c1.json", load_report(1, 2, T + 40, &b))]
+    }
+
+    #[test]
+    fn counts_are_summed_and_percentiles_are_those_of_every_request() {
+        let clients = pair();
+        let m = merge(&clients, None, options(false)).unwrap();
+        let (a, b, f) = (&clients[0].report.figures, &clients[1].report.figures, &m.figures);
+        assert_eq!(f.successful, a.successful + b.successful);
+        assert_eq!(f.windows, vec![a.windows[0] + b.windows[0], a.windows[1] + b.windows[1]]);
+        assert_eq!(f.connections_requested, 8, "4 + 4");
+        assert_eq!(f.sent, f.warmup_completed + f.successful + f.failed_total + f.in_flight_at_deadline);
+        let mut all = latency_histogram();
+        for v in (1..=300).map(|i| i * 7).chain((1..=200).map(|i| 5_000 + i * 31)) {
+            all.record(v).unwrap();
+        }
+        assert_eq!(f.latency_us, LatencySummary::of(&all), "not an average of the clients' percentiles");
+        assert_ne!(f.latency_us.p50, (a.latency_us.p50 + b.latency_us.p50) / 2);
+        assert_eq!(f.latency_hdr.as_ref().map(|h| h.decode().unwrap()), Some(all));
+        assert_eq!(f.client_cpu_percent_windows, vec![20.0, 24.0], "the clients' CPUs add");
+        assert_eq!((f.measure_start_unix_ms, f.start_at_unix_ms), (Some(T), Some(1_796_119_200_000)));
+        assert!(f.complete && !f.is_failure());
+        let info = m.merge.unwrap();
+        assert!(info.aligned && !info.forced && info.overridden.is_empty());
+        assert_eq!(info.start_spread_ms, 40);
+        assert_eq!(info.clients.iter().map(|c| c.start_offset_ms).collect::<Vec<_>>(), [0, 40]);
+        assert_eq!((m.clients, m.segment, m.threads), (2, None, 2));
+    }
+
+    /// The refusal for `clients` edited by `edit`, and the merge `--force` makes.
+    fn refused(edit: impl FnOnce(&mut Vec<Input<LoadReport>>)) -> (Refusal, LoadReport) {
+        let mut clients = pair();
+        edit(&mut clients);
+        let refusal = match merge(&clients, None, options(false)) {
+            Err(MergeError::Refused(r)) => r,
+            other => panic!("not refused: {other:?}"),
+        };
+        let forced = merge(&clients, None, options(true)).expect("--force merges");
+        (refusal, forced)
+    }
+
+    #[test]
+    fn inputs_that_are_not_one_load_are_refused_naming_both_files_unless_forced() {
+        let cases: Vec<(Box<dyn FnOnce(&mut Vec<Input<LoadReport>>)>, &str)> = vec![
+            (Box::new(|c| c[1].report.figures.window_s = 2.0), "c0.json and c1.json disagree on --window: 1 s vs 2 s"),
+            (Box::new(|c| c[1].report.warmup_s = 2.0), "disagree on --warmup: 1 s vs 2 s"),
+            (Box::new(|c| c[1].report.url.push_str("?x")), "disagree on the URL"),
+            (Box::new(|c| c[1].report.figures.windows.push(0)), "disagree on the number of windows: 2 vs 3"),
+            (Box::new(|c| c[1].report.figures.rate_per_s = Some(500.0)), "the mode: closed loop vs open loop at 1000"),
+            (Box::new(|c| c[1].report.figures.pipeline = 4), "disagree on --pipeline: 1 vs 4"),
+            (Box::new(|c| c[1].report.figures.start_at_unix_ms = None), "disagree on --start-at"),
+            (
+                Box::new(|c| {
+                    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
+                    h.record(100).unwrap();
+                    c[1].report.figures.latency_hdr = Some(EncodedHistogram::encode(&h));
+                }),
+                "disagree on the histogram layout: 1..60000000 µs, 3 significant digits vs 1..60000000 µs, 2",
+            ),
+            (
+                Box::new(|c| c[1].report.figures.measure_start_unix_ms = Some(T + 2_000)),
+                "c0.json and c1.json: clients started 2.0 s apart (tolerance 0.1 s)",
+            ),
+            (Box::new(|c| c[1] = input("again.json", c[0].report.clone())), "c0.json and again.json are the same run"),
+            (Box::new(|c| c[1].report = load_report(0, 2, T, &[5, 6])), "c0.json and c1.json are both segment 0 of 2"),
+            (Box::new(|c| c.truncate(1)), "c0.json … c0.json: segment 1 of 2 missing"),
+            (
+                Box::new(|c| {
+                    c[0].report = load_report(0, 1, T, &[5]);
+                    c[1].report = load_report(0, 1, T, &[6]);
+                }),
+                "c0.json and c1.json each ran the whole load",
+            ),
+        ];
+        for (edit, expected) in cases {
+            let (refusal, forced) = refused(edit);
+            let text = refusal.to_string();
+            assert!(text.contains(expected), "{text}\n  expected: {expected}");
+            assert!(!text.contains('\n'), "one line: {text}");
+            let info = forced.merge.unwrap();
+            assert!(!info.aligned && info.forced, "{expected}");
+            assert!(info.overridden.contains(&text), "{:?}", info.overridden);
+        }
+    }
+
+    #[test]
+    fn a_file_without_histogram_cannot_be_merged_even_forced() {
+        let mut clients = pair();
+        clients[1].report.schema_version = 4;
+        clients[1].report.figures.latency_hdr = None;
+        let err = merge(&clients, None, options(true)).unwrap_err();
+        assert!(!err.is_refusal());
+        assert_eq!(
+            err.to_string(),
+            "c1.json has no latency histogram (schema 4); rerun the load with this bench-client"
+        );
+        clients[1].report = merge(&pair(), None, options(false)).unwrap();
+        assert!(matches!(merge(&clients, None, options(true)), Err(MergeError::AlreadyMerged { .. })));
+    }
+
+    #[test]
+    fn the_server_windows_come_from_watch_and_a_lost_server_marks_the_run() {
+        let clients = pair();
+        let mut watch = WatchReport {
+            schema_version: SCHEMA_VERSION,
+            label: "server-host".to_owned(),
+            pid: 42,
+            process: "server-axum".to_owned(),
+            server_cpus: Some(1),
+            start_at_unix_ms: Some(1_796_119_200_000),
+            measure_start_unix_ms: T + 10,
+            warmup_s: 1.0,
+            window_s: 1.0,
+            duration_s: 2.0,
+            server_cpu_percent: Some(90.0),
+            server_cpu_percent_windows: vec![98.0, 82.0],
+            server_lost: false,
+            complete: true,
+        };
+        let server = |w: &WatchReport| Input { file: "s.json".to_owned(), report: w.clone() };
+        let m = merge(&clients, Some(&server(&watch)), options(false)).unwrap();
+        assert_eq!(m.figures.server_cpu_percent_windows, [98.0, 82.0]);
+        assert_eq!((m.figures.server_cpu_percent, m.figures.server_cpus), (Some(90.0), Some(1)));
+        assert!(m.figures.client_bound, "under 95 % of its one CPU, as the suite flags it");
+        assert!(m.figures.complete);
+        watch.window_s = 0.5;
+        watch.duration_s = 1.0;
+        let err = merge(&clients, Some(&server(&watch)), options(false)).unwrap_err().to_string();
+        assert!(err.starts_with("c0.json and s.json disagree on --window"), "{err}");
+        watch.window_s = 1.0;
+        watch.duration_s = 2.0;
+        watch.server_lost = true;
+        watch.complete = false;
+        watch.server_cpu_percent_windows.pop();
+        let m = merge(&clients, Some(&server(&watch)), options(false)).unwrap();
+        assert!(m.figures.server_lost && !m.figures.complete && m.figures.is_failure());
     }
 }
