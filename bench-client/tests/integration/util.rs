@@ -56,3 +56,61 @@ static EXCLUSIVE: Mutex<()> = Mutex::new(());
 pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
     EXCLUSIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A child process killed and reaped when dropped, so a failed assertion
+/// leaves nothing running; its stdout and stderr go to files.
+pub(crate) struct Reaped {
+    child: std::process::Child,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Reaped {
+    /// Starts `command` with its output in `<out>.stdout` and `<out>.stderr`.
+    pub(crate) fn spawn(command: &mut std::process::Command, out: &std::path::Path) -> Self {
+        let (stdout, stderr) = (out.with_extension("stdout"), out.with_extension("stderr"));
+        let child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(&stdout).expect("stdout file"))
+            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("start the child");
+        Self { child, stdout, stderr }
+    }
+
+    /// The child's pid.
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the child to exit, at most `deadline` (then it is killed
+    /// and the test fails), and returns its output.
+    pub(crate) fn output(mut self, deadline: std::time::Duration) -> std::process::Output {
+        let until = std::time::Instant::now() + deadline;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the child") {
+                break status;
+            }
+            assert!(std::time::Instant::now() < until, "still running after {deadline:?}: killed");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
+        std::process::Output { status, stdout: read(&self.stdout), stderr: read(&self.stderr) }
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `command` to its end, at most `deadline`.
+pub(crate) fn output_within(
+    command: &mut std::process::Command,
+    out: &std::path::Path,
+    deadline: std::time::Duration,
+) -> std::process::Output {
+    Reaped::spawn(command, out).output(deadline)
+}
