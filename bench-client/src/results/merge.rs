@@ -530,6 +530,9 @@ mod tests {
         assert_eq!((m.clients, m.segment, m.threads), (2, None, 2));
     }
 
+    /// An edit of the two clients' reports.
+    type Edit = Box<dyn FnOnce(&mut Vec<Input<LoadReport>>)>;
+
     /// The refusal for `clients` edited by `edit`, and the merge `--force` makes.
     fn refused(edit: impl FnOnce(&mut Vec<Input<LoadReport>>)) -> (Refusal, LoadReport) {
         let mut clients = pair();
@@ -544,7 +547,7 @@ mod tests {
 
     #[test]
     fn inputs_that_are_not_one_load_are_refused_naming_both_files_unless_forced() {
-        let cases: Vec<(Box<dyn FnOnce(&mut Vec<Input<LoadReport>>)>, &str)> = vec![
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|c| c[1].report.figures.window_s = 2.0), "c0.json and c1.json disagree on --window: 1 s vs 2 s"),
             (Box::new(|c| c[1].report.warmup_s = 2.0), "disagree on --warmup: 1 s vs 2 s"),
             (Box::new(|c| c[1].report.url.push_str("?x")), "disagree on the URL"),

@@ -15,10 +15,10 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use bench_client::engine::{EncodedHistogram, LatencySummary, latency_histogram};
-use hdrhistogram::Histogram;
 use bench_client::measure::unix_ms_now;
 use bench_client::results::{self, fixtures};
 use bench_client::sys::{CpuList, ServerProcess};
+use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use crate::util::{self, CLIENT, Reaped};
@@ -158,7 +158,11 @@ fn python_check(dir: &Path, files: &[PathBuf]) -> Option<Value> {
         );
         return None;
     }
-    let out = util::output_within(Command::new("python3").arg("-c").arg(PYTHON_CHECK).args(files), &dir.join("python"), DEADLINE);
+    let out = util::output_within(
+        Command::new("python3").arg("-c").arg(PYTHON_CHECK).args(files),
+        &dir.join("python"),
+        DEADLINE,
+    );
     assert!(out.status.success(), "the Python decoder failed: {}", text(&out));
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
@@ -222,7 +226,10 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
     assert_eq!(wm, [w0[0] + w1[0], w0[1] + w1[1]], "windows summed by index");
     assert_eq!((n(&c0, "connections_requested"), n(&c1, "connections_requested")), (4, 4));
     assert_eq!(n(&m, "connections_requested"), 8);
-    assert_eq!(n(&m, "sent"), n(&m, "warmup_completed") + n(&m, "successful") + n(&m, "failed_total") + n(&m, "in_flight_at_deadline"));
+    assert_eq!(
+        n(&m, "sent"),
+        n(&m, "warmup_completed") + n(&m, "successful") + n(&m, "failed_total") + n(&m, "in_flight_at_deadline")
+    );
     assert!(n(&m, "successful") > 0 && n(&m, "failed_total") == 0, "{m}");
     assert_eq!(m["complete"], true);
     // Percentiles are those of the added histograms (not averages).
@@ -242,7 +249,8 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
     assert!(n(info, "start_spread_ms") < 50, "{info}");
     assert_eq!(info["clients"][1]["label"], "client-1");
     // The server's CPU: watch's windows, beside the clients', flagged as the suite does.
-    let watched: Vec<f64> = s["server_cpu_percent_windows"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let watched: Vec<f64> =
+        s["server_cpu_percent_windows"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert_eq!(watched.len(), 2, "{s}");
     assert_eq!(m["server_cpu_percent_windows"], s["server_cpu_percent_windows"]);
     assert_eq!(m["server_cpus"], 1);
@@ -254,7 +262,10 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
         assert!((w - l).abs() <= 5.0, "watch {watched:?} vs load --server-pid {sampled_by_load:?}");
     }
     let printed = String::from_utf8_lossy(&merge_out.stdout);
-    assert!(printed.contains("2 clients merged") && printed.contains("c1.json") && printed.contains("client-0"), "{printed}");
+    assert!(
+        printed.contains("2 clients merged") && printed.contains("c1.json") && printed.contains("client-0"),
+        "{printed}"
+    );
     assert_schema(&c0, "load_report");
     assert_schema(&m, "load_report");
     assert_schema(&s, "watch_report");
@@ -332,6 +343,9 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
     }
 }
 
+/// An edit of fixture client `i`'s JSON.
+type Edit = Box<dyn Fn(usize, &mut Value)>;
+
 /// Writes fixture load reports `c0.json` and `c1.json` (segments 0 and 1
 /// of 2) into `dir`, each edited by `edit` (`None`: as built).
 fn fixture_pair(dir: &Path, edit: impl Fn(usize, &mut Value)) {
@@ -349,11 +363,43 @@ fn fixture_pair(dir: &Path, edit: impl Fn(usize, &mut Value)) {
 fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
     let dir = util::temp_dir("multi-client-refusals");
     let two_digits = two_digit_histogram();
-    let cases: Vec<(&str, Box<dyn Fn(usize, &mut Value)>, &str)> = vec![
-        ("window", Box::new(|i, v| if i == 1 { v["window_s"] = 2.into() }), "disagree on --window: 1 s vs 2 s"),
-        ("warmup", Box::new(|i, v| if i == 1 { v["warmup_s"] = 0.into() }), "disagree on --warmup: 1 s vs 0 s"),
-        ("route", Box::new(|i, v| if i == 1 { v["url"] = "http://127.0.0.1:8080/plaintext".into() }), "disagree on the URL"),
-        ("start-at", Box::new(|i, v| if i == 1 { v["start_at_unix_ms"] = 1_796_119_300_000u64.into() }), "disagree on --start-at"),
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "window",
+            Box::new(|i, v| {
+                if i == 1 {
+                    v["window_s"] = 2.into()
+                }
+            }),
+            "disagree on --window: 1 s vs 2 s",
+        ),
+        (
+            "warmup",
+            Box::new(|i, v| {
+                if i == 1 {
+                    v["warmup_s"] = 0.into()
+                }
+            }),
+            "disagree on --warmup: 1 s vs 0 s",
+        ),
+        (
+            "route",
+            Box::new(|i, v| {
+                if i == 1 {
+                    v["url"] = "http://127.0.0.1:8080/plaintext".into()
+                }
+            }),
+            "disagree on the URL",
+        ),
+        (
+            "start-at",
+            Box::new(|i, v| {
+                if i == 1 {
+                    v["start_at_unix_ms"] = 1_796_119_300_000u64.into()
+                }
+            }),
+            "disagree on --start-at",
+        ),
         (
             "spread",
             Box::new(|i, v| {
@@ -372,7 +418,15 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
             }),
             "disagree on the histogram layout",
         ),
-        ("mode", Box::new(|i, v| if i == 1 { v["rate_per_s"] = 100.into() }), "disagree on the mode"),
+        (
+            "mode",
+            Box::new(|i, v| {
+                if i == 1 {
+                    v["rate_per_s"] = 100.into()
+                }
+            }),
+            "disagree on the mode",
+        ),
     ];
     for (name, edit, expected) in cases {
         fixture_pair(&dir, edit);
@@ -381,10 +435,14 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
         assert!(err.contains("c0.json") && err.contains("c1.json"), "{name} names both files: {err}");
         assert!(!dir.join("m.json").exists(), "{name}: nothing written");
         // --force merges, and says it did.
-        let out = client(&dir, &format!("{name}-forced"), &["merge", "c0.json", "c1.json", "--force", "--json", "m.json"]);
+        let out =
+            client(&dir, &format!("{name}-forced"), &["merge", "c0.json", "c1.json", "--force", "--json", "m.json"]);
         assert_eq!(out.status.code(), Some(0), "{name} --force: {}", text(&out));
         let m = json(&dir.join("m.json"));
-        assert_eq!((m["merge"]["aligned"].clone(), m["merge"]["forced"].clone()), (Value::Bool(false), Value::Bool(true)));
+        assert_eq!(
+            (m["merge"]["aligned"].clone(), m["merge"]["forced"].clone()),
+            (Value::Bool(false), Value::Bool(true))
+        );
         assert!(String::from_utf8_lossy(&out.stdout).contains("FORCED"), "{name}");
         std::fs::remove_file(dir.join("m.json")).unwrap();
     }
