@@ -25,7 +25,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            $(if $(NO_BUILD),--no-build)
 
-.PHONY: help bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
+.PHONY: help ab bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -61,14 +61,26 @@ perf:
 	  (apt-get update -qq && apt-get install -y -qq linux-perf) >/dev/null 2>&1) || \
 	  echo "note: perf could not be installed; profiling will be skipped"
 
+BEFORE ?= HEAD
+AFTER  ?= worktree
+ROUTES ?= /plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached,/state/fat,/state/arc
+ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> side by side, paired in slices
+	$(CLIENT) ab --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --routes $(ROUTES) --frameworks $(FRAMEWORKS) \
+	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) --layers $(LAYERS) \
+	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build)
+
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 
 bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 	$(CARGO) bench --locked -p common --bench state_and_payload
 
-test: fmt clippy ## fmt check, clippy -D warnings, every test, docs
+test: fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+
+.PHONY: test-scripts
+test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
+	bash bench/test-counting.sh
 
 fmt:
 	$(CARGO) fmt --all --check

@@ -12,11 +12,24 @@
 # is cheaper than any of the clients, so the row compares the clients' own
 # ceilings.
 #
+# Successful means status 200 for every tool (bench-client also checks the
+# body): wrk's counts come from bench/lib/wrk-count.lua (a response() that
+# counts 200s per thread, summed in done()), oha's from its JSON
+# statusCodeDistribution["200"] (run with --redirect 0, as neither wrk nor
+# bench-client follows redirects), bench-client's from `successful` in its
+# JSON. A run with non-200 responses, socket errors, timeouts, oha errors,
+# failed requests or connections, or no 200 at all is flagged in the
+# table's last column with its counts. The parsing lives in
+# bench/lib/count.sh and is tested by bench/test-counting.sh.
+#
 # Usage: bench/client-vs-wrk.sh [PAIRS=3] [DURATION_S=5]
 # Needs: wrk (apt-get) and oha (cargo install, a few minutes once) — both
-# installed when missing — taskset, and the release build (built here).
+# installed when missing — taskset, python3, and the release build (built
+# here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
 pairs=${1:-3}
 duration_s=${2:-5}
 connections=64
@@ -30,38 +43,54 @@ server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-# Children's user+sys CPU seconds so far, from bash's `times` (which must
-# run in this shell, not in a command substitution's subshell).
+# Children's user+sys CPU seconds in a file written by bash's `times` (which
+# must run in this shell, not in a command substitution's subshell). Both
+# snapshots of a run are taken before either is parsed, so that only the
+# tool's own CPU time falls between them.
 children_cpu_s() {
-  times > "$tmp/times"
-  tail -1 "$tmp/times" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
+  tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Median of the numbers on stdin; "-" lines (runs that could not be
+# counted) are left out; "-" when none is left.
+median() {
+  awk '$1 != "-"' | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
-# One run of client $1 on URL $2: writes "successful_requests rate_per_s" to $tmp/run.
+# One run of client $1 on URL $2; its output goes to $tmp. Returns the
+# tool's exit status (bench-client exits 1 after a run with failures, with
+# its JSON written).
 run_one() {
   local who=$1 url=$2
   case $who in
     wrk)
-      taskset -c 1 wrk -t1 -c$connections -d${duration_s}s "$url" > "$tmp/wrk.out"
-      # "N requests in Xs"; non-2xx answers would be listed apart (there are none here).
-      awk '/requests in/ { n = $1 } /Requests\/sec/ { r = $2 } /Non-2xx/ { bad = $4 } END { print n - bad, r }' \
-        "$tmp/wrk.out" > "$tmp/run" ;;
+      rm -f "$tmp/wrk.out"
+      taskset -c 1 wrk -t1 -c$connections -d"${duration_s}s" -s bench/lib/wrk-count.lua "$url" > "$tmp/wrk.out" ;;
     client)
-      taskset -c 1 "$client" load "$url" --connections $connections --duration ${duration_s}s --warmup 0s \
-        --json "$tmp/load.json" > /dev/null
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["successful"], r["requests_per_s"])' \
-        "$tmp/load.json" > "$tmp/run" ;;
+      rm -f "$tmp/load.json"
+      taskset -c 1 "$client" load "$url" --connections $connections --duration "${duration_s}s" --warmup 0s \
+        --json "$tmp/load.json" > /dev/null ;;
     oha)
-      taskset -c 1 oha -z ${duration_s}s -c $connections --no-tui --output-format json "$url" > "$tmp/oha.json"
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); n=r["statusCodeDistribution"].get("200",0); print(n, n/r["summary"]["total"])' \
-        "$tmp/oha.json" > "$tmp/run" ;;
+      rm -f "$tmp/oha.json"
+      taskset -c 1 oha -z "${duration_s}s" -c $connections --redirect 0 --no-tui --output-format json "$url" \
+        > "$tmp/oha.json" ;;
   esac
 }
 
-printf '%-7s %-12s %11s %11s %11s %7s %7s %10s %10s %10s %7s\n' framework route "wrk req/s" "oha req/s" \
-  "client" "c/wrk" "c/oha" "wrk ms/1k" "oha ms/1k" "client" "c/wrk"
+# "SUCCESSFUL RATE DETAIL" of the run of client $1 that just ended
+# (bench/lib/count.sh); an output that cannot be counted gives
+# "0 - unreadable=1", its reason on stderr.
+count_one() {
+  case $1 in
+    wrk) wrk_counts "$tmp/wrk.out" ;;
+    client) client_counts "$tmp/load.json" ;;
+    oha) oha_counts "$tmp/oha.json" "$connections" ;;
+  esac || echo "0 - unreadable=1"
+}
+
+printf '%-7s %-12s %11s %11s %11s %7s %7s %10s %10s %10s %7s  %s\n' framework route "wrk req/s" "oha req/s" \
+  "client" "c/wrk" "c/oha" "wrk ms/1k" "oha ms/1k" "client" "c/wrk" "errors"
 for framework in actix axum rocket responder; do
   if [ "$framework" = responder ]; then
     taskset -c 0 "$client" responder > "$tmp/server.out" &
@@ -82,25 +111,35 @@ for framework in actix axum rocket responder; do
         0) order="oha wrk client" ;;
       esac
       for who in $order; do
-        children_cpu_s > "$tmp/before"
-        run_one "$who" "http://$addr$route"
-        children_cpu_s > "$tmp/after"
-        read -r count rate < "$tmp/run"
-        cpu=$(awk -v a="$(cat "$tmp/before")" -v b="$(cat "$tmp/after")" -v n="$count" 'BEGIN { print (b - a) * 1e6 / n }')
-        echo "$rate $cpu" >> "$tmp/$who"
+        times > "$tmp/before"
+        status=0
+        run_one "$who" "http://$addr$route" || status=$?
+        times > "$tmp/after"
+        read -r count rate detail <<< "$(count_one "$who")"
+        if [ "$status" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$status"; fi
+        cpu=$(awk -v a="$(children_cpu_s "$tmp/before")" -v b="$(children_cpu_s "$tmp/after")" -v n="$count" \
+          'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
+        echo "$rate $cpu $detail" >> "$tmp/$who"
       done
     done
     for who in wrk client oha; do
       cut -d' ' -f1 "$tmp/$who" | median > "$tmp/$who.rate"
       cut -d' ' -f2 "$tmp/$who" | median > "$tmp/$who.cpu"
     done
+    errors=$(for who in wrk oha client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
     awk -v f="$framework" -v r="$route" -v wr="$(cat "$tmp/wrk.rate")" -v orr="$(cat "$tmp/oha.rate")" \
       -v cr="$(cat "$tmp/client.rate")" -v wc="$(cat "$tmp/wrk.cpu")" -v oc="$(cat "$tmp/oha.cpu")" \
-      -v cc="$(cat "$tmp/client.cpu")" \
-      'BEGIN { printf "%-7s %-12s %11.0f %11.0f %11.0f %6.2fx %6.2fx %10.3f %10.3f %10.3f %6.2fx\n",
-               f, r, wr, orr, cr, cr / wr, cr / orr, wc, oc, cc, cc / wc }'
+      -v cc="$(cat "$tmp/client.cpu")" -v errors="$errors" '
+      function num(x, w, p) { return x == "-" ? sprintf("%" w "s", "-") : sprintf("%" w "." p "f", x) }
+      function ratio(a, b) { return (a == "-" || b == "-" || b == 0) ? sprintf("%7s", "-") : sprintf("%6.2fx", a / b) }
+      BEGIN {
+        printf "%-7s %-12s %s %s %s %s %s %s %s %s %s  %s\n", f, r, num(wr, 11, 0), num(orr, 11, 0), num(cr, 11, 0),
+               ratio(cr, wr), ratio(cr, orr), num(wc, 10, 3), num(oc, 10, 3), num(cc, 10, 3), ratio(cc, wc),
+               errors == "" ? "-" : "ERRORS " errors
+      }'
   done
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
 done
-echo "(medians of $pairs rotated rounds, ${duration_s} s each, no warm-up; successful requests per second;"
-echo " CPU = user + system time of the client process per 1,000 successful requests, ms)"
+echo "(medians of $pairs rotated rounds, ${duration_s} s each, no warm-up; successful (status 200) requests per second;"
+echo " CPU = user + system time of the client process per 1,000 successful requests, ms; errors: runs with"
+echo " errors out of all, and their counts summed: non200, socket errors, oha errors, client failures by kind)"

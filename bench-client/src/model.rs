@@ -72,6 +72,18 @@ impl Profile {
     }
 }
 
+/// How the variants of a scenario are paired for their deltas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    /// Variants alternate in short slices on the same connections, within
+    /// one run per scenario and round; every block of slices is a pair.
+    #[default]
+    Slices,
+    /// Each variant is its own run; the variants of a round are a pair.
+    Rounds,
+}
+
 /// What one scenario compares; [`Scenario::Floor`] is the `/plaintext` run
 /// measured once per round as the framework's floor (not a `--scenarios` value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
@@ -86,6 +98,12 @@ pub enum Scenario {
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
+    /// `ab`: the BEFORE server on a route.
+    #[value(skip)]
+    Before,
+    /// `ab`: the AFTER server on the same route.
+    #[value(skip)]
+    After,
 }
 
 impl Scenario {
@@ -95,15 +113,19 @@ impl Scenario {
             Self::Payload => "payload",
             Self::State => "state",
             Self::Floor => "floor",
+            Self::Before => "before",
+            Self::After => "after",
         }
     }
 
-    /// The baseline variant first, then each changed one.
+    /// The baseline variant first, then each changed one (for `ab`'s
+    /// sides: every route it can compare).
     pub fn variants(self) -> &'static [Variant] {
         match self {
             Self::Payload => &[Variant::PerRequest, Variant::Preserialized, Variant::Cached],
             Self::State => &[Variant::Fat, Variant::Arc],
             Self::Floor => &[Variant::Plaintext],
+            Self::Before | Self::After => &Variant::ALL,
         }
     }
 }
@@ -127,6 +149,15 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// Every variant, in the order of the route table.
+    pub const ALL: [Self; 6] =
+        [Self::Plaintext, Self::PerRequest, Self::Preserialized, Self::Cached, Self::Fat, Self::Arc];
+
+    /// The variant of the route at `path`, if it is one.
+    pub fn of_path(path: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.path() == path)
+    }
+
     /// Its name in `results.json`, e.g. `per_request`.
     pub fn name(self) -> &'static str {
         match self {

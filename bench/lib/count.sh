@@ -33,6 +33,7 @@
 # errors, and "Non-2xx or 3xx responses: N" (statuses > 399 only, printed
 # only when non-zero; N is the last field) may not exceed its non-200s.
 wrk_counts() {
+  [ -r "$1" ] || { echo "wrk_counts: $1: no wrk output" >&2; return 1; }
   awk '
     function fail(msg) { print "wrk_counts: " FILENAME ": " msg > "/dev/stderr"; failed = 1; exit 1 }
     function add(kind, n) { if (n > 0) detail = detail (detail == "" ? "" : ",") kind "=" sprintf("%.0f", n) }

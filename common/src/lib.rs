@@ -20,7 +20,7 @@ pub mod routes;
 pub mod signals;
 pub mod state;
 
-pub use catalog::{CatalogError, DeviceCatalog, MAX_BODY_BYTES};
+pub use catalog::{CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, check_content_length};
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};

@@ -5,19 +5,24 @@
 //! axum's `State` extractor clones the state for every extraction, so each
 //! layer and the handler of `/state/fat` clone all 35 fields of `FatState`.
 
+use std::future::IntoFuture;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::{AppState, ContentType, Device, DeviceCatalog, FatState, RouteId, ServerConfig, ShutdownSignals};
+use common::{
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, REFUSED_BODY_LINGER, RouteId,
+    ServerConfig, ShutdownSignals, check_content_length,
+};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 /// Builds the application: every route of `common::ROUTES`, with `layers`
 /// state layers in front of each `/state/*` route.
@@ -67,11 +72,63 @@ async fn cached(State(catalog): State<Arc<DeviceCatalog>>) -> impl IntoResponse 
     ([(header::CONTENT_TYPE, ContentType::Json.as_str())], catalog.cached_json())
 }
 
-async fn replace_devices(State(catalog): State<Arc<DeviceCatalog>>, body: Bytes) -> Response {
-    match catalog.replace_from_json(&body) {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => (StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST), e.to_string()).into_response(),
+/// `PUT /api/devices`: the application's 64 KiB rule decides at every size.
+/// The body is taken raw, so axum's `DefaultBodyLimit` (2 MB, its own
+/// refusal text) never applies: a declared length over the limit is refused
+/// before a byte is read, so hyper never sends `100 Continue`; a chunked body
+/// is read through `http_body_util::Limited`.
+async fn replace_devices(State(catalog): State<Arc<DeviceCatalog>>, request: Request) -> Response {
+    let (parts, mut body) = request.into_parts();
+    let content_length = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if let Err(e) = check_content_length(content_length) {
+        // Unless the client waits for `100 Continue` (never sent: the body is
+        // not read), it is sending the body anyway.
+        if !expects_continue(&parts.headers) {
+            linger(body).await;
+        }
+        return refusal(&e);
     }
+    let result = match read_limited(&mut body).await {
+        Ok(bytes) => catalog.replace_from_json(&bytes),
+        Err(e) => {
+            if e == CatalogError::TooLarge {
+                linger(body).await;
+            }
+            Err(e)
+        }
+    };
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => refusal(&e),
+    }
+}
+
+fn refusal(e: &CatalogError) -> Response {
+    (StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST), e.to_string()).into_response()
+}
+
+/// The body, if it is at most [`MAX_BODY_BYTES`].
+async fn read_limited(body: &mut Body) -> Result<Bytes, CatalogError> {
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(CatalogError::TooLarge),
+        Err(e) => Err(CatalogError::Invalid(format!("cannot read the body: {e}"))),
+    }
+}
+
+/// Whether the client waits for `100 Continue` before it sends the body.
+fn expects_continue(headers: &HeaderMap) -> bool {
+    headers.get(header::EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+}
+
+/// Reads and drops the rest of a refused body that the client is sending
+/// anyway, for at most [`REFUSED_BODY_LINGER`]. Dropped unread, hyper would
+/// close the connection with bytes still arriving, and the client would meet
+/// a reset instead of the 413 (actix-web lingers after its answer the same
+/// way).
+async fn linger(mut body: Body) {
+    let drain = async { while let Some(Ok(_)) = body.frame().await {} };
+    let _ = tokio::time::timeout(REFUSED_BODY_LINGER, drain).await;
 }
 
 async fn state_name<S: AsRef<FatState>>(State(state): State<S>) -> String {
@@ -86,14 +143,20 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// Runs the server until SIGTERM or SIGINT: binds, prints the listening line,
 /// serves on a multi-threaded tokio runtime of `config.workers` threads.
 ///
-/// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
-/// 1 on any other I/O error.
+/// On the signal, axum's graceful shutdown stops accepting, completes
+/// in-flight responses and closes idle connections, but waits for ever for
+/// a connection in the middle of a request (half a head or half a body). So
+/// it is raced against the stop deadline (`common::process::STOP_GRACE`):
+/// the connections still open then are closed as the process exits.
+///
+/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1 on
+/// any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
     let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(config.addr).await {
             Ok(l) => l,
             Err(e) => return bind_failed(config.addr, &e),
@@ -106,15 +169,23 @@ pub fn run(config: ServerConfig) -> ExitCode {
             Ok(addr) => println!("{}", listening_line(addr)),
             Err(e) => return bind_failed(config.addr, &e),
         }
-        let shutdown = async move {
-            signals.recv().await;
+        let (stop, deadline) = signals.with_deadline();
+        let serve = axum::serve(listener, app(config.layers)).with_graceful_shutdown(async move {
+            stop.await;
+        });
+        let served = tokio::select! {
+            served = serve.into_future() => served,
+            () = deadline => Ok(()),
         };
-        match axum::serve(listener, app(config.layers)).with_graceful_shutdown(shutdown).await {
+        match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // Connection tasks still running after the deadline are dropped, not awaited.
+    runtime.shutdown_background();
+    code
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use super::Outcome;
 use super::args::percent;
 use crate::report::{change_with_ci, comparison_table};
-use crate::results::{self, compare};
+use crate::results::{self, Basis, compare};
 
 /// Flags of `compare`, as typed.
 #[derive(Debug, Args)]
@@ -35,7 +35,7 @@ pub struct CompareArgs {
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
-    let cmp = compare(&ra, &rb);
+    let cmp = compare(&ra, &rb, Basis::Floor);
     if !cmp.differences.is_empty() {
         eprintln!("the two runs differ in their settings:");
         for d in &cmp.differences {
@@ -57,6 +57,13 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Usage);
     }
+    println!(
+        "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
+         running slower cancels; what else moves between sessions on a shared machine does not. These files \
+         resolve changes above ±{:.1} % at best; for a change of your own, `bench-client ab` (make ab) pairs \
+         BEFORE and AFTER in one session, slice by slice.",
+        cmp.resolution_percent().unwrap_or(f64::NAN)
+    );
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {} %", args.threshold);
         Ok(Outcome::Success)

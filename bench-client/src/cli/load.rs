@@ -232,12 +232,13 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadRepo
     }
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
-    let load = Load { target: plan.target.clone(), expected_body, settings: s };
+    let load = Load::new(plan.target.clone(), expected_body, s);
     let start = match &plan.barrier {
         Some(barrier) => barrier.wait(stop)?,
         None => Start::now(),
     };
-    let run = measure::run(&load, Observers { server_pid: plan.server_pid, perf: None }, start, stop)?;
+    let servers: Vec<u32> = plan.server_pid.into_iter().collect();
+    let run = measure::run(&load, Observers { servers: &servers, perf: None }, start, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);

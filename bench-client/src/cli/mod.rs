@@ -9,6 +9,7 @@
 //! `merge` refuses); 130 interrupted (Ctrl-C or SIGTERM), after writing
 //! what was measured and stopping the servers.
 
+mod ab;
 mod args;
 mod calibrate;
 mod compare;
@@ -25,13 +26,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::{Parser, Subcommand};
 use common::process::EXIT_USAGE;
 
+pub use self::ab::AbArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
 pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
-pub use self::suite::{ProfilerChoice, SuiteArgs};
+pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
 pub use self::watch::{WatchArgs, WatchPlan};
 use crate::measure::BarrierError;
 use crate::sys::ensure_fds_for;
@@ -55,6 +57,11 @@ pub enum Commands {
     Load(LoadArgs),
     /// Build, start and measure every framework and scenario, interleaved over rounds.
     Suite(SuiteArgs),
+    /// Did my change make it faster? Build BEFORE and AFTER, run both servers side by side, and
+    /// alternate between them in short slices: paired per-route deltas with their 95 % CI.
+    ///
+    /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one, or a failure.
+    Ab(AbArgs),
     /// Profile one server on one route with perf and write its flame graph (SVG).
     Flamegraph(FlamegraphArgs),
     /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
@@ -195,6 +202,16 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 Ok(()) => Outcome::Success,
                 Err(e) => report(&e, Outcome::Usage),
             }
+        }
+        Commands::Ab(args) => {
+            let plan = match args.plan() {
+                Ok(plan) => plan,
+                Err(e) => return report(&e, Outcome::Usage),
+            };
+            if let Err(outcome) = fds_for(plan.base.settings.connections.get() * 2) {
+                return outcome;
+            }
+            ab::run(&plan, stop).unwrap_or_else(failed)
         }
         Commands::Compare(args) => compare::run(&args).unwrap_or_else(|e| report(&e, Outcome::Usage)),
         Commands::Suite(args) => {

@@ -6,11 +6,11 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, positive_duration, timing};
+use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
 use crate::engine::LoadSettings;
-use crate::model::{Framework, Profile, Scenario};
+use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
-use crate::suite::{self, SuitePlan};
+use crate::suite::{self, PrecisionTarget, SuitePlan};
 
 /// Flags of `suite`, as typed.
 #[derive(Debug, Args)]
@@ -59,6 +59,32 @@ pub struct SuiteArgs {
     /// (auto: perf in the profiling profile, none otherwise).
     #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
     pub profiler: ProfilerChoice,
+    /// How a scenario's variants are paired: slices (alternating on the same connections within one
+    /// run, many pairs per round), rounds (one run per variant, one pair per round), or auto (slices,
+    /// but rounds with a profiler attached: a flame graph needs one route per run).
+    #[arg(long, value_enum, default_value_t = PairingChoice::Auto)]
+    pub pairing: PairingChoice,
+    /// Measure until every delta's 95 % interval is at most this many percentage points on each side
+    /// (e.g. 0.5), or --budget is spent; --rounds is then ignored.
+    #[arg(long, value_parser = positive_percent)]
+    pub target_ci: Option<f64>,
+    /// Wall time the measurements may take with --target-ci, shared by the frameworks, e.g. 15m.
+    #[arg(long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
+    pub budget: Duration,
+    /// Length of one slice with pairing by slices, e.g. 250ms.
+    #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub slice: Duration,
+}
+
+/// How to pair variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PairingChoice {
+    /// Slices, or rounds with a profiler attached.
+    Auto,
+    /// Alternating slices within one run per scenario and round.
+    Slices,
+    /// One run per variant.
+    Rounds,
 }
 
 /// Whether to attach a profiler.
@@ -70,6 +96,13 @@ pub enum ProfilerChoice {
     Perf,
     /// No profiler.
     None,
+}
+
+fn positive_percent(text: &str) -> Result<f64, String> {
+    match percent(text)? {
+        p if p > 0.0 => Ok(p),
+        _ => Err(format!("'{text}' must be above zero")),
+    }
 }
 
 fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
@@ -94,6 +127,11 @@ impl SuiteArgs {
         let mut layers = self.layers;
         layers.sort_unstable();
         layers.dedup();
+        let profiler = match self.profiler {
+            ProfilerChoice::Auto => self.profile == crate::model::Profile::Profiling,
+            ProfilerChoice::Perf => true,
+            ProfilerChoice::None => false,
+        };
         Ok(SuitePlan {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
@@ -105,11 +143,16 @@ impl SuiteArgs {
             client_cpus: self.cpus.client_cpus,
             out: self.out.out,
             build: !self.no_build,
-            profiler: match self.profiler {
-                ProfilerChoice::Auto => self.profile == crate::model::Profile::Profiling,
-                ProfilerChoice::Perf => true,
-                ProfilerChoice::None => false,
+            profiler,
+            pairing: match self.pairing {
+                PairingChoice::Auto if profiler => Pairing::Rounds,
+                PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
+                PairingChoice::Rounds => Pairing::Rounds,
             },
+            slice: self.slice,
+            target: self
+                .target_ci
+                .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),
         })
     }
 }
@@ -165,6 +208,9 @@ mod tests {
         assert_eq!(p.layers, [10]);
         assert_eq!(plan(&["--layers", "20,0,5,5", "--client-cpus", "0"]).layers, [0, 5, 20]);
         assert!(Cli::try_parse_from(["b", "suite", "--layers", "1,x"]).is_err());
+        assert_eq!(p.pairing, Pairing::Slices);
+        assert_eq!(plan(&["--profile", "profiling", "--client-cpus", "0"]).pairing, Pairing::Rounds, "flame graphs");
+        assert_eq!(plan(&["--pairing", "rounds", "--client-cpus", "0"]).pairing, Pairing::Rounds);
         assert!(
             Cli::try_parse_from(["b", "suite", "--scenarios", "floor"]).is_err(),
             "floor is not a scenario to ask for"

@@ -100,7 +100,7 @@ pub(super) fn run(plan: &WatchPlan, stop: &AtomicBool) -> anyhow::Result<Outcome
     };
     let t = plan.timing;
     let lost = AtomicBool::new(false);
-    let cpu = sample_windows(Some(plan.pid), start.instant + t.warmup(), t.window(), t.windows(), stop, &lost);
+    let cpu = sample_windows(&[plan.pid], start.instant + t.warmup(), t.window(), t.windows(), stop, &lost);
     let interrupted = stop.load(Ordering::Relaxed);
     let server_lost = lost.load(Ordering::Relaxed);
     let windows = cpu.server;

@@ -15,6 +15,8 @@ pub(super) struct Outstanding {
     pub(super) due: Instant,
     /// When it was written.
     pub(super) sent: Instant,
+    /// Its route: 0 is the load's target, 1… its alternation's other routes.
+    pub(super) route: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +50,9 @@ pub(super) struct Conn {
     pub(super) unconfirmed: bool,
     /// Bytes of queued requests not yet accepted by the socket.
     pub(super) unwritten: usize,
+    /// Route of the requests queued last (and of every unwritten byte: the
+    /// route only changes once the socket has taken all queued bytes).
+    pub(super) route: usize,
     /// Listed among the connections free to take a due open-loop request.
     pub(super) listed_free: bool,
 }

@@ -65,7 +65,7 @@ pub use self::stats::{
     FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
     latency_histogram,
 };
-use self::worker::{Times, Worker};
+use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused
 /// port is not hammered in a tight loop.
@@ -244,19 +244,66 @@ impl Target {
 /// successful response carries, and how hard to push.
 #[derive(Debug, Clone)]
 pub struct Load {
-    /// Where the requests go.
+    /// Where the requests go (route 0).
     pub target: Target,
     /// The exact body a successful response carries (with status 200).
     pub expected_body: Vec<u8>,
     /// Connections, threads, timings and mode.
     pub settings: LoadSettings,
+    /// Other routes of the same server, measured in alternation with the
+    /// target's on the same connections; `None`: the target's route only.
+    pub alternation: Option<Alternation>,
+}
+
+impl Load {
+    /// A load of `target` alone.
+    pub fn new(target: Target, expected_body: Vec<u8>, settings: LoadSettings) -> Self {
+        Self { target, expected_body, settings, alternation: None }
+    }
+}
+
+/// Routes measured in alternation: time is cut into slices (counted from the
+/// start of the measured windows, the warm-up included backwards), and every
+/// request written during a slice goes to that slice's route. Responses
+/// count to the route of their request, in the window they complete in: with
+/// the timing's window equal to the slice, a route's own slices hold its
+/// rate, and its completions that fall in another route's slice (the one
+/// round trip after each switch) are the transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alternation {
+    /// Routes 1, 2, … (route 0 is the load's target), each with the exact
+    /// body of a successful response.
+    pub routes: Vec<RouteLoad>,
+    /// Length of one slice; the timing's window should equal it.
+    pub slice: Duration,
+    /// The route of each slice of a block; blocks repeat.
+    pub block: Vec<usize>,
+}
+
+/// One route of an [`Alternation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteLoad {
+    /// Path (and query).
+    pub path: String,
+    /// The exact body a successful response carries.
+    pub expected_body: Vec<u8>,
+    /// Another server to send it to (its address is also its `Host`);
+    /// `None`: the target's server. With any other server, every route gets
+    /// its own pool of `connections` connections to its server, and only the
+    /// pool of the current slice's route sends (the others stay idle): two
+    /// servers compared side by side, each loaded alone in its slices.
+    pub server: Option<SocketAddr>,
 }
 
 /// What [`run`] returns.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// All threads' measurements, merged.
+    /// All threads' measurements, merged (every route).
     pub stats: RunStats,
+    /// With an alternation: per route (0 = the target's), the request-level
+    /// counts (windows, failures, latency, sent, warm-up, in flight); the
+    /// connection-level ones are in `stats` only. Empty without alternation.
+    pub by_route: Vec<RunStats>,
     /// Measured time actually covered (shorter than planned when stopped).
     pub measured: Duration,
     /// One of the stop flags ended the run before its deadline.
@@ -289,7 +336,7 @@ pub fn run(load: &Load, start: Instant, stop: &[&AtomicBool]) -> Result<Outcome,
     let measure_start = start + s.timing.warmup();
     let end = measure_start + s.timing.duration();
     let threads = s.threads.get();
-    let results: Vec<Result<(RunStats, bool), Error>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Finished, Error>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let connections = (s.connections.get() + threads - 1 - t) / threads;
@@ -311,13 +358,21 @@ pub fn run(load: &Load, start: Instant, stop: &[&AtomicBool]) -> Result<Outcome,
             .collect()
     });
     let mut merged = RunStats::new(s.timing.windows(), s.rate.is_some());
+    let mut by_route: Vec<RunStats> = Vec::new();
     let mut stopped = false;
     for r in results {
-        let (stats, cut) = r?;
-        merged += &stats;
-        stopped |= cut;
+        let finished = r?;
+        merged += &finished.stats;
+        if by_route.is_empty() {
+            by_route = finished.by_route;
+        } else {
+            for (total, more) in by_route.iter_mut().zip(&finished.by_route) {
+                *total += more;
+            }
+        }
+        stopped |= finished.stopped;
     }
     let measured =
         if stopped { Instant::now().min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
-    Ok(Outcome { stats: merged, measured, stopped })
+    Ok(Outcome { stats: merged, by_route, measured, stopped })
 }

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -26,17 +27,38 @@ pub(super) struct Times {
     pub(super) end: Instant,
 }
 
+/// What one engine thread measured.
+pub(super) struct Finished {
+    /// Every route's counts.
+    pub(super) stats: RunStats,
+    /// With an alternation, each route's request-level counts.
+    pub(super) by_route: Vec<RunStats>,
+    /// A stop flag ended it before the deadline.
+    pub(super) stopped: bool,
+}
+
 /// One engine thread: its connections, its event loop, its measurements.
 pub(super) struct Worker<'a> {
     load: &'a Load,
     times: Times,
     poll: Poll,
     conns: Vec<Conn>,
-    /// The request repeated `pipeline` times, so any number of queued
-    /// requests is one suffix of it.
-    requests: Vec<u8>,
-    /// Bytes of one request.
-    request_len: usize,
+    /// Per route, the request repeated `pipeline` times, so any number of
+    /// queued requests is one suffix of it.
+    requests: Vec<Vec<u8>>,
+    /// Per route, the bytes of one request.
+    request_lens: Vec<usize>,
+    /// Per route, the exact body of a successful response.
+    expected: Vec<&'a [u8]>,
+    /// Alternation: slice length (ns) and the route of each slice of a block.
+    slicing: Option<(u128, &'a [usize])>,
+    /// Per route, the server address: one pool of connections per route when
+    /// the routes are on several servers, else a single pool.
+    servers: Vec<SocketAddr>,
+    /// Connection pools (1, or one per route): connection `i` is in pool `i % pools`.
+    pools: usize,
+    /// Several pools: the route whose pool is sending now.
+    active: usize,
     window_ns: u128,
     last_window: usize,
     schedule: Option<Schedule>,
@@ -52,6 +74,8 @@ pub(super) struct Worker<'a> {
     /// next requests are written after the batch (see [`Worker::run`]).
     answered: Vec<usize>,
     stats: RunStats,
+    /// Alternation only: the request-level counts of each route.
+    by_route: Vec<RunStats>,
 }
 
 impl<'a> Worker<'a> {
@@ -59,7 +83,22 @@ impl<'a> Worker<'a> {
     /// `stream.1` of the open-loop schedule.
     pub(super) fn new(load: &'a Load, connections: usize, stream: (u64, u64), times: Times) -> Result<Self, Error> {
         let s = &load.settings;
-        let request = get_request(&load.target.host, &load.target.path);
+        let others = load.alternation.iter().flat_map(|a| a.routes.iter());
+        let servers: Vec<SocketAddr> = std::iter::once(load.target.addr)
+            .chain(others.clone().map(|r| r.server.unwrap_or(load.target.addr)))
+            .collect();
+        let pools = if servers.iter().any(|a| *a != load.target.addr) { servers.len() } else { 1 };
+        let requests: Vec<Vec<u8>> = std::iter::once(get_request(&load.target.host, &load.target.path))
+            .chain(others.map(|r| match r.server {
+                Some(addr) => get_request(&addr.to_string(), &r.path),
+                None => get_request(&load.target.host, &r.path),
+            }))
+            .collect();
+        let connections = connections * pools;
+        let expected = std::iter::once(load.expected_body.as_slice())
+            .chain(load.alternation.iter().flat_map(|a| a.routes.iter().map(|r| r.expected_body.as_slice())))
+            .collect();
+        let open_loop = s.rate.is_some();
         let schedule = s.rate.map(|rate| Schedule::new(times.start, rate.per_s(), stream.0, stream.1));
         Ok(Self {
             load,
@@ -77,11 +116,17 @@ impl<'a> Worker<'a> {
                     served: 0,
                     unconfirmed: false,
                     unwritten: 0,
+                    route: 0,
                     listed_free: false,
                 })
                 .collect(),
-            requests: request.repeat(s.pipeline.get()),
-            request_len: request.len(),
+            request_lens: requests.iter().map(Vec::len).collect(),
+            requests: requests.iter().map(|r| r.repeat(s.pipeline.get())).collect(),
+            expected,
+            slicing: load.alternation.as_ref().map(|a| (a.slice.as_nanos().max(1), a.block.as_slice())),
+            servers,
+            pools,
+            active: usize::MAX,
             window_ns: s.timing.window().as_nanos().max(1),
             last_window: s.timing.windows().saturating_sub(1),
             schedule,
@@ -90,15 +135,19 @@ impl<'a> Worker<'a> {
             unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
             queued: VecDeque::with_capacity(connections),
             answered: Vec::with_capacity(connections),
-            stats: RunStats::new(s.timing.windows(), s.rate.is_some()),
+            stats: RunStats::new(s.timing.windows(), open_loop),
+            by_route: match &load.alternation {
+                Some(a) => (0..=a.routes.len()).map(|_| RunStats::new(s.timing.windows(), open_loop)).collect(),
+                None => Vec::new(),
+            },
         })
     }
 
     /// Runs until the deadline (returns `false`) or until one of the `stop`
     /// flags is set (returns `true`), with the thread's measurements.
-    pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<(RunStats, bool), Error> {
+    pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<Finished, Error> {
         if self.conns.is_empty() {
-            return Ok((self.stats, false));
+            return Ok(Finished { stats: self.stats, by_route: self.by_route, stopped: false });
         }
         let timeout = self.load.settings.timeout;
         let tick = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
@@ -131,7 +180,13 @@ impl<'a> Worker<'a> {
             {
                 self.connect(i, now);
             }
+            if self.pools > 1 {
+                self.switch_pool(now);
+            }
             let mut wake = next_scan.min(self.times.end);
+            if self.pools > 1 {
+                wake = wake.min(self.next_slice(now));
+            }
             if let Some(s) = &self.schedule
                 && !self.free.is_empty()
             {
@@ -181,10 +236,57 @@ impl<'a> Worker<'a> {
         };
         let stopped_at = Instant::now().min(self.times.end);
         self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        for o in self.conns.iter().flat_map(|c| &c.outstanding) {
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.in_flight_at_deadline += 1;
+            }
+        }
         if let Some(s) = &self.schedule {
             self.stats.unsent_at_deadline += s.pending(stopped_at);
         }
-        Ok((self.stats, stopped))
+        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })
+    }
+
+    /// The route of requests written at `now`: the target's, or with an
+    /// alternation the route of the slice `now` falls in (slices counted
+    /// from the start of the measurement, backwards through the warm-up).
+    fn route_at(&self, now: Instant) -> usize {
+        let Some((slice_ns, block)) = self.slicing else { return 0 };
+        let from = self.times.measure_start;
+        let slice = match now.checked_duration_since(from) {
+            Some(after) => i128::try_from(after.as_nanos() / slice_ns).unwrap_or(i128::MAX),
+            None => -i128::try_from((from - now).as_nanos().div_ceil(slice_ns)).unwrap_or(i128::MAX),
+        };
+        block[usize::try_from(slice.rem_euclid(block.len() as i128)).unwrap_or(0)]
+    }
+
+    /// Several pools: when the slice's route changed, starts the idle
+    /// connections of its pool (the others finish what they have in flight).
+    fn switch_pool(&mut self, now: Instant) {
+        let route = self.route_at(now);
+        if route == self.active {
+            return;
+        }
+        self.active = route;
+        for i in (route..self.conns.len()).step_by(self.pools) {
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Open) && c.outstanding.is_empty() && c.unwritten == 0 {
+                self.refill(i, now);
+            }
+        }
+    }
+
+    /// The start of the slice after the one `now` falls in (the end when
+    /// not slicing).
+    fn next_slice(&self, now: Instant) -> Instant {
+        let Some((slice_ns, _)) = self.slicing else { return self.times.end };
+        let from = self.times.measure_start;
+        let next = match now.checked_duration_since(from) {
+            Some(after) => i128::try_from(after.as_nanos() / slice_ns + 1).unwrap_or(i128::MAX),
+            None => -i128::try_from((from - now).as_nanos() / slice_ns).unwrap_or(i128::MAX),
+        };
+        let offset = Duration::from_nanos(u64::try_from(next.unsigned_abs() * slice_ns).unwrap_or(u64::MAX));
+        if next >= 0 { from + offset } else { from - offset }
     }
 
     /// The window a completion at `at` belongs to; `None` during the warm-up.
@@ -202,7 +304,7 @@ impl<'a> Worker<'a> {
             self.queued.push_back(i);
             return;
         }
-        match TcpStream::connect(self.load.target.addr) {
+        match TcpStream::connect(self.servers[i % self.pools]) {
             Ok(mut stream) => {
                 match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
                     Ok(()) => {
@@ -238,10 +340,12 @@ impl<'a> Worker<'a> {
     /// `kind` in the window of `now` (during the warm-up: as warm-up).
     fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
         let window = self.window_of(now);
-        for _ in self.conns[i].outstanding.drain(..) {
-            match window {
-                None => self.stats.warmup_completed += 1,
-                Some(w) => self.stats.record_failure(Some(w), kind),
+        for o in self.conns[i].outstanding.drain(..) {
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
+                match window {
+                    None => stats.warmup_completed += 1,
+                    Some(w) => stats.record_failure(Some(w), kind),
+                }
             }
         }
     }
@@ -273,10 +377,12 @@ impl<'a> Worker<'a> {
         c.end = 0;
         c.served = 0;
         // Requests left by a cleanly closed connection are written first.
+        // (as requests of the connection's route, which they now are).
         for o in &mut c.outstanding {
             o.sent = now;
+            o.route = c.route;
         }
-        c.unwritten = c.outstanding.len() * self.request_len;
+        c.unwritten = c.outstanding.len() * self.request_lens[c.route];
         self.refill(i, now);
         if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
             // Nothing due to confirm it with.
@@ -292,8 +398,16 @@ impl<'a> Worker<'a> {
             return;
         }
         let pipeline = self.load.settings.pipeline.get();
-        let request_len = self.request_len;
+        let route_now = self.route_at(now);
+        if self.pools > 1 && i % self.pools != route_now {
+            // Another server's slice: this pool idles.
+            return;
+        }
         let c = &mut self.conns[i];
+        if c.unwritten == 0 {
+            c.route = route_now;
+        }
+        let route = c.route;
         let room = pipeline - c.outstanding.len();
         let n = match &self.schedule {
             None => room,
@@ -311,10 +425,13 @@ impl<'a> Worker<'a> {
                     due
                 }
             };
-            c.outstanding.push_back(Outstanding { due, sent: now });
+            c.outstanding.push_back(Outstanding { due, sent: now, route });
         }
         self.stats.sent += n as u64;
-        c.unwritten += n * request_len;
+        if let Some(r) = self.by_route.get_mut(route) {
+            r.sent += n as u64;
+        }
+        c.unwritten += n * self.request_lens[route];
         if self.schedule.is_some() && c.outstanding.len() < pipeline && !c.listed_free {
             c.listed_free = true;
             self.free.push(i);
@@ -340,7 +457,8 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
         while c.unwritten > 0 {
-            match stream.write(&self.requests[self.requests.len() - c.unwritten..]) {
+            let requests = &self.requests[c.route];
+            match stream.write(&requests[requests.len() - c.unwritten..]) {
                 Ok(0) => return self.connection_lost(i),
                 Ok(n) => c.unwritten -= n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
@@ -408,23 +526,25 @@ impl<'a> Worker<'a> {
             };
             let outcome = if framed.status != 200 {
                 Err(FailureKind::Status(framed.status))
-            } else if !framed.body_eq(unread, &self.load.expected_body) {
+            } else if !framed.body_eq(unread, self.expected[request.route]) {
                 Err(FailureKind::Body)
             } else {
                 Ok(())
             };
-            match (window, outcome) {
-                (None, _) => self.stats.warmup_completed += 1,
-                (Some(w), Ok(())) => {
-                    self.stats.record_success(w, micros(done - request.due), micros(done - request.sent))
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
+                match (window, outcome) {
+                    (None, _) => stats.warmup_completed += 1,
+                    (Some(w), Ok(())) => {
+                        stats.record_success(w, micros(done - request.due), micros(done - request.sent))
+                    }
+                    (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
                 }
-                (Some(w), Err(kind)) => self.stats.record_failure(Some(w), kind),
             }
             c.start += framed.len;
             c.served += 1;
             // A response to a request not yet fully written (an early error
             // answer): its unwritten bytes are no longer owed.
-            c.unwritten = c.unwritten.min(c.outstanding.len() * self.request_len);
+            c.unwritten = c.unwritten.min(c.outstanding.len() * self.request_lens[c.route]);
             if std::mem::take(&mut c.unconfirmed) {
                 self.unconfirmed -= 1;
             }

@@ -16,12 +16,12 @@ pub struct CpuWindows {
     pub client: Vec<f64>,
 }
 
-/// Samples the CPU time of `server` and of this process at `measure_start`
+/// Samples the CPU time of the `servers` (summed) and of this process at `measure_start`
 /// and at the end of each of `windows` windows of length `window`; returns
 /// early (with the windows completed) when `stop` is set, or when the server
 /// is found dead at the end of a window, after setting `server_lost`.
 pub fn sample_windows(
-    server: Option<u32>,
+    servers: &[u32],
     measure_start: Instant,
     window: Duration,
     windows: usize,
@@ -29,7 +29,14 @@ pub fn sample_windows(
     server_lost: &AtomicBool,
 ) -> CpuWindows {
     let mut out = CpuWindows::default();
-    let sample = || (server.and_then(|p| process_cpu_s(Some(p))), process_cpu_s(None), Instant::now());
+    // The servers' CPU time summed; unknown when any of them is unreadable.
+    let server_cpu_s = || -> Option<f64> {
+        if servers.is_empty() {
+            return None;
+        }
+        servers.iter().map(|&p| process_cpu_s(Some(p))).sum()
+    };
+    let sample = || (server_cpu_s(), process_cpu_s(None), Instant::now());
     if !sleep_until(measure_start, stop) {
         return out;
     }
@@ -48,7 +55,7 @@ pub fn sample_windows(
             out.client.push((b - a) / wall * 100.0);
         }
         last = now;
-        if server.is_some_and(|p| !process_alive(p)) {
+        if servers.iter().any(|&p| !process_alive(p)) {
             server_lost.store(true, Ordering::Relaxed);
             break;
         }
@@ -68,7 +75,7 @@ mod tests {
         let mut child = Command::new("sleep").arg("5").spawn().unwrap();
         let stop = AtomicBool::new(false);
         let lost = AtomicBool::new(false);
-        let w = sample_windows(Some(child.id()), Instant::now(), Duration::from_millis(200), 2, &stop, &lost);
+        let w = sample_windows(&[child.id()], Instant::now(), Duration::from_millis(200), 2, &stop, &lost);
         assert!(process_alive(child.id()));
         child.kill().unwrap();
         // Delivery is asynchronous; a killed child is a zombie until waited for.
@@ -89,7 +96,7 @@ mod tests {
     fn sampling_ends_at_the_window_in_which_the_server_died() {
         let mut child = Command::new("sleep").arg("0.3").spawn().unwrap();
         let (stop, lost) = (AtomicBool::new(false), AtomicBool::new(false));
-        let w = sample_windows(Some(child.id()), Instant::now(), Duration::from_millis(200), 50, &stop, &lost);
+        let w = sample_windows(&[child.id()], Instant::now(), Duration::from_millis(200), 50, &stop, &lost);
         child.wait().unwrap();
         assert!(lost.load(Ordering::Relaxed));
         // It exited about 0.3 s in: sampling stopped with the first window

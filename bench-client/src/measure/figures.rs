@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Measured;
 use crate::analysis;
-use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings};
+use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -35,6 +35,11 @@ pub struct RunFigures {
     pub failed_total: u64,
     /// Failures by kind.
     pub failed: Failures,
+    /// Alternation only: requests of this route that completed (successful
+    /// or failed) in another route's slice, the round trip after a switch;
+    /// they are in `failed` by kind but not in `successful` or the windows.
+    #[serde(default)]
+    pub transition_completed: u64,
     /// Requests written, warm-up included.
     pub sent: u64,
     /// Requests completed during the warm-up (not measured).
@@ -83,7 +88,7 @@ pub struct RunFigures {
     pub latency_uncorrected_us: Option<LatencySummary>,
     /// The histogram `latency_us` is read from (HdrHistogram V2 + DEFLATE,
     /// base64, `HISTFAAA…`): what `merge` adds. `None` in files before
-    /// schema 5.
+    /// schema 6.
     #[serde(default)]
     pub latency_hdr: Option<EncodedHistogram>,
     /// Open loop only: the histogram of `latency_uncorrected_us`.
@@ -95,7 +100,7 @@ pub struct RunFigures {
     pub start_at_unix_ms: Option<u64>,
     /// The realtime clock when the measured windows began (start plus
     /// warm-up), milliseconds since the Unix epoch; `None` in files before
-    /// schema 5.
+    /// schema 6.
     #[serde(default)]
     pub measure_start_unix_ms: Option<u64>,
     /// The client that measured it (`--label`; by default the host name, the
@@ -152,46 +157,90 @@ impl RunFigures {
     /// Whether the run failed: failed requests, connection failures, no
     /// successful request, or cut short.
     pub fn is_failure(&self) -> bool {
-        self.failed_total > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
+        self.failed.requests() > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
     }
 
-    /// Figures of `run`, a run with `settings` against a server allowed
-    /// `server_cpus` CPUs.
+    /// Figures of `run`, a run of one route with `settings` against a
+    /// server allowed `server_cpus` CPUs.
     pub fn new(run: &Measured, settings: &LoadSettings, server_cpus: Option<usize>) -> Self {
-        let s = &run.outcome.stats;
+        Self::build(run, settings, server_cpus, &run.outcome.stats, None)
+    }
+
+    /// Figures of route `route` of `run`, a run with an alternation whose
+    /// blocks are `block`: its windows are its own slices (those of `block`
+    /// naming it), its rate is over their time, and its CPU figures are
+    /// theirs; its completions in other routes' slices are
+    /// `transition_completed`.
+    ///
+    /// # Panics
+    /// When `run` has no counts for `route` (it was not an alternation).
+    pub fn of_route(
+        run: &Measured,
+        settings: &LoadSettings,
+        server_cpus: Option<usize>,
+        route: usize,
+        block: &[usize],
+    ) -> Self {
+        let own: Vec<usize> =
+            (0..run.outcome.stats.windows.len()).filter(|s| block[s % block.len()] == route).collect();
+        Self::build(run, settings, server_cpus, &run.outcome.by_route[route], Some(&own))
+    }
+
+    /// Figures from `requests` (the request-level counts), and `run`'s
+    /// connection-level counts, over the windows `own` (all when `None`).
+    fn build(
+        run: &Measured,
+        settings: &LoadSettings,
+        server_cpus: Option<usize>,
+        requests: &RunStats,
+        own: Option<&[usize]>,
+    ) -> Self {
+        let (s, conn) = (requests, &run.outcome.stats);
         let window_s = settings.timing.window().as_secs_f64();
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        let server_cpu_percent = mean(&run.cpu.server);
-        let duration_s = run.outcome.measured.as_secs_f64();
-        let successful = s.successful();
         // Only whole windows the run lived through (all of them unless interrupted).
         let lived = if run.interrupted || run.server_lost {
-            usize::try_from((duration_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
+            let measured_s = run.outcome.measured.as_secs_f64();
+            usize::try_from((measured_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
         } else {
             s.windows.len()
         };
-        let measured_windows: Vec<u64> = s.windows[..lived].iter().map(|w| w.successful).collect();
-        let client_cpu_percent = mean(&run.cpu.client).unwrap_or(0.0);
+        let all: Vec<usize> = (0..s.windows.len()).collect();
+        let own = own.unwrap_or(&all);
+        let pick = |v: &[f64]| -> Vec<f64> { own.iter().filter_map(|&i| v.get(i).copied()).collect() };
+        let windows: Vec<u64> = own.iter().map(|&i| s.windows[i].successful).collect();
+        let windows_failed: Vec<u64> = own.iter().map(|&i| s.windows[i].failed).collect();
+        let lived_own = own.iter().filter(|&&i| i < lived).count();
+        let measured_windows: Vec<u64> = own.iter().filter(|&&i| i < lived).map(|&i| s.windows[i].successful).collect();
+        let successful: u64 = windows.iter().sum();
+        let failed_total: u64 = windows_failed.iter().sum();
+        let duration_s =
+            if own.len() == all.len() { run.outcome.measured.as_secs_f64() } else { lived_own as f64 * window_s };
+        let server_cpu = pick(&run.cpu.server);
+        let client_cpu = pick(&run.cpu.client);
+        let server_cpu_percent = mean(&server_cpu);
+        let client_cpu_percent = mean(&client_cpu).unwrap_or(0.0);
         Self {
             successful,
-            failed_total: s.failures.requests(),
+            failed_total,
             failed: s.failures.clone(),
+            transition_completed: s.successful() + s.failures.requests() - successful - failed_total,
             sent: s.sent,
             warmup_completed: s.warmup_completed,
             in_flight_at_deadline: s.in_flight_at_deadline,
             connections_requested: settings.connections.get() as u64,
-            connections_established: s.connections_established,
-            reconnects: s.reconnects,
+            connections_established: conn.connections_established,
+            reconnects: conn.reconnects,
             pipeline: settings.pipeline.get(),
             rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
-            late_sends: s.late_sends,
-            unsent_at_deadline: s.unsent_at_deadline,
+            late_sends: conn.late_sends,
+            unsent_at_deadline: conn.unsent_at_deadline,
             duration_s,
             requests_per_s: if duration_s > 0.0 { successful as f64 / duration_s } else { 0.0 },
             window_s,
-            windows: s.windows.iter().map(|w| w.successful).collect(),
-            windows_failed: s.windows.iter().map(|w| w.failed).collect(),
+            windows,
+            windows_failed,
             latency_us: s.latency_summary(),
             latency_percentiles_us: PERCENTILE_LADDER
                 .iter()
@@ -211,19 +260,19 @@ impl RunFigures {
             window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
             drift: analysis::drifts(&measured_windows),
             server_cpu_percent,
-            server_cpu_percent_windows: run.cpu.server.clone(),
+            server_cpu_percent_windows: server_cpu,
             server_cpus,
             client_bound: match (server_cpu_percent, server_cpus) {
                 (Some(p), Some(n)) => p < SATURATED_PERCENT * n as f64,
                 _ => false,
             },
             client_cpu_percent,
-            client_cpu_percent_windows: run.cpu.client.clone(),
+            client_cpu_percent_windows: client_cpu,
             client_cpu_ms_per_1k: (successful > 0)
                 .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
-            complete: !run.interrupted && !run.server_lost && s.failures.connect == 0,
+            complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0,
         }
     }
 }

@@ -27,10 +27,11 @@ use crate::sys::{peak_rss_bytes, sleep_until};
 /// What is watched during a run besides the load itself.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Observers<'a> {
-    /// The server's pid: its CPU use is sampled per window, and the run ends
-    /// with the window in which it is seen gone.
-    pub server_pid: Option<u32>,
-    /// Records the server (pid required) during the measured windows.
+    /// The servers' pids (one, or two for `ab`): their CPU use is sampled
+    /// per window (summed), and the run ends with the window in which one is
+    /// seen gone.
+    pub servers: &'a [u32],
+    /// Records the (first) server during the measured windows.
     pub perf: Option<&'a Perf>,
 }
 
@@ -65,12 +66,11 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
     let measure_start = start.instant + timing.warmup();
     let lost = AtomicBool::new(false);
     let (outcome, cpu, folded) = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| {
-            sample_windows(observers.server_pid, measure_start, timing.window(), timing.windows(), stop, &lost)
-        });
+        let sampler = scope
+            .spawn(|| sample_windows(observers.servers, measure_start, timing.window(), timing.windows(), stop, &lost));
         let recorder = scope.spawn(|| {
             let perf = observers.perf?;
-            let pid = observers.server_pid?;
+            let pid = *observers.servers.first()?;
             let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
             if !sleep_until(measure_start, stop) {
                 return None;

@@ -8,8 +8,8 @@ use std::path::Path;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
-use crate::model::{Framework, Profile, Scenario};
-use crate::results::{Comparison, Delta, Results, compare, sweep};
+use crate::model::{Framework, Pairing, Profile, Scenario};
+use crate::results::{Basis, Comparison, Delta, Results, compare, sweep};
 
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
@@ -18,12 +18,16 @@ pub fn delta_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds · server on CPU {:?}, client on CPU {:?}\n",
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{} · server on CPU {:?}, client on CPU {:?}\n",
         m.profile.cargo_name(),
         m.connections,
         m.duration_s,
         m.warmup_s,
         m.rounds,
+        match (m.pairing, m.slice_s) {
+            (Pairing::Slices, Some(slice)) => format!(" · variants alternating in slices of {} ms", slice * 1e3),
+            _ => " · one run per variant".to_owned(),
+        },
         m.server_cpus,
         m.client_cpus
     );
@@ -41,16 +45,20 @@ pub fn delta_table(results: &Results) -> String {
             d.before_successful,
             d.after_successful,
             change_with_ci(&d.change),
-            verdict(d.change.verdict),
+            match d.target_reached {
+                Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
+                _ => verdict(d.change.verdict),
+            },
             opt_percent(d.before_cv_percent),
             opt_percent(d.after_cv_percent),
             ms(d.before_p99_us),
             ms(d.after_p99_us),
         );
     }
-    out.push_str(
-        "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
-    );
+    out.push_str(match m.pairing {
+        Pairing::Rounds => "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+        Pairing::Slices => "\n`before`/`after`: median successful requests per round in each variant's own slices. `change`: Hodges–Lehmann estimate of the per-block paired ratios − 1 (each block of slices is a pair), with its distribution-free 95 % interval, widened for correlated blocks (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
+    });
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
@@ -118,6 +126,56 @@ pub fn delta_table(results: &Results) -> String {
     }
     if m.profile == Profile::Dev {
         out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
+    }
+    out
+}
+
+/// The table of `bench-client ab`: per framework and route, BEFORE's and
+/// AFTER's successful requests, the paired change with its interval and
+/// verdict, and the saturation note; empty for a suite's results.
+pub fn ab_table(results: &Results) -> String {
+    let Some(ab) = &results.meta.ab else { return String::new() };
+    let m = &results.meta;
+    let mut out = format!(
+        "BEFORE: {} ({}, {} layers) · AFTER: {} ({}, {} layers) · profile `{}` · {} connections · {} rounds of {} s each side in slices of {} ms\n\n",
+        ab.before,
+        ab.before_commit,
+        ab.before_layers,
+        ab.after,
+        ab.after_commit,
+        ab.after_layers,
+        m.profile.cargo_name(),
+        m.connections,
+        m.rounds,
+        m.duration_s,
+        m.slice_s.unwrap_or(0.0) * 1e3
+    );
+    out.push_str("| framework | route | before (successful) | after (successful) | change [95 % CI] | verdict | pairs | p99 before | p99 after |\n|---|---|--:|--:|--:|---|--:|--:|--:|\n");
+    for d in &results.deltas {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {} | {} |",
+            d.framework.name(),
+            d.to,
+            d.before_successful,
+            d.after_successful,
+            change_with_ci(&d.change),
+            verdict(d.change.verdict),
+            d.pairs,
+            ms(d.before_p99_us),
+            ms(d.after_p99_us)
+        );
+    }
+    out.push_str("\nBoth servers run on the same CPUs; the client alternates between their connections every slice, so each block of slices is a pair. `change`: Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % interval (docs/METHODOLOGY.md).\n");
+    let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+    if bound > 0 {
+        let _ = writeln!(
+            out,
+            "\n**{bound} run(s) client-bound** (servers under {SATURATED_PERCENT} % busy in their slices): their figures may measure the client."
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
     }
     out
 }
@@ -200,7 +258,7 @@ pub fn profiles_table(all: &[&Results]) -> String {
 /// the release results against the profiling results (Welch 95 % interval),
 /// the "debug" and "nodebug" rows of performance write-ups.
 pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
-    let cmp = compare(release, profiling);
+    let cmp = compare(release, profiling, Basis::Raw);
     let mut out = format!(
         "| framework | scenario | variant | release requests/s | profiling requests/s{} | change [95 % CI] |\n|---|---|---|--:|--:|--:|\n",
         if profiling.meta.profiler.is_some() { " (with perf)" } else { "" }
@@ -242,6 +300,9 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
             r.change.verdict.label()
         );
     }
+    if cmp.rows.iter().any(|r| r.against_floor) {
+        out.push_str("\n`change`: of each run's rate over its round's floor (`/plaintext`); the floor rows are raw and not judged.\n");
+    }
     out
 }
 
@@ -254,7 +315,11 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     if !results.complete {
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
     }
-    out.push_str(&delta_table(results));
+    if results.meta.ab.is_some() {
+        out.push_str(&ab_table(results));
+    } else {
+        out.push_str(&delta_table(results));
+    }
     let sweep = sweep_table(results);
     if !sweep.is_empty() {
         let _ = write!(out, "\n## Layer sweep\n\n{sweep}");

@@ -6,9 +6,9 @@
 //! each file; the rounds of A and B are independent, so the change is
 //! Welch's interval on the mean log rates ([`crate::analysis::unpaired_change`]).
 
-use super::Results;
+use super::{Results, RunRecord};
 use crate::analysis::{self, Change, Verdict};
-use crate::model::RunKey;
+use crate::model::{RunKey, Scenario};
 
 /// One run type present in both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,8 +19,10 @@ pub struct Row {
     pub a_per_s: f64,
     /// Geometric mean of B's rates, requests per second.
     pub b_per_s: f64,
-    /// From A to B.
+    /// From A to B (on the rates over the floor when `against_floor`).
     pub change: Change,
+    /// The change was computed on each run's rate over its round's floor.
+    pub against_floor: bool,
 }
 
 /// What [`compare`] found.
@@ -36,12 +38,25 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Rows that are significant regressions larger than `threshold_percent`.
+    /// Rows that are significant regressions larger than `threshold_percent`
+    /// (with a floor basis, the floor rows are not judged: a whole session
+    /// running slower moves them, which is not a change of the code).
     pub fn regressions(&self, threshold_percent: f64) -> Vec<&Row> {
+        let judged = |r: &&Row| r.against_floor || !self.rows.iter().any(|o| o.against_floor);
         self.rows
             .iter()
+            .filter(judged)
             .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
             .collect()
+    }
+
+    /// The widest interval half-width among the judged rows, percentage
+    /// points: changes smaller than this cannot be resolved by these files.
+    pub fn resolution_percent(&self) -> Option<f64> {
+        self.rows
+            .iter()
+            .filter_map(|r| Some((r.change.ci_high_percent? - r.change.ci_low_percent?) / 2.0))
+            .fold(None, |m, w| Some(m.map_or(w, |m: f64| m.max(w))))
     }
 
     /// Rows for which no interval can be given (under two rounds on a side).
@@ -90,18 +105,52 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
     out
 }
 
-/// Matches the run types of `a` and `b` and computes each change.
-pub fn compare(a: &Results, b: &Results) -> Comparison {
+/// What a comparison's rates are measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Each run's rate as measured: for runs of one session (e.g. the cost
+    /// of profiling, measured in one `make bench-all`).
+    Raw,
+    /// Each run's rate over its framework's floor (`/plaintext`) of the same
+    /// round and file: a session that runs the whole machine slower or
+    /// faster (a speed phase, another neighbour) moves both and cancels.
+    /// Runs without a usable floor in their round keep their raw rate; the
+    /// floor rows themselves are raw.
+    Floor,
+}
+
+/// Matches the run types of `a` and `b` and computes each change on `basis`.
+pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
     let mut keys: Vec<RunKey> = a.runs.iter().map(|r| r.key()).collect();
     keys.sort();
     keys.dedup();
+    let floor_of = |res: &Results, run: &RunRecord| -> Option<f64> {
+        res.runs
+            .iter()
+            .find(|f| {
+                f.scenario == Scenario::Floor
+                    && f.framework == run.framework
+                    && f.layers == run.layers
+                    && f.round == run.round
+                    && f.figures.usable()
+            })
+            .map(|f| f.figures.requests_per_s)
+    };
     let rates = |res: &Results, k: &RunKey| -> Vec<f64> {
         res.runs
             .iter()
             .filter(|r| r.key() == *k)
             .filter(|r| r.figures.usable())
-            .map(|r| r.figures.requests_per_s)
+            .map(|r| match (basis, r.scenario) {
+                (Basis::Floor, scenario) if scenario != Scenario::Floor => {
+                    floor_of(res, r).map_or(r.figures.requests_per_s, |floor| r.figures.requests_per_s / floor)
+                }
+                _ => r.figures.requests_per_s,
+            })
             .collect()
+    };
+    let per_s = |res: &Results, k: &RunKey| -> Vec<f64> {
+        res.runs.iter().filter(|r| r.key() == *k && r.figures.usable()).map(|r| r.figures.requests_per_s).collect()
     };
     let mut missing_in_b = Vec::new();
     let rows = keys
@@ -122,9 +171,10 @@ pub fn compare(a: &Results, b: &Results) -> Comparison {
                 return None;
             }
             Some(Row {
-                a_per_s: analysis::geometric_mean_interval(&ra).0,
-                b_per_s: analysis::geometric_mean_interval(&rb).0,
+                a_per_s: analysis::geometric_mean_interval(&per_s(a, &k)).0,
+                b_per_s: analysis::geometric_mean_interval(&per_s(b, &k)).0,
                 change: analysis::unpaired_change(&ra, &rb),
+                against_floor: basis == Basis::Floor && k.scenario != Scenario::Floor,
                 key: k,
             })
         })
@@ -153,12 +203,12 @@ mod tests {
         );
         // B lost actix entirely, and axum answered nothing.
         let b = results([rounds(Framework::Axum, "per_request", &[0, 0, 0])].concat());
-        let cmp = compare(&a, &b);
+        let cmp = compare(&a, &b, Basis::Raw);
         assert!(cmp.rows.is_empty());
         assert_eq!(cmp.missing_in_b.len(), 2, "{:?}", cmp.missing_in_b);
 
         let one = results(rounds(Framework::Axum, "per_request", &[500]));
-        let cmp = compare(&a, &one);
+        let cmp = compare(&a, &one, Basis::Raw);
         assert_eq!(cmp.undecidable().len(), 1, "one round: no interval");
         assert!(cmp.regressions(2.0).is_empty());
 
@@ -169,7 +219,7 @@ mod tests {
             ]
             .concat(),
         );
-        let cmp = compare(&a, &slower);
+        let cmp = compare(&a, &slower, Basis::Raw);
         let reg = cmp.regressions(2.0);
         assert_eq!(reg.len(), 1);
         assert_eq!(reg[0].key.framework, Framework::Axum);
@@ -182,7 +232,7 @@ mod tests {
         let mut b = a.clone();
         b.meta.profiler = Some("perf".to_owned());
         b.meta.timeout_s = 5.0;
-        let d = compare(&a, &b).differences;
+        let d = compare(&a, &b, Basis::Raw).differences;
         assert_eq!(d.len(), 2, "{d:?}");
         assert!(d.iter().any(|l| l.starts_with("profiler")) && d.iter().any(|l| l.starts_with("timeout_s")));
     }

@@ -1,14 +1,37 @@
-//! Paired deltas: in each round, a scenario's changed variant against its
-//! baseline, measured back to back on the same server.
+//! Paired deltas: a scenario's changed variant against its baseline on the
+//! same server. Pairing by rounds: one pair per round (the two runs back to
+//! back), the Student-t interval of the mean log ratio. Pairing by slices:
+//! one pair per block of alternating slices (each variant has two slices in
+//! a block, placed symmetrically so a linear drift cancels), many pairs per
+//! round, and the robust interval of [`analysis::robust_paired_change`].
 
 use super::{Delta, RunRecord};
 use crate::analysis::{self, median};
-use crate::model::{Framework, Scenario};
+use crate::model::{Framework, Pairing, Scenario, Variant};
+
+/// Slices of one variant in each block of an alternation.
+const SLICES_PER_BLOCK: usize = 2;
+
+/// Per block, the ratio after / before of the successful requests in the
+/// two variants' slices of that block (`windows` are each variant's own
+/// slices, in order).
+fn block_ratios(before: &RunRecord, after: &RunRecord) -> Vec<f64> {
+    let sums = |r: &RunRecord| -> Vec<u64> {
+        r.figures.windows.chunks_exact(SLICES_PER_BLOCK).map(|c| c.iter().sum()).collect()
+    };
+    sums(before).iter().zip(sums(after)).filter(|(b, _)| **b > 0).map(|(b, a)| a as f64 / *b as f64).collect()
+}
 
 /// The paired deltas of every framework, layer count and scenario measured
-/// in `runs`: for each round with both variants, the baseline and the
-/// changed run.
-pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenario], layers: &[u16]) -> Vec<Delta> {
+/// in `runs`, paired as `pairing` says: for each round with both variants,
+/// the baseline and the changed run (or the blocks of their slices).
+pub fn deltas(
+    runs: &[RunRecord],
+    frameworks: &[Framework],
+    scenarios: &[Scenario],
+    layers: &[u16],
+    pairing: Pairing,
+) -> Vec<Delta> {
     let mut out = Vec::new();
     for (&framework, &layers) in frameworks.iter().flat_map(|f| layers.iter().map(move |l| (f, l))) {
         for (&scenario, &after) in scenarios.iter().flat_map(|s| s.variants().iter().skip(1).map(move |v| (s, v))) {
@@ -28,8 +51,19 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
             }
             let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
             let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
-            let per_round: Vec<f64> =
-                before_counts.iter().zip(&after_counts).map(|(b, a)| (a / b - 1.0) * 100.0).collect();
+            let (change, per_pair, n_pairs) = match pairing {
+                Pairing::Rounds => {
+                    let per_round: Vec<f64> =
+                        before_counts.iter().zip(&after_counts).map(|(b, a)| (a / b - 1.0) * 100.0).collect();
+                    (analysis::paired_change(&before_counts, &after_counts), per_round, pairs.len())
+                }
+                Pairing::Slices => {
+                    let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
+                    let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
+                    let n = per_block.len();
+                    (analysis::robust_paired_change(&blocks), per_block, n)
+                }
+            };
             let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
                 median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
             };
@@ -40,15 +74,66 @@ pub fn deltas(runs: &[RunRecord], frameworks: &[Framework], scenarios: &[Scenari
                 to: after.path().to_owned(),
                 layers,
                 rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+                pairs: u32::try_from(n_pairs).unwrap_or(u32::MAX),
                 before_successful: median(&before_counts),
                 after_successful: median(&after_counts),
-                change: analysis::paired_change(&before_counts, &after_counts),
-                change_min_percent: per_round.iter().copied().fold(f64::INFINITY, f64::min),
-                change_max_percent: per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                change,
+                change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
+                change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 before_cv_percent: analysis::cv_percent(&before_counts),
                 after_cv_percent: analysis::cv_percent(&after_counts),
                 before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
                 after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+                target_reached: None,
+            });
+        }
+    }
+    out
+}
+
+/// The paired deltas of `ab`: per framework and variant, the AFTER server
+/// against the BEFORE server, one pair per block of slices of every round.
+pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Variant]) -> Vec<Delta> {
+    let mut out = Vec::new();
+    for &framework in frameworks {
+        for &variant in variants {
+            let of = |side: Scenario| {
+                move |r: &&RunRecord| r.framework == framework && r.variant == variant && r.scenario == side
+            };
+            let pairs: Vec<(&RunRecord, &RunRecord)> = runs
+                .iter()
+                .filter(of(Scenario::Before))
+                .filter_map(|b| runs.iter().filter(of(Scenario::After)).find(|a| a.round == b.round).map(|a| (b, a)))
+                .filter(|(b, a)| b.figures.usable() && a.figures.usable())
+                .collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
+            let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
+            let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
+            let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
+            let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
+                median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
+            };
+            out.push(Delta {
+                framework,
+                scenario: Scenario::After,
+                from: variant.path().to_owned(),
+                to: variant.path().to_owned(),
+                layers: pairs[0].1.layers,
+                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+                pairs: u32::try_from(per_block.len()).unwrap_or(u32::MAX),
+                before_successful: median(&before_counts),
+                after_successful: median(&after_counts),
+                change: analysis::robust_paired_change(&blocks),
+                change_min_percent: per_block.iter().copied().fold(f64::INFINITY, f64::min),
+                change_max_percent: per_block.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                before_cv_percent: analysis::cv_percent(&before_counts),
+                after_cv_percent: analysis::cv_percent(&after_counts),
+                before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
+                after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+                target_reached: None,
             });
         }
     }
@@ -73,7 +158,7 @@ mod tests {
         // An interrupted round-4 pair with an absurd ratio must not count.
         runs.push(run(f, "payload", "per_request", 4, 5000, true));
         runs.push(run(f, "payload", "preserialized", 4, 10, false));
-        let d = deltas(&runs, &[f], &[Scenario::Payload], &[10]);
+        let d = deltas(&runs, &[f], &[Scenario::Payload], &[10], Pairing::Rounds);
         assert_eq!(d.len(), 2, "preserialized and cached, each from per_request");
         let pre = d.iter().find(|d| d.to == "/api/devices/preserialized").unwrap();
         assert_eq!(pre.rounds, 3);

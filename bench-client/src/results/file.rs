@@ -27,12 +27,12 @@ pub fn read_load(path: &Path) -> anyhow::Result<LoadReport> {
     read_as(path, "the layout of `load --json`", OLDEST_READABLE_SCHEMA_VERSION)
 }
 
-/// Reads what `watch --json` wrote (schema 5 on).
+/// Reads what `watch --json` wrote (schema 6 on).
 ///
 /// # Errors
 /// As [`read`]; a file of another layout.
 pub fn read_watch(path: &Path) -> anyhow::Result<WatchReport> {
-    read_as(path, "the layout of `watch --json`", 5)
+    read_as(path, "the layout of `watch --json`", 6)
 }
 
 /// Reads `file` as `T`, of schema `oldest` to [`SCHEMA_VERSION`].

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{LoadReport, Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
 use crate::engine::{LoadSettings, Outcome, RunStats, Segment, Timing};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
-use crate::model::{Framework, Profile, Scenario};
+use crate::model::{Framework, Pairing, Profile, Scenario};
 
 /// The scenario or variant named `text` in `results.json`; panics on a typo.
 fn name<T: serde::de::DeserializeOwned>(text: &str) -> T {
@@ -24,7 +24,7 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
     }
     stats.sent = successful;
     let measured = Measured {
-        outcome: Outcome { stats, measured: Duration::from_secs(1), stopped: !complete },
+        outcome: Outcome { stats, by_route: Vec::new(), measured: Duration::from_secs(1), stopped: !complete },
         interrupted: !complete,
         server_lost: false,
         cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
@@ -51,7 +51,13 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
 
 /// A results file around `runs`, with its deltas.
 pub fn results(runs: Vec<RunRecord>) -> Results {
-    let deltas = deltas(&runs, &[Framework::Actix, Framework::Axum], &[Scenario::Payload, Scenario::State], &[10]);
+    let deltas = deltas(
+        &runs,
+        &[Framework::Actix, Framework::Axum],
+        &[Scenario::Payload, Scenario::State],
+        &[10],
+        Pairing::Rounds,
+    );
     Results {
         schema_version: SCHEMA_VERSION,
         complete: true,
@@ -77,6 +83,10 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             frameworks: vec![Framework::Actix, Framework::Axum],
             scenarios: vec![Scenario::Payload, Scenario::State],
             profiler: None,
+            pairing: Pairing::Rounds,
+            slice_s: None,
+            target_ci_percent: None,
+            ab: None,
             client_ceiling_per_s: None,
         },
         runs,
@@ -105,7 +115,7 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
     settings.segment = segment;
     stats.connections_established = connections.get() as u64;
     let measured = Measured {
-        outcome: Outcome { stats, measured: 2 * second, stopped: false },
+        outcome: Outcome { stats, by_route: Vec::new(), measured: 2 * second, stopped: false },
         interrupted: false,
         server_lost: false,
         cpu: CpuWindows { server: Vec::new(), client: vec![10.0, 12.0] },

@@ -13,7 +13,7 @@
 //! URL, window, warm-up, duration, mode, start barrier or histogram layout,
 //! a run given twice, segments repeated or missing, starts further apart
 //! than the tolerance. `--force` merges them anyway and records what it
-//! overrode (`aligned: false`). Files without histograms (before schema 5)
+//! overrode (`aligned: false`). Files without histograms (before schema 6)
 //! cannot be merged at all.
 
 use std::fmt;
@@ -136,7 +136,7 @@ pub enum MergeError {
     /// Nothing to merge.
     #[error("no file to merge")]
     NoInput,
-    /// A file from before schema 5: no histogram, so no exact percentile.
+    /// A file from before schema 6: no histogram, so no exact percentile.
     #[error("{file} has no latency histogram (schema {schema}); rerun the load with this bench-client")]
     NoHistogram {
         /// The file.
@@ -249,7 +249,7 @@ pub fn merge(
     let earliest = decoded.iter().map(|d| d.measure_start_unix_ms).min().unwrap_or(0);
     let warmup_ms = u64::try_from(warmup.as_millis()).unwrap_or(u64::MAX);
     let run = Measured {
-        outcome: Outcome { stats, measured, stopped: !all_complete },
+        outcome: Outcome { stats, by_route: Vec::new(), measured, stopped: !all_complete },
         interrupted: !all_complete && !server_lost,
         server_lost,
         cpu: CpuWindows {

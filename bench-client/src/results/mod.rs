@@ -17,8 +17,8 @@ mod sweep;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::compare::{Comparison, Row, compare};
-pub use self::deltas::deltas;
+pub use self::compare::{Basis, Comparison, Row, compare};
+pub use self::deltas::{ab_deltas, deltas};
 pub use self::file::{read, read_load, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
@@ -26,16 +26,16 @@ pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
-use crate::model::{Framework, Profile, RunKey, Scenario, Variant};
+use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 
-/// Version of the `results.json` layout (and of `load --json` and `watch
-/// --json`); bumped on every change to it. 5 added the latency histograms,
-/// the start barrier, the realtime start of the windows, the client's label
-/// and the split over clients.
-pub const SCHEMA_VERSION: u32 = 5;
+/// Version of the `results.json` layout (and of `load --json`, `merge
+/// --json` and `watch --json`); bumped on every change to it. 6 added the
+/// latency histograms, the start barrier, the realtime start of the
+/// windows, the client's label and the split over clients.
+pub const SCHEMA_VERSION: u32 = 6;
 
-/// Oldest layout [`read`] still reads: versions 4 and 5 only added keys,
-/// each with a default when missing (`merge` needs version 5: histograms).
+/// Oldest layout [`read`] still reads: versions 4 to 6 only added keys,
+/// each with a default when missing (`merge` needs version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
 /// One run of the suite: a framework, a route, a round.
@@ -77,6 +77,10 @@ pub struct Delta {
     pub layers: u16,
     /// Rounds in which both variants were measured.
     pub rounds: u32,
+    /// Pairs the change is computed from: `rounds` with pairing by rounds,
+    /// the blocks of slices of those rounds with pairing by slices.
+    #[serde(default)]
+    pub pairs: u32,
     /// Median over rounds of the baseline's successful requests.
     pub before_successful: f64,
     /// Median over rounds of the changed variant's successful requests.
@@ -97,6 +101,10 @@ pub struct Delta {
     pub before_p99_us: f64,
     /// Median over rounds of the changed variant's p99 latency, microseconds.
     pub after_p99_us: f64,
+    /// With `--target-ci`: whether the interval reached the target (else
+    /// the budget ran out first); `None` without a target.
+    #[serde(default)]
+    pub target_reached: Option<bool>,
 }
 
 /// Where and how the suite ran.
@@ -144,11 +152,42 @@ pub struct Meta {
     pub scenarios: Vec<Scenario>,
     /// The profiler attached during the measured windows, if any.
     pub profiler: Option<String>,
+    /// How the variants were paired for the deltas (`rounds` in files
+    /// written before pairing by slices existed).
+    #[serde(default = "rounds")]
+    pub pairing: Pairing,
+    /// With `slices`: the length of one slice, seconds.
+    #[serde(default)]
+    pub slice_s: Option<f64>,
+    /// `ab` only: the two sides compared.
+    #[serde(default)]
+    pub ab: Option<AbMeta>,
+    /// With `--target-ci`: the half-width asked of every delta's interval,
+    /// percentage points (rounds then ran until it or the budget was reached).
+    #[serde(default)]
+    pub target_ci_percent: Option<f64>,
     /// The client's ceiling measured by `calibrate` at the start, successful
     /// requests per second against the built-in responder with these
     /// connections and CPUs; `None` when it could not be measured.
     #[serde(default)]
     pub client_ceiling_per_s: Option<f64>,
+}
+
+/// What `bench-client ab` compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbMeta {
+    /// The BEFORE revision as given (`the working tree`, a ref).
+    pub before: String,
+    /// Its commit (`worktree` for the working tree).
+    pub before_commit: String,
+    /// Its servers' `--layers`.
+    pub before_layers: u16,
+    /// The AFTER revision as given.
+    pub after: String,
+    /// Its commit.
+    pub after_commit: String,
+    /// Its servers' `--layers`.
+    pub after_layers: u16,
 }
 
 /// A framework whose runs could not be completed, and why.
@@ -175,6 +214,10 @@ pub struct Results {
     pub deltas: Vec<Delta>,
     /// Frameworks that failed.
     pub failures: Vec<FrameworkFailure>,
+}
+
+fn rounds() -> Pairing {
+    Pairing::Rounds
 }
 
 impl RunRecord {

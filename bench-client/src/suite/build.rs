@@ -15,7 +15,8 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-fn target_dir() -> PathBuf {
+/// The target folder of this workspace's builds.
+pub(super) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
@@ -37,9 +38,26 @@ pub const PROFILING_RUSTFLAGS: &str = "-C force-frame-pointers=yes";
 /// # Errors
 /// When cargo cannot be run or the build fails; the message quotes the command.
 pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
+    build_in(&workspace_root(), None, profile, frameworks)
+}
+
+/// Builds the servers of `frameworks` of the workspace at `root` in
+/// `profile`, into `target` (Cargo's default when `None`).
+///
+/// # Errors
+/// When cargo cannot be run or the build fails; the message quotes the command.
+pub(super) fn build_in(
+    root: &Path,
+    target: Option<&Path>,
+    profile: Profile,
+    frameworks: &[Framework],
+) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(&cargo);
-    command.current_dir(workspace_root()).args(["build", "--locked", "--profile", profile.cargo_name()]);
+    command.current_dir(root).args(["build", "--locked", "--profile", profile.cargo_name()]);
+    if let Some(target) = target {
+        command.env("CARGO_TARGET_DIR", target);
+    }
     for f in frameworks {
         command.args(["-p", &f.binary()]);
     }

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use super::SuitePlan;
 use super::build::workspace_root;
+use crate::model::Pairing;
 use crate::results::Meta;
 
 fn command_line(program: &str, args: &[&str]) -> String {
@@ -56,6 +57,10 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         frameworks: plan.frameworks.clone(),
         scenarios: plan.scenarios.clone(),
         profiler: None,
+        pairing: plan.pairing,
+        slice_s: (plan.pairing == Pairing::Slices).then_some(plan.slice.as_secs_f64()),
+        target_ci_percent: plan.target.map(|t| t.half_width_percent),
+        ab: None,
         client_ceiling_per_s: None,
     }
 }

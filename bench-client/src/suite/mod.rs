@@ -8,6 +8,7 @@
 //! `measure`, `engine`, `preflight`, `sys`, `model`); only the command line
 //! is above it.
 
+pub mod ab;
 mod build;
 mod meta;
 mod profiling;
@@ -18,7 +19,7 @@ mod servers;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 use common::Route;
@@ -26,12 +27,12 @@ use common::Route;
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 use self::progress::Progress;
-pub use self::schedule::{Slot, round};
+pub use self::schedule::{Sliced, Slot, Step, round, steps};
 pub use self::servers::{load_of, start_server};
 use crate::calibrate::{self, CalibratePlan};
-use crate::engine::{Load, LoadSettings};
+use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start, profiler};
-use crate::model::{Framework, Profile, Scenario};
+use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report::{self, ceiling_line, charts, run_line};
 use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::{CpuList, ServerProcess};
@@ -49,6 +50,12 @@ pub struct SuitePlan {
     pub settings: LoadSettings,
     /// Rounds; each measures every scenario's variants once.
     pub rounds: u32,
+    /// How the variants of a scenario are paired.
+    pub pairing: Pairing,
+    /// With pairing by slices: the length of one slice.
+    pub slice: Duration,
+    /// Measure until every delta is this precise (rounds then ignored).
+    pub target: Option<PrecisionTarget>,
     /// Server `--layers` values, ascending, each measured with its own server start.
     pub layers: Vec<u16>,
     /// CPUs the servers are pinned to (workers = their count).
@@ -61,6 +68,33 @@ pub struct SuitePlan {
     pub build: bool,
     /// Attach perf to each server during the measured windows.
     pub profiler: bool,
+}
+
+/// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of
+/// fixed-width sequential confidence intervals for the mean", Ann. Math.
+/// Statist. 36, 1965): rounds go on, per framework and layer count, until
+/// every delta's 95 % interval is at most `half_width_percent` on each side
+/// of its estimate (after two rounds at least), or the framework's share of
+/// `budget` is spent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrecisionTarget {
+    /// Widest acceptable half-width of an interval, percentage points.
+    pub half_width_percent: f64,
+    /// Wall time for the whole suite's measurements, shared equally by the
+    /// frameworks and layer counts.
+    pub budget: Duration,
+}
+
+impl PrecisionTarget {
+    /// Whether `change`'s interval is as narrow as asked.
+    pub fn reached(&self, change: &crate::analysis::Change) -> bool {
+        match (change.ci_low_percent, change.ci_high_percent) {
+            (Some(lo), Some(hi)) => {
+                (change.change_percent - lo).max(hi - change.change_percent) <= self.half_width_percent
+            }
+            _ => false,
+        }
+    }
 }
 
 /// How the suite ended.
@@ -92,20 +126,20 @@ struct RunContext<'a> {
     stop: &'a AtomicBool,
 }
 
-/// Runs `load` against `server` with the progress display, and with `perf`
-/// (when given) recording the server during the measured windows.
+/// Runs `load` against the `servers` (pids) with the progress display, and
+/// with `perf` (when given) recording the first during the measured windows.
 ///
 /// # Errors
 /// When the engine cannot start.
 fn measure_run(
     load: &Load,
-    server: &ServerProcess,
+    servers: &[u32],
     perf: Option<&Perf>,
     progress: &Progress,
     label: &str,
     stop: &AtomicBool,
 ) -> anyhow::Result<Measured> {
-    let observers = Observers { server_pid: Some(server.pid()), perf };
+    let observers = Observers { servers, perf };
     progress.during(label, load.settings.timing, || measure::run(load, observers, Start::now(), stop))
 }
 
@@ -130,6 +164,66 @@ fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
     }
 }
 
+/// The alternating load of `sliced` against `server`: route 0 is its first
+/// slot's variant, each slice `plan.slice` long, blocks enough for each
+/// variant to get the plan's duration of its own slices.
+fn sliced_load(plan: &SuitePlan, server: &ServerProcess, sliced: &Sliced) -> anyhow::Result<Load> {
+    let blocks = sliced.blocks(plan.settings.timing.duration(), plan.slice);
+    let slices = blocks * u32::try_from(sliced.block.len()).unwrap_or(u32::MAX);
+    let timing = Timing::new(plan.settings.timing.warmup(), plan.slice * slices, plan.slice)?;
+    let routes: Vec<&Route> = sliced.slots.iter().map(|s| Route::get(s.variant.route())).collect();
+    let mut load = Load::new(
+        Target::new(server.addr, routes[0].path),
+        routes[0].expected_body(),
+        LoadSettings { timing, ..plan.settings },
+    );
+    load.alternation = Some(Alternation {
+        routes: routes[1..]
+            .iter()
+            .map(|r| RouteLoad { path: r.path.to_owned(), expected_body: r.expected_body(), server: None })
+            .collect(),
+        slice: plan.slice,
+        block: sliced.block.clone(),
+    });
+    Ok(load)
+}
+
+/// Measures one step of a round: its variants' figures, in the order of its
+/// slots; profiled stacks are added to `profiles` per variant.
+fn measure_step(
+    plan: &SuitePlan,
+    server: &ServerProcess,
+    step: &Step,
+    label: &str,
+    context: &RunContext<'_>,
+    profiles: &mut BTreeMap<&'static str, BTreeMap<String, u64>>,
+) -> anyhow::Result<Vec<(Slot, RunFigures)>> {
+    let RunContext { perf, progress, stop, .. } = *context;
+    let cpus = Some(plan.server_cpus.len());
+    match step {
+        Step::Single(slot) => {
+            let load = load_of(plan.settings, server, Route::get(slot.variant.route()));
+            let run = measure_run(&load, &[server.pid()], perf, progress, label, stop)?;
+            match &run.folded {
+                Some(Ok(folded)) => profiler::merge(profiles.entry(slot.variant.name()).or_default(), folded),
+                Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
+                None => {}
+            }
+            Ok(vec![(*slot, RunFigures::new(&run, &load.settings, cpus))])
+        }
+        Step::Sliced(sliced) => {
+            let load = sliced_load(plan, server, sliced)?;
+            let run = measure_run(&load, &[server.pid()], None, progress, label, stop)?;
+            Ok(sliced
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(route, slot)| (*slot, RunFigures::of_route(&run, &load.settings, cpus, route, &sliced.block)))
+                .collect())
+        }
+    }
+}
+
 /// Measures one framework; pushes its runs as they complete, and the paths
 /// of its flame graphs when profiled.
 fn measure_framework(
@@ -139,52 +233,70 @@ fn measure_framework(
     runs: &mut Vec<RunRecord>,
     flamegraphs: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    let RunContext { dir, perf, progress, stop } = *context;
+    let RunContext { dir, progress, stop, .. } = *context;
     let mut profiles: BTreeMap<&'static str, BTreeMap<String, u64>> = BTreeMap::new();
     for &layers in &plan.layers {
         let mut server = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
         progress.line(&format!("  {} pid {} on http://{}, {layers} layers", server.name(), server.pid(), server.addr));
         let sweep = if plan.layers.len() > 1 { format!(" {layers} layers") } else { String::new() };
-        for round in 1..=plan.rounds {
-            for slot in schedule::round(&plan.scenarios, round) {
+        let started = Instant::now();
+        let shares = u32::try_from(plan.frameworks.len() * plan.layers.len()).unwrap_or(u32::MAX).max(1);
+        let last_round = if plan.target.is_some() { u32::MAX } else { plan.rounds };
+        for round in 1..=last_round {
+            if let Some(target) = plan.target
+                && round > 2
+            {
+                let ours: Vec<RunRecord> =
+                    runs.iter().filter(|r| r.framework == framework && r.layers == layers).cloned().collect();
+                let deltas = results::deltas(&ours, &[framework], &plan.scenarios, &[layers], plan.pairing);
+                if deltas.iter().all(|d| target.reached(&d.change)) {
+                    progress.line(&format!(
+                        "  {} {layers} layers: every delta within ±{} points after {} rounds",
+                        framework.name(),
+                        target.half_width_percent,
+                        round - 1
+                    ));
+                    break;
+                }
+                if started.elapsed() >= target.budget / shares {
+                    progress.line(&format!(
+                        "  {} {layers} layers: budget spent after {} rounds",
+                        framework.name(),
+                        round - 1
+                    ));
+                    break;
+                }
+            }
+            for step in steps(&plan.scenarios, round, plan.pairing) {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let route = Route::get(slot.variant.route());
-                let load = load_of(plan.settings, &server, route);
-                let label = format!(
-                    "{}{sweep} round {round}/{} {}/{}",
-                    framework.name(),
-                    plan.rounds,
-                    slot.scenario,
-                    slot.variant
-                );
-                let run = measure_run(&load, &server, perf, progress, &label, stop)?;
-                match &run.folded {
-                    Some(Ok(folded)) => profiler::merge(profiles.entry(slot.variant.name()).or_default(), folded),
-                    Some(Err(e)) => progress.line(&format!("warning: profiling {label} failed: {e:#}")),
-                    None => {}
+                let what = match &step {
+                    Step::Single(slot) => format!("{}/{}", slot.scenario, slot.variant),
+                    Step::Sliced(sliced) => format!("{} sliced", sliced.slots[0].scenario),
+                };
+                let label = format!("{}{sweep} round {round}/{} {what}", framework.name(), plan.rounds);
+                for (slot, figures) in measure_step(plan, &server, &step, &label, context, &mut profiles)? {
+                    let columns = format!(
+                        "{:<6}{sweep} round {round}/{} {:<8} {:<13}",
+                        framework.name(),
+                        plan.rounds,
+                        slot.scenario.name(),
+                        slot.variant.name()
+                    );
+                    progress.line(&run_line(&columns, &figures));
+                    runs.push(RunRecord {
+                        framework,
+                        scenario: slot.scenario,
+                        variant: slot.variant,
+                        route: slot.variant.path().to_owned(),
+                        profile: plan.profile,
+                        layers,
+                        round: slot.round,
+                        position: slot.position,
+                        figures,
+                    });
                 }
-                let figures = RunFigures::new(&run, &plan.settings, Some(plan.server_cpus.len()));
-                let columns = format!(
-                    "{:<6}{sweep} round {round}/{} {:<8} {:<13}",
-                    framework.name(),
-                    plan.rounds,
-                    slot.scenario.name(),
-                    slot.variant.name()
-                );
-                progress.line(&run_line(&columns, &figures));
-                runs.push(RunRecord {
-                    framework,
-                    scenario: slot.scenario,
-                    variant: slot.variant,
-                    route: route.path.to_owned(),
-                    profile: plan.profile,
-                    layers,
-                    round: slot.round,
-                    position: slot.position,
-                    figures,
-                });
                 if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
@@ -259,7 +371,7 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     };
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
-    let runs_per_round = schedule::round(&plan.scenarios, 1).len() as u64;
+    let runs_per_round = steps(&plan.scenarios, 1, plan.pairing).len() as u64;
     let perf = profiler_of(plan);
     results.meta.profiler = perf.as_ref().map(|_| format!("perf record -e cpu-clock -g -F {}", profiler::FREQUENCY_HZ));
     results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
@@ -280,13 +392,18 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
             stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
             results.failures.push(FrameworkFailure { framework, error });
         }
-        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
+        results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers, plan.pairing);
         results::write(&json, &results)?;
     }
     progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
-    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers);
+    results.deltas = results::deltas(&results.runs, &plan.frameworks, &plan.scenarios, &plan.layers, plan.pairing);
+    if let Some(target) = plan.target {
+        for d in &mut results.deltas {
+            d.target_reached = Some(target.reached(&d.change));
+        }
+    }
     results::write(&json, &results)?;
     let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
         eprintln!("warning: charts not drawn: {e:#}");

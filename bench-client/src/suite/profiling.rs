@@ -66,7 +66,7 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
     let load = load_of(plan.settings, &server, route);
     let progress = Progress::new(1);
     let label = format!("{} {}", framework.name(), route.path);
-    let run = measure_run(&load, &server, Some(&perf), &progress, &label, stop)?;
+    let run = measure_run(&load, &[server.pid()], Some(&perf), &progress, &label, stop)?;
     progress.finish();
     anyhow::ensure!(!run.interrupted, "interrupted before the recording ended");
     let successful = run.outcome.stats.successful();

@@ -1,10 +1,72 @@
 //! The order of runs in a round: the floor first, then each scenario's
-//! variants back to back, baseline first in odd rounds and last in even
-//! rounds, so a slow drift of the machine favours neither side.
+//! variants. Paired by rounds, the variants are runs back to back, baseline
+//! first in odd rounds and last in even rounds, so a slow drift of the
+//! machine favours neither side. Paired by slices, a scenario is one run
+//! whose variants alternate in blocks of slices `v0 v1 … vn vn … v1 v0`
+//! (reversed in even rounds): each variant has two slices per block, placed
+//! symmetrically about the block's middle, so a linear drift within a block
+//! cancels in every ratio, and each variant follows a switch once per block.
 
-use crate::model::{Scenario, Variant};
+use std::time::Duration;
 
-/// One measured run of a round: what to load and where it stands.
+use crate::model::{Pairing, Scenario, Variant};
+
+/// One run of a round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// One route for the whole run.
+    Single(Slot),
+    /// A scenario's variants alternating in slices within one run.
+    Sliced(Sliced),
+}
+
+/// A run of alternating slices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sliced {
+    /// The variants, with their places in the round; route `i` of the load
+    /// is `slots[i].variant`.
+    pub slots: Vec<Slot>,
+    /// The route of each slice of a block.
+    pub block: Vec<usize>,
+}
+
+impl Sliced {
+    /// Blocks of `slice` that give each variant `duration` of its own
+    /// slices (at least one block).
+    pub fn blocks(&self, duration: Duration, slice: Duration) -> u32 {
+        let per_block = slice * u32::try_from(self.block.len() / self.slots.len()).unwrap_or(1);
+        u32::try_from((duration.as_nanos() as f64 / per_block.as_nanos().max(1) as f64).round() as u64)
+            .unwrap_or(1)
+            .max(1)
+    }
+}
+
+/// The runs of round `round` (from 1) of `scenarios`, paired as `pairing` says.
+pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec<Step> {
+    let slots = round(scenarios, round_number);
+    match pairing {
+        Pairing::Rounds => slots.into_iter().map(Step::Single).collect(),
+        Pairing::Slices => {
+            let mut steps = vec![Step::Single(slots[0])];
+            for &scenario in scenarios {
+                let mut of: Vec<Slot> = slots.iter().copied().filter(|s| s.scenario == scenario).collect();
+                of.sort_by_key(|s| scenario.variants().iter().position(|v| *v == s.variant));
+                let n = of.len();
+                let forward: Vec<usize> = (0..n).collect();
+                let backward: Vec<usize> = (0..n).rev().collect();
+                let block = if round_number.is_multiple_of(2) {
+                    [backward, forward].concat()
+                } else {
+                    [forward, backward].concat()
+                };
+                steps.push(Step::Sliced(Sliced { slots: of, block }));
+            }
+            steps
+        }
+    }
+}
+
+/// One measured variant of a round: what to load and where it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     /// Scenario (`Floor` for `/plaintext`).
@@ -46,5 +108,22 @@ mod tests {
         assert_eq!(names(&odd), ["plaintext", "per_request", "preserialized", "cached", "fat", "arc"]);
         assert_eq!(names(&even), ["plaintext", "cached", "preserialized", "per_request", "arc", "fat"]);
         assert_eq!(even.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn slices_alternate_in_palindromic_blocks_reversed_every_other_round() {
+        let odd = steps(&[Scenario::Payload, Scenario::State], 1, Pairing::Slices);
+        assert!(matches!(odd[0], Step::Single(Slot { variant: Variant::Plaintext, .. })));
+        let Step::Sliced(payload) = &odd[1] else { panic!("{odd:?}") };
+        assert_eq!(
+            payload.slots.iter().map(|s| s.variant).collect::<Vec<_>>(),
+            [Variant::PerRequest, Variant::Preserialized, Variant::Cached]
+        );
+        assert_eq!(payload.block, [0, 1, 2, 2, 1, 0]);
+        let Step::Sliced(state) = &steps(&[Scenario::State], 2, Pairing::Slices)[1] else { panic!() };
+        assert_eq!(state.block, [1, 0, 0, 1]);
+        // 3 s of own slices per variant at 250 ms: two slices a block, six blocks.
+        assert_eq!(payload.blocks(Duration::from_secs(3), Duration::from_millis(250)), 6);
+        assert_eq!(steps(&[Scenario::State], 1, Pairing::Rounds).len(), 3);
     }
 }

@@ -1,6 +1,7 @@
 //! A server under test: started pinned from its binary, checked healthy,
 //! every route preflighted before anything is measured.
 
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -25,7 +26,15 @@ pub fn start_server(
     cpus: &CpuList,
     layers: u16,
 ) -> anyhow::Result<ServerProcess> {
-    let binary = server_binary(profile, framework);
+    start_binary(&server_binary(profile, framework), cpus, layers)
+}
+
+/// Starts the server `binary` pinned to `cpus` (workers = their count) with
+/// `layers` state layers, waits until it is healthy and checks every route.
+///
+/// # Errors
+/// A missing binary, a server that does not start, or a preflight mismatch.
+pub(super) fn start_binary(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow::Result<ServerProcess> {
     let args = [
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
@@ -34,7 +43,7 @@ pub fn start_server(
         "--layers".to_owned(),
         layers.to_string(),
     ];
-    let server = ServerProcess::start(&binary, &args, cpus)?;
+    let server = ServerProcess::start(binary, &args, cpus)?;
     let base = Target::new(server.addr, "/");
     preflight::wait_healthy(&base, Duration::from_secs(10))
         .with_context(|| format!("{} is not healthy", server.name()))?;
@@ -44,5 +53,5 @@ pub fn start_server(
 
 /// The load of one run of `route` against `server`.
 pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) -> Load {
-    Load { target: Target::new(server.addr, route.path), expected_body: route.expected_body(), settings }
+    Load::new(Target::new(server.addr, route.path), route.expected_body(), settings)
 }

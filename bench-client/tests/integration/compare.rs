@@ -3,18 +3,28 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use bench_client::model::{Framework, Scenario};
+use bench_client::model::{Framework, Pairing, Scenario};
 use bench_client::results::{self, Results, fixtures};
 
 use crate::util::{self, CLIENT};
 
 /// A results file whose every run made `base × scale × (1 ± 1 %)` successful
-/// requests (the ± alternating by round), with `connections` connections.
+/// requests (the ± alternating by round), with `connections` connections,
+/// and a floor (`/plaintext`) run per round at `floor_scale`.
 fn fake(scale: f64, connections: u64) -> Results {
+    session(scale, 1.0, connections)
+}
+
+fn session(scale: f64, floor_scale: f64, connections: u64) -> Results {
     let mut runs = Vec::new();
     for round in 1..=4u32 {
         let wiggle = if round % 2 == 0 { 1.01 } else { 0.99 };
+        let mut floor =
+            fixtures::run(Framework::Axum, "floor", "plaintext", round, (20_000.0 * floor_scale) as u64, true);
+        floor.figures.connections_requested = connections;
+        runs.push(floor);
         for (position, variant) in ["per_request", "preserialized"].into_iter().enumerate() {
             let n = (10_000.0 * scale * wiggle) as u64 + position as u64 * 500;
             let mut run = fixtures::run(Framework::Axum, "payload", variant, round, n, true);
@@ -29,7 +39,7 @@ fn fake(scale: f64, connections: u64) -> Results {
     r.meta.rounds = 4;
     r.meta.frameworks = vec![Framework::Axum];
     r.meta.scenarios = vec![Scenario::Payload];
-    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10]);
+    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10], Pairing::Rounds);
     r
 }
 
@@ -40,7 +50,7 @@ fn write(dir: &Path, name: &str, r: &Results) -> PathBuf {
 }
 
 fn compare(args: &[&Path], extra: &[&str]) -> (i32, String) {
-    let out = Command::new(CLIENT).arg("compare").args(args).args(extra).output().unwrap();
+    let out = util::output_within(Command::new(CLIENT).arg("compare").args(args).args(extra), Duration::from_secs(30));
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap(), text)
 }
@@ -110,6 +120,27 @@ fn exit_codes_follow_the_verdicts() {
 }
 
 #[test]
+fn a_whole_session_running_slower_is_not_called_a_change() {
+    let dir = util::temp_dir("compare-session");
+    let a = write(&dir, "a.json", &fake(1.0, 64));
+    // The same code in a session where the machine ran 10 % slower throughout.
+    let offset = write(&dir, "slow-session.json", &session(0.90, 0.90, 64));
+    let (code, text) = compare(&[&a, &offset], &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("REGRESSION"), "{text}");
+    for variant in ["per_request", "preserialized"] {
+        let row = text.lines().find(|l| l.starts_with(&format!("| axum | 10 | payload | {variant} |"))).unwrap();
+        assert!(row.ends_with("| no significant change |"), "{row}");
+    }
+    assert!(text.contains("bench-client ab"), "points to ab: {text}");
+    // A real slowdown of the code, in a session of the same speed, still is one.
+    let slower = write(&dir, "slower-code.json", &session(0.90, 1.0, 64));
+    let (code, text) = compare(&[&a, &slower], &[]);
+    assert_eq!(code, 1, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
     let dir = util::temp_dir("compare-unreadable");
     std::fs::create_dir_all(&dir).unwrap();
@@ -125,7 +156,7 @@ fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         for args in [[&a, &path], [&path, &a]] {
-            let out = Command::new(CLIENT).arg("compare").args(args).output().unwrap();
+            let out = util::output_within(Command::new(CLIENT).arg("compare").args(args), Duration::from_secs(30));
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
             assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");

@@ -87,7 +87,7 @@ fn plan(addr: std::net::SocketAddr, connections: usize) -> Load {
 }
 
 fn with(addr: std::net::SocketAddr, settings: LoadSettings) -> Load {
-    Load { target: Target::new(addr, "/plaintext"), expected_body: b"Hello, World!".to_vec(), settings }
+    Load::new(Target::new(addr, "/plaintext"), b"Hello, World!".to_vec(), settings)
 }
 
 /// The identities every run satisfies: windows add up to the totals, and

@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -68,8 +69,10 @@ fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64)
 fn load(url: &str, extra: &[&str]) -> (Output, Option<Value>) {
     let dir = util::temp_dir("framing");
     let json = dir.join("run.json");
-    let out =
-        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra).output().expect("bench-client runs");
+    let out = util::output_within(
+        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra),
+        Duration::from_secs(60),
+    );
     let value = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).expect("valid JSON"));
     (out, value)
 }
@@ -191,4 +194,115 @@ fn the_open_loop_is_one_schedule_over_all_threads() {
     // One request every 500 ms, dealt to the threads in turn: two per
     // window, not four every other window.
     assert_eq!(v["windows"], serde_json::json!([2, 2, 2, 2]), "{v}");
+}
+
+#[test]
+fn alternating_routes_count_each_response_to_its_route_and_slice() {
+    use std::num::NonZeroUsize;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use bench_client::engine::{self, Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+    use bench_client::measure::{CpuWindows, Measured, RunFigures};
+
+    let _exclusive = util::exclusive();
+    let (addr, _) = responder(|path| match path {
+        "/a" => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false },
+        _ => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nBB", close: false },
+    });
+    let slice = Duration::from_millis(50);
+    let block = vec![0, 1, 1, 0];
+    let settings = LoadSettings::closed(
+        NonZeroUsize::new(4).unwrap(),
+        NonZeroUsize::MIN,
+        Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
+        Duration::from_secs(2),
+    );
+    let mut load = Load::new(Target::new(addr, "/a"), b"A".to_vec(), settings);
+    load.alternation = Some(Alternation {
+        routes: vec![RouteLoad { path: "/b".to_owned(), expected_body: b"BB".to_vec(), server: None }],
+        slice,
+        block: block.clone(),
+    });
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
+    assert_eq!(
+        outcome.stats.failures.requests(),
+        0,
+        "each body checked against its own route: {:?}",
+        outcome.stats.failures
+    );
+    assert_eq!(outcome.by_route.len(), 2);
+    let total: u64 = outcome.by_route.iter().map(|r| r.successful()).sum();
+    assert_eq!(total, outcome.stats.successful(), "every success belongs to one route");
+    for (route, r) in outcome.by_route.iter().enumerate() {
+        assert_eq!(r.sent, r.warmup_completed + r.successful() + r.failures.requests() + r.in_flight_at_deadline);
+        let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
+        let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();
+        // In another route's slice only the round trip after a switch: at
+        // most one request per connection per switch into that slice.
+        assert!(own > 20 * other.max(1), "route {route}: own slices {own}, others {other}: {:?}", r.windows);
+        assert!(other <= 4 * 8, "route {route}: {other} completions in other slices");
+    }
+    let measured = Measured {
+        outcome,
+        interrupted: false,
+        server_lost: false,
+        cpu: CpuWindows::default(),
+        client_peak_rss_bytes: 0,
+        folded: None,
+        start: bench_client::measure::Start::now(),
+    };
+    for route in 0..2 {
+        let f = RunFigures::of_route(&measured, &settings, None, route, &block);
+        assert_eq!(f.windows.len(), 8, "two own slices per block of four, four blocks");
+        assert_eq!(f.windows.iter().sum::<u64>(), f.successful);
+        assert!((f.duration_s - 0.4).abs() < 1e-9 && (f.window_s - 0.05).abs() < 1e-9, "{f:?}");
+        assert_eq!(
+            f.sent,
+            f.warmup_completed + f.successful + f.failed_total + f.transition_completed + f.in_flight_at_deadline
+        );
+    }
+}
+
+#[test]
+fn two_servers_alternate_each_loaded_alone_in_its_slices() {
+    use std::num::NonZeroUsize;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use bench_client::engine::{self, Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+
+    let _exclusive = util::exclusive();
+    let (a, written_a) =
+        responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
+    let (b, written_b) =
+        responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
+    let slice = Duration::from_millis(50);
+    let block = vec![0, 1, 1, 0];
+    let settings = LoadSettings::closed(
+        NonZeroUsize::new(4).unwrap(),
+        NonZeroUsize::MIN,
+        Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
+        Duration::from_secs(2),
+    );
+    let mut load = Load::new(Target::new(a, "/x"), b"A".to_vec(), settings);
+    load.alternation = Some(Alternation {
+        routes: vec![RouteLoad { path: "/x".to_owned(), expected_body: b"A".to_vec(), server: Some(b) }],
+        slice,
+        block: block.clone(),
+    });
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
+    assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
+    assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");
+    for (route, r) in outcome.by_route.iter().enumerate() {
+        let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
+        let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();
+        assert!(own > 20 * other.max(1), "route {route}: own slices {own}, others {other}");
+    }
+    // Each server answered the requests of its own route: every one settled,
+    // and at most those still in flight at the deadline besides.
+    for (written, r) in [(&written_a, &outcome.by_route[0]), (&written_b, &outcome.by_route[1])] {
+        let written = written.load(Ordering::Relaxed);
+        assert!((r.sent - r.in_flight_at_deadline..=r.sent).contains(&written), "{written} written, {} sent", r.sent);
+    }
 }

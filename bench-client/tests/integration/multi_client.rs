@@ -11,8 +11,8 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use bench_client::engine::{EncodedHistogram, LatencySummary, latency_histogram};
 use bench_client::measure::unix_ms_now;
@@ -21,7 +21,7 @@ use bench_client::sys::{CpuList, ServerProcess};
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use crate::util::{self, CLIENT, Reaped};
+use crate::util::{self, CLIENT};
 
 /// Longest any one command of these tests may run.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -30,6 +30,42 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const LEAD_MS: u64 = 2_000;
 /// `--warmup 1s --duration 2s --window 1s`, for every client and `watch`.
 const TIMING: [&str; 6] = ["--warmup", "1s", "--duration", "2s", "--window", "1s"];
+
+/// A command started in a process group of its own (killed with it on
+/// drop) with its output in files, for commands that run at the same time.
+struct Running {
+    child: util::Guarded,
+    out: PathBuf,
+}
+
+impl Running {
+    /// Starts `command` with its output in `<out>.stdout` and `<out>.stderr`.
+    fn spawn(command: &mut Command, out: &Path) -> Self {
+        let file = |ext: &str| std::fs::File::create(out.with_extension(ext)).expect("an output file");
+        command.stdin(Stdio::null()).stdout(file("stdout")).stderr(file("stderr"));
+        Self { child: util::Guarded::spawn(command), out: out.to_path_buf() }
+    }
+
+    /// Its pid.
+    fn id(&self) -> u32 {
+        self.child.0.id()
+    }
+
+    /// Waits for its end, at most `deadline` (then the test fails and the
+    /// group is killed on drop), and returns its output.
+    fn output(mut self, deadline: Duration) -> Output {
+        let end = Instant::now() + deadline;
+        let status = loop {
+            if let Some(status) = self.child.0.try_wait().expect("wait for the child") {
+                break status;
+            }
+            assert!(Instant::now() < end, "{} still running after {deadline:?}: killed", self.out.display());
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let read = |ext: &str| std::fs::read(self.out.with_extension(ext)).unwrap_or_default();
+        Output { status, stdout: read("stdout"), stderr: read("stderr") }
+    }
+}
 
 /// The server's CPU (the first this process may use) and the clients' (the last).
 fn cpus() -> (CpuList, String) {
@@ -67,8 +103,8 @@ fn text(out: &Output) -> String {
 }
 
 /// Runs `bench-client args…` in `dir` (so files are named as given) to its end.
-fn client(dir: &Path, name: &str, args: &[&str]) -> Output {
-    util::output_within(Command::new(CLIENT).current_dir(dir).args(args), &dir.join(name), DEADLINE)
+fn client(dir: &Path, args: &[&str]) -> Output {
+    util::output_within(Command::new(CLIENT).current_dir(dir).args(args), DEADLINE)
 }
 
 /// The one line of stderr of a refused command (exit 2, nothing on stdout).
@@ -147,10 +183,8 @@ print(json.dumps(out))
 
 /// What [`PYTHON_CHECK`] says of `files`; `None` (after one printed line)
 /// when Python's `hdrhistogram` cannot be imported.
-fn python_check(dir: &Path, files: &[PathBuf]) -> Option<Value> {
-    let mut probe = Command::new("python3");
-    probe.args(["-c", "import hdrh.histogram"]);
-    let imported = Reaped::spawn(&mut probe, &dir.join("python-probe")).output(DEADLINE);
+fn python_check(files: &[PathBuf]) -> Option<Value> {
+    let imported = util::output_within(Command::new("python3").args(["-c", "import hdrh.histogram"]), DEADLINE);
     if !imported.status.success() {
         println!(
             "skipped: the independent decoder check (python3 cannot import hdrh: pip install hdrhistogram): {}",
@@ -158,11 +192,7 @@ fn python_check(dir: &Path, files: &[PathBuf]) -> Option<Value> {
         );
         return None;
     }
-    let out = util::output_within(
-        Command::new("python3").arg("-c").arg(PYTHON_CHECK).args(files),
-        &dir.join("python"),
-        DEADLINE,
-    );
+    let out = util::output_within(Command::new("python3").arg("-c").arg(PYTHON_CHECK).args(files), DEADLINE);
     assert!(out.status.success(), "the Python decoder failed: {}", text(&out));
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
@@ -202,18 +232,18 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
             // The same host: this client also samples the server, to compare with `watch`.
             command.args(["--server-pid", &pid]);
         }
-        running.push(Reaped::spawn(&mut command, &file(&format!("c{i}"))));
+        running.push(Running::spawn(&mut command, &file(&format!("c{i}"))));
     }
     let mut watch = Command::new(CLIENT);
     watch.args(["watch", "--pid", &pid, "--start-at", &at, "--label", "server-host"]).args(TIMING);
     watch.arg("--json").arg(file("s.json"));
-    running.push(Reaped::spawn(&mut watch, &file("s")));
+    running.push(Running::spawn(&mut watch, &file("s")));
     for (i, r) in running.into_iter().enumerate() {
         let out = r.output(DEADLINE);
         assert!(out.status.success(), "process {i}: {}", text(&out));
     }
     let (c0, c1, s) = (json(&file("c0.json")), json(&file("c1.json")), json(&file("s.json")));
-    let merge_out = client(&dir, "merge", &["merge", "c0.json", "c1.json", "--server", "s.json", "--json", "m.json"]);
+    let merge_out = client(&dir, &["merge", "c0.json", "c1.json", "--server", "s.json", "--json", "m.json"]);
     assert!(merge_out.status.success(), "{}", text(&merge_out));
     let m = json(&file("m.json"));
 
@@ -272,7 +302,7 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
 
     // An independent decoder reads the same counts, maxima and percentiles,
     // and its sum of the two histograms gives the merged percentiles.
-    if let Some(py) = python_check(&dir, &[file("c0.json"), file("c1.json")]) {
+    if let Some(py) = python_check(&[file("c0.json"), file("c1.json")]) {
         for (i, c) in [&c0, &c1].into_iter().enumerate() {
             assert_same(&py["files"][i]["latency_hdr"], &c["latency_us"], n(c, "successful"), &format!("c{i}"));
         }
@@ -300,13 +330,13 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
         } else {
             command.args(["--segment", &i.to_string()]).env_remove("JOB_COMPLETION_INDEX");
         }
-        running.push(Reaped::spawn(&mut command, &dir.join(format!("c{i}"))));
+        running.push(Running::spawn(&mut command, &dir.join(format!("c{i}"))));
     }
     for (i, r) in running.into_iter().enumerate() {
         let out = r.output(DEADLINE);
         assert!(out.status.success(), "client {i}: {}", text(&out));
     }
-    let out = client(&dir, "merge", &["merge", "c0.json", "c1.json", "c2.json", "--json", "m.json"]);
+    let out = client(&dir, &["merge", "c0.json", "c1.json", "c2.json", "--json", "m.json"]);
     assert!(out.status.success(), "{}", text(&out));
     let c: Vec<Value> = (0..3).map(|i| json(&dir.join(format!("c{i}.json")))).collect();
     let m = json(&dir.join("m.json"));
@@ -332,7 +362,7 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
     assert_eq!(m["latency_uncorrected_us"], percentiles(&summed(&all, "latency_uncorrected_hdr")));
     assert_eq!(m["merge"]["clients"].as_array().unwrap().len(), 3);
     assert_schema(&m, "load_report");
-    if let Some(py) = python_check(&dir, &(0..3).map(|i| dir.join(format!("c{i}.json"))).collect::<Vec<_>>()) {
+    if let Some(py) = python_check(&(0..3).map(|i| dir.join(format!("c{i}.json"))).collect::<Vec<_>>()) {
         for (i, c) in c.iter().enumerate() {
             assert_same(&py["files"][i]["latency_hdr"], &c["latency_us"], n(c, "successful"), &format!("c{i}"));
             let uncorrected = &py["files"][i]["latency_uncorrected_hdr"];
@@ -430,13 +460,12 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
     ];
     for (name, edit, expected) in cases {
         fixture_pair(&dir, edit);
-        let err = refusal(&client(&dir, name, &["merge", "c0.json", "c1.json", "--json", "m.json"]));
+        let err = refusal(&client(&dir, &["merge", "c0.json", "c1.json", "--json", "m.json"]));
         assert!(err.contains(expected), "{name}: {err}");
         assert!(err.contains("c0.json") && err.contains("c1.json"), "{name} names both files: {err}");
         assert!(!dir.join("m.json").exists(), "{name}: nothing written");
         // --force merges, and says it did.
-        let out =
-            client(&dir, &format!("{name}-forced"), &["merge", "c0.json", "c1.json", "--force", "--json", "m.json"]);
+        let out = client(&dir, &["merge", "c0.json", "c1.json", "--force", "--json", "m.json"]);
         assert_eq!(out.status.code(), Some(0), "{name} --force: {}", text(&out));
         let m = json(&dir.join("m.json"));
         assert_eq!(
@@ -448,7 +477,7 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
     }
     // The same file twice.
     fixture_pair(&dir, |_, _| {});
-    let err = refusal(&client(&dir, "twice", &["merge", "c0.json", "c0.json"]));
+    let err = refusal(&client(&dir, &["merge", "c0.json", "c0.json"]));
     assert!(err.contains("c0.json and c0.json are the same run"), "{err}");
     // A file of schema 4: no histogram, nothing to add, even with --force.
     fixture_pair(&dir, |i, v| {
@@ -457,12 +486,12 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
             v.as_object_mut().unwrap().remove("latency_hdr");
         }
     });
-    let err = refusal(&client(&dir, "schema-4", &["merge", "c0.json", "c1.json", "--force"]));
+    let err = refusal(&client(&dir, &["merge", "c0.json", "c1.json", "--force"]));
     assert!(err.contains("c1.json has no latency histogram (schema 4); rerun"), "{err}");
     // A missing file, and a file that is not a load report.
-    assert!(refusal(&client(&dir, "missing", &["merge", "c0.json", "nowhere.json"])).contains("nowhere.json"));
+    assert!(refusal(&client(&dir, &["merge", "c0.json", "nowhere.json"])).contains("nowhere.json"));
     std::fs::write(dir.join("other.json"), "{\"schema_version\": 5, \"runs\": []}").unwrap();
-    let err = refusal(&client(&dir, "other", &["merge", "c0.json", "other.json"]));
+    let err = refusal(&client(&dir, &["merge", "c0.json", "other.json"]));
     assert!(err.contains("other.json does not match the layout of `load --json`"), "{err}");
 }
 
@@ -503,18 +532,18 @@ fn a_client_that_misses_the_start_barrier_measures_nothing_and_exits_2() {
     let dir = util::temp_dir("multi-client-barrier");
     let now = unix_ms_now();
     let json_out = dir.join("late.json");
-    let late = |at: u64, name: &str| {
+    let late = |at: u64| {
         let mut load = Command::new(CLIENT);
         load.args(["load", "http://127.0.0.1:1/plaintext", "--start-at", &start_at(at), "--json"]).arg(&json_out);
-        refusal(&util::output_within(&mut load, &dir.join(name), DEADLINE))
+        refusal(&util::output_within(&mut load, DEADLINE))
     };
-    let err = late(now - 5_000, "past");
+    let err = late(now - 5_000);
     assert!(err.contains("missed the start barrier by 5.0 s"), "{err}");
-    let err = late(now + 7_200_000, "ahead");
+    let err = late(now + 7_200_000);
     assert!(err.contains("ahead"), "{err}");
     let mut watch = Command::new(CLIENT);
     watch.args(["watch", "--pid", &std::process::id().to_string(), "--start-at", &start_at(now - 5_000)]);
-    let err = refusal(&util::output_within(&mut watch, &dir.join("watch"), DEADLINE));
+    let err = refusal(&util::output_within(&mut watch, DEADLINE));
     assert!(err.contains("missed the start barrier by 5."), "{err}");
     // On time when started, late after a preflight that took 1 s: refused
     // on arrival, before any window.
@@ -522,7 +551,7 @@ fn a_client_that_misses_the_start_barrier_measures_nothing_and_exits_2() {
     let mut load = Command::new(CLIENT);
     load.args(["load", &format!("http://{addr}/slow"), "--connections", "1", "--duration", "1s", "--warmup", "0s"]);
     load.args(["--start-at", &start_at(unix_ms_now() + 300), "--start-tolerance", "100ms", "--json"]).arg(&json_out);
-    let err = refusal(&util::output_within(&mut load, &dir.join("arrival"), DEADLINE));
+    let err = refusal(&util::output_within(&mut load, DEADLINE));
     assert!(err.contains("missed the start barrier by"), "{err}");
     assert!(!json_out.exists(), "no JSON written");
 }
@@ -532,11 +561,11 @@ fn watch_marks_a_server_that_exits_and_merge_marks_the_merged_run() {
     let dir = util::temp_dir("multi-client-lost");
     let mut sleeper = Command::new("sleep");
     sleeper.arg("1.2");
-    let sleeper = Reaped::spawn(&mut sleeper, &dir.join("sleep"));
+    let sleeper = Running::spawn(&mut sleeper, &dir.join("sleep"));
     let mut watch = Command::new(CLIENT);
     watch.current_dir(&dir).args(["watch", "--pid", &sleeper.id().to_string(), "--label", "server-host"]);
     watch.args(["--warmup", "0s", "--duration", "3s", "--window", "500ms", "--json", "s.json"]);
-    let out = util::output_within(&mut watch, &dir.join("watch"), DEADLINE);
+    let out = util::output_within(&mut watch, DEADLINE);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"), "{}", text(&out));
     let s = json(&dir.join("s.json"));
@@ -555,7 +584,7 @@ fn watch_marks_a_server_that_exits_and_merge_marks_the_merged_run() {
         v["start_at_unix_ms"] = Value::Null;
         v["measure_start_unix_ms"] = (start + i as u64).into();
     });
-    let out = client(&dir, "merge", &["merge", "c0.json", "c1.json", "--server", "s.json", "--json", "m.json"]);
+    let out = client(&dir, &["merge", "c0.json", "c1.json", "--server", "s.json", "--json", "m.json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let m = json(&dir.join("m.json"));
     assert_eq!((m["server_lost"].clone(), m["complete"].clone()), (Value::Bool(true), Value::Bool(false)), "{m}");

@@ -5,6 +5,7 @@
 
 use crate::util;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,15 +15,16 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let cpus = util::all_cpus();
     let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
     let out = util::temp_dir("bench-suite-e2e");
-    let output = Command::new(util::CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
-        .args(["--rounds", "2", "--connections", "8"])
-        .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-        .arg("--out")
-        .arg(&out)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
-        .output()
-        .unwrap();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+            .args(["--rounds", "2", "--connections", "8"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
@@ -72,7 +74,11 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert_eq!(windows, n("successful"), "windows add up: {run}");
         assert_eq!(
             n("sent"),
-            n("warmup_completed") + n("successful") + n("failed_total") + n("in_flight_at_deadline"),
+            n("warmup_completed")
+                + n("successful")
+                + n("failed_total")
+                + n("transition_completed")
+                + n("in_flight_at_deadline"),
             "every request settled once: {run}"
         );
         assert_eq!(run["profile"], "dev");
@@ -113,15 +119,21 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let _exclusive = util::exclusive();
     let cpus = util::all_cpus();
     let out = util::temp_dir("bench-sweep");
-    let output = Command::new(util::CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
-        .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
-        .args(["--server-cpus", &cpus.cpus()[0].to_string(), "--client-cpus", &cpus.cpus().last().unwrap().to_string()])
-        .arg("--out")
-        .arg(&out)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
-        .output()
-        .unwrap();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+            .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+            .args([
+                "--server-cpus",
+                &cpus.cpus()[0].to_string(),
+                "--client-cpus",
+                &cpus.cpus().last().unwrap().to_string(),
+            ])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
     let results = bench_client::results::read(&out.join("latest")).unwrap();

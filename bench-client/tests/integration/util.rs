@@ -3,8 +3,15 @@
 //! measure or pin (tests of different modules run in parallel in this one
 //! binary).
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 
 use bench_client::model::Framework;
 use bench_client::sys::{CpuList, affinity_of};
@@ -57,60 +64,52 @@ pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
     EXCLUSIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A child process killed and reaped when dropped, so a failed assertion
-/// leaves nothing running; its stdout and stderr go to files.
-pub(crate) struct Reaped {
-    child: std::process::Child,
-    stdout: PathBuf,
-    stderr: PathBuf,
-}
+/// A child in a process group of its own, killed with its whole group
+/// (servers it started included) when dropped: a failing test leaves
+/// nothing running.
+pub(crate) struct Guarded(pub(crate) Child);
 
-impl Reaped {
-    /// Starts `command` with its output in `<out>.stdout` and `<out>.stderr`.
-    pub(crate) fn spawn(command: &mut std::process::Command, out: &std::path::Path) -> Self {
-        let (stdout, stderr) = (out.with_extension("stdout"), out.with_extension("stderr"));
-        let child = command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::fs::File::create(&stdout).expect("stdout file"))
-            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
-            .spawn()
-            .expect("start the child");
-        Self { child, stdout, stderr }
-    }
-
-    /// The child's pid.
-    pub(crate) fn id(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Waits for the child to exit, at most `deadline` (then it is killed
-    /// and the test fails), and returns its output.
-    pub(crate) fn output(mut self, deadline: std::time::Duration) -> std::process::Output {
-        let until = std::time::Instant::now() + deadline;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for the child") {
-                break status;
-            }
-            assert!(std::time::Instant::now() < until, "still running after {deadline:?}: killed");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        };
-        let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
-        std::process::Output { status, stdout: read(&self.stdout), stderr: read(&self.stderr) }
+impl Guarded {
+    /// Spawns `command` in a new process group.
+    pub(crate) fn spawn(command: &mut Command) -> Self {
+        Self(command.process_group(0).spawn().expect("the command starts"))
     }
 }
 
-impl Drop for Reaped {
+impl Drop for Guarded {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = killpg(Pid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+            let _ = self.0.wait();
+        }
     }
 }
 
-/// Runs `command` to its end, at most `deadline`.
-pub(crate) fn output_within(
-    command: &mut std::process::Command,
-    out: &std::path::Path,
-    deadline: std::time::Duration,
-) -> std::process::Output {
-    Reaped::spawn(command, out).output(deadline)
+/// Runs `command` to its end like `Command::output`, in a process group of
+/// its own; past `deadline` the group is killed and the test fails naming
+/// the command, instead of hanging `make test`.
+pub(crate) fn output_within(command: &mut Command, deadline: Duration) -> Output {
+    let shown = format!("{command:?}");
+    let mut child = Guarded::spawn(command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let mut stdout = child.0.stdout.take().expect("piped stdout");
+    let mut stderr = child.0.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let end = Instant::now() + deadline;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the child") {
+            break status;
+        }
+        assert!(Instant::now() < end, "{shown} still running after {deadline:?}: killed");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }

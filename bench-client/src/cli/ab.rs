@@ -1,0 +1,160 @@
+//! `bench-client ab`: two builds of the servers measured side by side.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::ensure;
+use clap::Args;
+
+use super::Outcome;
+use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
+use crate::analysis::Verdict;
+use crate::engine::LoadSettings;
+use crate::model::{Framework, Pairing, Profile, Variant};
+use crate::report::{ab_table, change_with_ci};
+use crate::suite::SuitePlan;
+use crate::suite::ab::{self, AbPlan, Revision, Side};
+
+/// Flags of `ab`, as typed.
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The baseline: a git revision (HEAD, a branch, a commit) or `worktree`.
+    #[arg(long, default_value = "HEAD")]
+    pub before: String,
+    /// The candidate: `worktree` (the working tree, uncommitted changes included) or a git revision.
+    #[arg(long, default_value = "worktree")]
+    pub after: String,
+    /// Frameworks to compare, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
+    pub frameworks: Vec<Framework>,
+    /// Routes to compare, comma-separated paths of the route table (not /healthz).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "/plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached,/state/fat,/state/arc"
+    )]
+    pub routes: Vec<String>,
+    /// Cargo profile to build and measure.
+    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    pub profile: Profile,
+    /// Each side's own measured time per route and round (a whole number of blocks), e.g. 3s.
+    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Discarded warm-up before each route's run, e.g. 1s.
+    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    pub warmup: Duration,
+    /// Length of one slice, e.g. 250ms.
+    #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub slice: Duration,
+    /// Rounds; each measures every route once, the side loaded first alternating.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
+    /// Keep-alive connections to each server.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+    /// State layers of both sides' servers (server --layers).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: u16,
+    /// BEFORE's --layers instead of --layers.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers_before: Option<u16>,
+    /// AFTER's --layers instead of --layers.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers_after: Option<u16>,
+    /// Smallest significant slowdown, percent, that counts as a regression (exit 1).
+    #[arg(long, default_value = "2", value_parser = percent)]
+    pub threshold: f64,
+    /// Where the servers and the client run.
+    #[command(flatten)]
+    pub cpus: CpuArgs,
+    /// Where the run folders go.
+    #[command(flatten)]
+    pub out: OutArgs,
+    /// Use the binaries built before (under target/ab/) instead of building.
+    #[arg(long)]
+    pub no_build: bool,
+}
+
+impl AbArgs {
+    /// Checks the flags into an [`AbPlan`].
+    ///
+    /// # Errors
+    /// A route outside the route table, CPUs this process may not use.
+    pub fn plan(self) -> anyhow::Result<AbPlan> {
+        self.cpus.check()?;
+        let variants = self
+            .routes
+            .iter()
+            .map(|path| {
+                Variant::of_path(path).ok_or_else(|| {
+                    let known: Vec<&str> = Variant::ALL.iter().map(|v| v.path()).collect();
+                    anyhow::anyhow!("--routes {path} is not a benchmark route ({})", known.join(", "))
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        ensure!(!variants.is_empty(), "--routes is empty");
+        let before =
+            Side { revision: Revision::parse(&self.before), layers: self.layers_before.unwrap_or(self.layers) };
+        let after = Side { revision: Revision::parse(&self.after), layers: self.layers_after.unwrap_or(self.layers) };
+        Ok(AbPlan {
+            base: SuitePlan {
+                profile: self.profile,
+                frameworks: self.frameworks,
+                scenarios: Vec::new(),
+                settings: LoadSettings::closed(
+                    nonzero(self.connections),
+                    self.cpus.client_threads(),
+                    timing(self.warmup, self.duration, self.duration)?,
+                    Duration::from_secs(2),
+                ),
+                rounds: self.rounds,
+                pairing: Pairing::Slices,
+                slice: self.slice,
+                target: None,
+                layers: {
+                    let mut layers = vec![before.layers, after.layers];
+                    layers.sort_unstable();
+                    layers.dedup();
+                    layers
+                },
+                server_cpus: self.cpus.server_cpus,
+                client_cpus: self.cpus.client_cpus,
+                out: self.out.out,
+                build: !self.no_build,
+                profiler: false,
+            },
+            before,
+            after,
+            variants,
+            threshold_percent: self.threshold,
+        })
+    }
+}
+
+/// Runs `ab`, prints its table, and ends with [`Outcome::Failed`] on a
+/// significant slowdown beyond the threshold.
+///
+/// # Errors
+/// See [`ab::run`].
+pub(super) fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+    let outcome = ab::run(plan, stop)?;
+    println!("\n{}", ab_table(&outcome.results));
+    println!("results: {}", outcome.dir.join("results.json").display());
+    println!("report:  {}", outcome.dir.join("report.md").display());
+    let regressions: Vec<_> = outcome
+        .results
+        .deltas
+        .iter()
+        .filter(|d| d.change.verdict == Verdict::Slower && d.change.change_percent < -plan.threshold_percent)
+        .collect();
+    for d in &regressions {
+        println!("REGRESSION: {} {} {}", d.framework.name(), d.to, change_with_ci(&d.change));
+    }
+    Ok(if outcome.interrupted {
+        Outcome::Interrupted
+    } else if !regressions.is_empty() || !outcome.results.complete {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    })
+}

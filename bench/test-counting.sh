@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Checks how bench/client-vs-wrk.sh counts each tool's successful responses
+# and flags runs with errors, without wrk, oha or a build: the counting
+# functions of bench/lib/count.sh get canned outputs from bench/testdata/
+# and must give the exact successful count, rate and error detail, or refuse
+# an output they cannot count. One line per case; exits 1 on any mismatch.
+# Needs bash, awk and python3; with luajit (or lua) installed it also runs
+# bench/lib/wrk-count.lua through a replay of wrk's Lua API.
+#
+# Usage: bench/test-counting.sh   (or `make test-scripts`)
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
+data=bench/testdata
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+pass() { printf 'ok    %s\n' "$1"; }
+fail() { printf 'FAIL  %s\n' "$1"; failures=$((failures + 1)); }
+
+# counts NAME EXPECTED FUNCTION ARGS...: FUNCTION must print EXPECTED
+# ("SUCCESSFUL RATE DETAIL") and succeed.
+counts() {
+  local name=$1 expected=$2 got rc=0
+  shift 2
+  got=$("$@" 2> "$tmp/stderr") || rc=$?
+  if [ "$rc" -eq 0 ] && [ "$got" = "$expected" ]; then
+    local detail=${got#* * }
+    if [ "$detail" = - ]; then pass "$name: ${got% *}, clean"; else pass "$name: ${got% *}, ERRORS $detail"; fi
+  else
+    fail "$name: expected '$expected', got '$got' (exit $rc; stderr: $(tr '\n' ' ' < "$tmp/stderr"))"
+  fi
+}
+
+# refuses NAME PATTERN FUNCTION ARGS...: FUNCTION must fail, saying PATTERN
+# on stderr, and print nothing on stdout.
+refuses() {
+  local name=$1 pattern=$2 got rc=0
+  shift 2
+  got=$("$@" 2> "$tmp/stderr") || rc=$?
+  if [ "$rc" -ne 0 ] && [ -z "$got" ] && grep -q -- "$pattern" "$tmp/stderr"; then
+    pass "$name: refused ($(head -1 "$tmp/stderr"))"
+  else
+    fail "$name: expected a refusal saying '$pattern', got exit $rc, stdout '$got', stderr '$(tr '\n' ' ' < "$tmp/stderr")'"
+  fi
+}
+
+# wrk: the issue's case. 500,000 requests, 400,000 of them non-2xx, and
+# socket errors: 100,000 successful in 5 s, flagged with every count.
+counts "wrk 500,000 requests, 400,000 non-2xx, socket errors" \
+  "100000 20000.0 non200=400000,read=12,timeout=7" wrk_counts "$data/wrk-errors.out"
+counts "wrk clean run" "550123 109997.5 -" wrk_counts "$data/wrk-clean.out"
+refuses "wrk output without the counting script's line" "wrk-count: lines instead of 1" \
+  wrk_counts "$data/wrk-no-script.out"
+refuses "wrk script line disagreeing with wrk's own totals" "wrk printed 500000 requests" \
+  wrk_counts "$data/wrk-inconsistent.out"
+refuses "wrk output missing" "wrk_counts" wrk_counts "$tmp/no-such-file"
+
+# The Lua script itself, replayed through wrk's API: it must print the very
+# line the canned output above carries.
+lua=$(command -v luajit || command -v lua || command -v lua5.1 || true)
+if [ -n "$lua" ]; then
+  expected=$(grep '^wrk-count:' "$data/wrk-errors.out")
+  got=$("$lua" "$data/wrk-lua-harness.lua" bench/lib/wrk-count.lua 2>&1)
+  if [ "$got" = "$expected" ]; then
+    pass "wrk-count.lua through wrk's Lua API ($(basename "$lua")): 2 threads summed, prints the canned line"
+  else
+    fail "wrk-count.lua through wrk's Lua API: expected '$expected', got '$got'"
+  fi
+else
+  printf 'skip  wrk-count.lua through wrk Lua API: no luajit or lua installed\n'
+fi
+
+# oha: 200s only; 500 and 404 are non-200; "aborted due to deadline" (one
+# per connection at the end of -z) is not an error, any other message is.
+counts "oha 90,000 x 200, 10,000 x 500/404, 5 errors, 64 deadline aborts" \
+  "90000 18000.0 non200=10000,errors=5" oha_counts "$data/oha-errors.json" 64
+counts "oha clean run (64 deadline aborts only)" "455000 90963.6 -" oha_counts "$data/oha-clean.json" 64
+counts "oha more deadline aborts than connections" \
+  "455000 90963.6 aborted=64" oha_counts "$data/oha-clean.json" 32
+refuses "oha output that is not JSON" "not an oha JSON output" oha_counts "$data/wrk-clean.out" 64
+
+# bench-client: successful as it counts it; failed_total by kind, connect
+# failures and an incomplete run flagged.
+counts "client 120,000 successful, 30 failed, 2 connect failures" \
+  "120000 24000.0 non200=20,io=10,connect=2,incomplete=1" client_counts "$data/client-failures.json"
+counts "client clean run" "600500 120100.0 -" client_counts "$data/client-clean.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["failed_total"]=0; json.dump(r,open(sys.argv[2],"w"))' \
+  "$data/client-failures.json" "$tmp/client-inconsistent.json"
+refuses "client failures not adding up to failed_total" "add up to 30, failed_total is 0" \
+  client_counts "$tmp/client-inconsistent.json"
+
+# The table's errors cell: per tool, flagged runs out of all, counts summed.
+printf '%s\n' "20000.0 9.100 non200=400000,read=12,timeout=7" "109997.5 8.000 -" "20000.0 9.000 non200=400000" \
+  > "$tmp/wrk-runs"
+got=$(errors_cell wrk "$tmp/wrk-runs")
+expected="wrk 2/3 runs: non200=800000 read=12 timeout=7"
+if [ "$got" = "$expected" ]; then pass "errors cell: $got"; else fail "errors cell: expected '$expected', got '$got'"; fi
+printf '%s\n' "120100.0 7.000 -" "120000.0 7.100 -" > "$tmp/client-runs"
+got=$(errors_cell client "$tmp/client-runs")
+if [ -z "$got" ]; then pass "errors cell of clean runs: empty"; else fail "errors cell of clean runs: got '$got'"; fi
+
+# The wiring: client-vs-wrk.sh runs wrk with the script, oha without
+# following redirects, and reads every tool through these functions.
+for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell '; do
+  if grep -qF -- "$needle" bench/client-vs-wrk.sh; then
+    pass "client-vs-wrk.sh uses: $needle"
+  else
+    fail "client-vs-wrk.sh does not use: $needle"
+  fi
+done
+
+if [ "$failures" -gt 0 ]; then
+  printf '%d case(s) failed\n' "$failures"
+  exit 1
+fi
+printf 'all counting cases passed\n'
