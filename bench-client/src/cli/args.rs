@@ -74,7 +74,7 @@ impl TimingArgs {
 /// A start shared by several clients (and `watch` on the server's host).
 #[derive(Debug, Clone, Args)]
 pub struct StartArgs {
-    /// After preflight, wait until this realtime instant and start then: RFC 3339 in UTC
+    /// Wait until this realtime instant (for `load`: after preflight) and start then: RFC 3339 in UTC
     /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200 or 1796119200.250). Give every client of one
     /// load (and `watch`) the same; their clocks must agree (NTP).
     #[arg(long, value_parser = unix_ms)]

@@ -23,7 +23,8 @@
 //!
 //! Open loop, after wrk2 (giltene/wrk2, "coordinated omission" in its
 //! README): request k of the run is due at `start + k / rate`, the requests
-//! dealt to the engine threads in turn (`schedule.rs`); a request
+//! dealt to the clients of a load split over several ([`Segment`]) and
+//! within a client to its engine threads, in turn (`schedule.rs`); a request
 //! that finds no free connection waits, and its latency still counts from
 //! when it was due (corrected), while the latency from the actual write is
 //! kept apart (uncorrected). Requests written later than
