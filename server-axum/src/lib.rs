@@ -3,7 +3,12 @@
 //! as `middleware::from_fn_with_state`.
 //!
 //! axum's `State` extractor clones the state for every extraction, so each
-//! layer and the handler of `/state/fat` clone all 35 fields of `FatState`.
+//! layer and the handler of `/state/fat` clone all 35 fields of `FatState`;
+//! and each `from_fn_with_state` layer also clones, on every call, its own
+//! copy of the state and the service it wraps (the layers below it, with
+//! their states). Counted in `tests/routes.rs`: (L + 1)(L + 3) clones of
+//! `FatState` per request through L layers (3 at 0 layers, 8 at 1, 143 at
+//! 10), none of `AppState`'s fields.
 
 use std::future::IntoFuture;
 use std::process::ExitCode;
