@@ -85,7 +85,11 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
         let server_cpu = run["server_cpu_percent"].as_f64().unwrap_or_else(|| panic!("server CPU sampled: {run}"));
         assert!((0.0..=110.0).contains(&server_cpu), "one pinned server CPU: {server_cpu}");
-        assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), 1);
+        // One CPU sample per window: the floor's 1 s window, or each variant's own slices.
+        let windows = run["windows"].as_array().unwrap().len();
+        assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), windows, "{run}");
+        let expected = if run["scenario"] == "floor" { 1 } else { 4 };
+        assert_eq!(windows, expected, "1 s own time in slices of 250 ms: {run}");
         assert_eq!(run["server_cpus"], 1);
         for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
             assert!(!run[key].is_null(), "{key} missing in {run}");
