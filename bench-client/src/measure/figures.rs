@@ -285,9 +285,6 @@ mod tests {
     use super::*;
     use crate::engine::{FailureKind, Outcome, Timing};
     use crate::measure::{CpuWindows, Start};
-    use crate::model::Framework;
-    use crate::results::fixtures::run;
-
     fn settings(window_ms: u64, windows: u32) -> LoadSettings {
         let window = Duration::from_millis(window_ms);
         let timing = Timing::new(Duration::ZERO, window * windows, window).unwrap();
@@ -389,7 +386,11 @@ mod tests {
 
     #[test]
     fn a_clean_run_is_usable_and_not_a_failure_and_old_files_default_to_no_pipelining() {
-        let clean = run(Framework::Axum, "floor", "plaintext", 1, 10, true).figures;
+        let clean = RunFigures::new(
+            &measured(stats(&[10]), Vec::new(), Duration::from_secs(1), CpuWindows::default()),
+            &settings(1_000, 1),
+            None,
+        );
         assert!(clean.usable() && !clean.is_failure(), "{clean:?}");
         let mut failed = clean.clone();
         failed.failed.status.insert(503, 1);
