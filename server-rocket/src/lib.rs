@@ -7,6 +7,11 @@
 //! clones `FatState`: expect the fat/arc delta to be near zero. Fairings
 //! cannot be scoped to routes: each of the `layers` fairings runs on every
 //! request and returns at once for paths outside `/state/*`.
+//!
+//! The fortunes routes call SQLite, which blocks, through
+//! `rocket::tokio::task::spawn_blocking` (Rocket's guide: blocking I/O goes
+//! to tokio's blocking thread pool, off the async workers);
+//! `/fortunes/cached` serves its page without blocking.
 
 use std::io::Cursor;
 use std::net::SocketAddr;
@@ -14,10 +19,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
+use common::process::{bind_failed, fortunes_database, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, RouteId, ServerConfig, ShutdownSignals,
+    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
+    MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals,
 };
 use rocket::config::LogLevel;
 use rocket::data::{Data, ToByteUnit};
@@ -25,22 +31,27 @@ use rocket::fairing::AdHoc;
 use rocket::http::{ContentType, Status};
 use rocket::response::{Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{Build, Request, Rocket, State, get, put, routes};
+use rocket::tokio::task::spawn_blocking;
+use rocket::{Build, Request, Rocket, State, get, post, put, routes};
 
-/// Builds the application: every route of `common::ROUTES` and `layers` state
+/// Builds the application: every route of `common::ROUTES` (and `PUT
+/// /api/devices`, `POST /fortunes` on `fortunes`) and `layers` state
 /// fairings, on top of `figment` (address, port, workers, …).
-pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
+pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes) -> Rocket<Build> {
     let mut rocket = rocket::custom(figment)
         .manage(FatState::new())
         .manage(AppState::new())
         .manage(Arc::new(DeviceCatalog::new()))
+        .manage(fortunes)
         .mount(RouteId::Healthz.path(), routes![healthz])
         .mount(RouteId::Plaintext.path(), routes![plaintext])
         .mount(RouteId::Devices.path(), routes![devices, replace_devices])
         .mount(RouteId::DevicesPreserialized.path(), routes![preserialized])
         .mount(RouteId::DevicesCached.path(), routes![cached])
         .mount(RouteId::StateFat.path(), routes![state_fat])
-        .mount(RouteId::StateArc.path(), routes![state_arc]);
+        .mount(RouteId::StateArc.path(), routes![state_arc])
+        .mount(RouteId::Fortunes.path(), routes![fortunes_page, add_fortune])
+        .mount(RouteId::FortunesCached.path(), routes![fortunes_cached]);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
@@ -102,6 +113,54 @@ async fn replace_devices(catalog: &State<Arc<DeviceCatalog>>, body: Data<'_>) ->
     Ok(Status::NoContent)
 }
 
+/// An HTML page served from shared bytes, without a copy.
+struct HtmlBytes(Bytes);
+
+impl<'r> Responder<'r, 'static> for HtmlBytes {
+    fn respond_to(self, _: &'r Request<'_>) -> rocket::response::Result<'static> {
+        let len = self.0.len();
+        Response::build().header(ContentType::HTML).sized_body(len, Cursor::new(self.0)).ok()
+    }
+}
+
+/// A one-line answer with `status` (400, 413, 500); a `String` is `text/plain; charset=utf-8`.
+type Refusal = (Status, String);
+
+fn refusal(e: FortuneError) -> Refusal {
+    (Status::new(e.status()), e.to_string())
+}
+
+fn panicked(e: rocket::tokio::task::JoinError) -> Refusal {
+    (Status::InternalServerError, e.to_string())
+}
+
+#[get("/")]
+async fn fortunes_page(fortunes: &State<Fortunes>) -> Result<HtmlBytes, Refusal> {
+    let fortunes = Fortunes::clone(fortunes);
+    let page = spawn_blocking(move || fortunes.render_page()).await.map_err(panicked)?.map_err(refusal)?;
+    Ok(HtmlBytes(page))
+}
+
+#[get("/")]
+fn fortunes_cached(fortunes: &State<Fortunes>) -> HtmlBytes {
+    HtmlBytes(fortunes.cached_page())
+}
+
+#[post("/", data = "<body>")]
+async fn add_fortune(fortunes: &State<Fortunes>, body: Data<'_>) -> Result<Status, Refusal> {
+    // Read one byte past the limit, so an over-long body is seen as such;
+    // the rest of it is left unread.
+    let read = body.open((MAX_FORTUNE_BYTES + 1).bytes()).into_bytes().await;
+    let bytes = read.map_err(|e| (Status::BadRequest, format!("cannot read the body: {e}")))?;
+    if !bytes.is_complete() {
+        return Err(refusal(FortuneError::TooLarge));
+    }
+    let fortunes = Fortunes::clone(fortunes);
+    let body = bytes.into_inner();
+    spawn_blocking(move || fortunes.add(&body)).await.map_err(panicked)?.map_err(refusal)?;
+    Ok(Status::NoContent)
+}
+
 #[get("/")]
 fn preserialized() -> (ContentType, &'static [u8]) {
     (ContentType::JSON, common::preserialized_devices())
@@ -135,18 +194,29 @@ async fn state_layer(request: &Request<'_>) {
 }
 
 /// Runs the server until SIGTERM or SIGINT (handlers installed before the
-/// listening line, then Rocket's graceful shutdown):
-/// binds, prints the listening line at lift-off, serves on a multi-threaded
-/// tokio runtime of `config.workers` threads.
+/// listening line, then Rocket's graceful shutdown): creates the fortunes
+/// database (removed once the server has stopped), binds, prints the
+/// listening line at lift-off, serves on a multi-threaded tokio runtime of
+/// `config.workers` threads.
 ///
 /// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
-/// 1 on any other error.
+/// 1 when the database cannot be created or on any other error.
 pub fn run(config: ServerConfig) -> ExitCode {
+    let (database, fortunes) = match fortunes_database(config.workers) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let code = serve(config, fortunes);
+    drop(database);
+    code
+}
+
+fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
     let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let rocket = app(figment(&config), config.layers).attach(AdHoc::on_liftoff("listening line", |rocket| {
+    let rocket = app(figment(&config), config.layers, fortunes).attach(AdHoc::on_liftoff("listening line", |rocket| {
         Box::pin(async move {
             let c = rocket.config();
             println!("{}", listening_line(SocketAddr::new(c.address, c.port)));
