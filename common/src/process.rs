@@ -56,14 +56,12 @@ pub fn signals_failed(err: &dyn Display) -> ExitCode {
 /// Prints the one-line error `error: fortunes database: …` and returns exit
 /// code 1, so a server never starts without its database.
 pub fn fortunes_database(workers: NonZeroUsize) -> Result<(FortuneDb, Fortunes), ExitCode> {
-    FortuneDb::create()
-        .and_then(|db| Fortunes::open(db.path(), workers).map(|fortunes| (db, fortunes)))
-        .map_err(|e| {
-            // One line, whatever the cause's text holds.
-            let reason = e.to_string().lines().collect::<Vec<_>>().join(" ");
-            eprintln!("error: fortunes database: {reason}");
-            ExitCode::FAILURE
-        })
+    FortuneDb::create().and_then(|db| Fortunes::open(db.path(), workers).map(|fortunes| (db, fortunes))).map_err(|e| {
+        // One line, whatever the cause's text holds.
+        let reason = e.to_string().lines().collect::<Vec<_>>().join(" ");
+        eprintln!("error: fortunes database: {reason}");
+        ExitCode::FAILURE
+    })
 }
 
 /// The multi-threaded tokio runtime of `workers` threads that the axum and

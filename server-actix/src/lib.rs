@@ -19,9 +19,9 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpResponse, HttpServer, guard};
+use common::process::fortunes_database;
 use common::process::{bind_failed, listening_line, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
-use common::process::fortunes_database;
 use common::{
     AppState, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_FORTUNE_BYTES, RouteId,
     ServerConfig, ShutdownSignals, Stop,

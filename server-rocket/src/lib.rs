@@ -22,8 +22,8 @@ use bytes::Bytes;
 use common::process::{bind_failed, fortunes_database, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
-    MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals,
+    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
+    RouteId, ServerConfig, ShutdownSignals,
 };
 use rocket::config::LogLevel;
 use rocket::data::{Data, ToByteUnit};

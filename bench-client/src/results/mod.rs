@@ -1,7 +1,7 @@
 //! The results contract: `results.json` (layout in `docs/RESULTS.md`, JSON
 //! Schema in `docs/results.schema.json`) and `load --json`, and what is
-//! computed from results: paired deltas, the layer sweep, the comparison of
-//! two results. Nothing here runs a load or prints.
+//! computed from results: paired deltas, the layer sweep, every route's
+//! cost in proportion, the comparison of two results. Nothing here runs a load or prints.
 //!
 //! Imports `measure` (one run's figures), `model` and `analysis` below it.
 
@@ -10,6 +10,7 @@ mod deltas;
 mod file;
 pub mod fixtures;
 mod folder;
+mod proportion;
 mod sweep;
 
 use serde::{Deserialize, Serialize};
@@ -18,16 +19,18 @@ pub use self::compare::{Basis, Comparison, Row, compare};
 pub use self::deltas::{ab_deltas, deltas};
 pub use self::file::{read, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
+pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
 use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 
 /// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Oldest layout [`read`] still reads: versions 4 and 5 only added keys,
-/// each with a default when missing.
+/// each with a default when missing, and version 6 only values (the
+/// `fortunes` scenario and its variants).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
 /// One run of the suite: a framework, a route, a round.
@@ -35,9 +38,10 @@ pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 pub struct RunRecord {
     /// Framework measured.
     pub framework: Framework,
-    /// `payload`, `state` or `floor` (`/plaintext`).
+    /// `payload`, `state`, `fortunes` or `floor` (`/plaintext`).
     pub scenario: Scenario,
-    /// Variant within the scenario: `per_request`/`preserialized`/`cached`, `fat`/`arc`, `plaintext`.
+    /// Variant within the scenario: `per_request`/`preserialized`/`cached`, `fat`/`arc`,
+    /// `fortunes`/`fortunes_cached`, `plaintext`.
     pub variant: Variant,
     /// Path loaded.
     pub route: String,

@@ -173,9 +173,7 @@ fn readers_never_see_a_torn_or_empty_body_while_a_writer_replaces_the_list() {
 fn fortunes_page_with(added: &[&str]) -> Vec<u8> {
     let mut rows = common::fortunes::seed();
     let first = i64::try_from(rows.len()).unwrap() + 1;
-    rows.extend(
-        added.iter().zip(first..).map(|(m, id)| common::fortunes::Fortune { id, message: (*m).to_owned() }),
-    );
+    rows.extend(added.iter().zip(first..).map(|(m, id)| common::fortunes::Fortune { id, message: (*m).to_owned() }));
     common::fortunes::render(rows).to_vec()
 }
 

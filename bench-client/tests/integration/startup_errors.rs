@@ -139,10 +139,8 @@ fn a_server_that_cannot_create_its_database_exits_1_with_one_line() {
     std::fs::write(&file, b"not a directory").unwrap();
     for tmpdir in [file, dir.join("no-such-directory")] {
         for f in FRAMEWORKS {
-            let output = output_within(
-                Command::new(util::server_binary(f)).env("TMPDIR", &tmpdir),
-                Duration::from_secs(30),
-            );
+            let output =
+                output_within(Command::new(util::server_binary(f)).env("TMPDIR", &tmpdir), Duration::from_secs(30));
             let stderr = String::from_utf8_lossy(&output.stderr);
             let lines: Vec<&str> = stderr.lines().collect();
             assert_eq!(lines.len(), 1, "{f}: {output:?}");
