@@ -136,7 +136,7 @@ fn content_type(head: &[u8]) -> Option<String> {
 /// An unreachable server (naming the address), an answer the engine cannot
 /// frame, or a mismatch (naming the URL and the difference).
 pub fn expected_body(url: &str, target: &Target) -> anyhow::Result<Vec<u8>> {
-    let fetched = fetch(target).with_context(|| format!("cannot load {url}"))?;
+    let fetched = fetch(target).with_context(|| format!("cannot reach {} for {url}", target.addr))?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
     match Route::by_path(&target.path) {
         Some(route) => match difference(route, &fetched) {

@@ -9,6 +9,7 @@
 //! snapshot whole, never a torn or empty body.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
@@ -18,6 +19,33 @@ use crate::devices::{Device, devices};
 
 /// Largest `PUT /api/devices` body accepted, bytes (64 KiB).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// How long a server keeps reading (and dropping) the rest of a refused body
+/// that the client is sending anyway, so that the client can finish and read
+/// the 413 instead of meeting a connection reset: actix-web's default
+/// `client_disconnect_timeout`, during which it does the same after its
+/// answer.
+pub const REFUSED_BODY_LINGER: Duration = Duration::from_secs(1);
+
+/// Refuses a body from its declared length, the value of its
+/// `Content-Length` header, before a byte of it is read. No header (a
+/// chunked body) or one a server's HTTP parser would not have accepted
+/// passes: the length read then decides.
+///
+/// # Errors
+/// [`CatalogError::TooLarge`] for a declared length over [`MAX_BODY_BYTES`].
+pub fn check_content_length(content_length: Option<&str>) -> Result<(), CatalogError> {
+    if declared_length_over(content_length, MAX_BODY_BYTES) { Err(CatalogError::TooLarge) } else { Ok(()) }
+}
+
+/// Whether a body's declared length, the value of its `Content-Length`
+/// header, is over `limit` bytes: the rule of [`check_content_length`] for
+/// any limit (`POST /fortunes` uses it with
+/// [`MAX_FORTUNE_BYTES`](crate::MAX_FORTUNE_BYTES)). No header, or one a
+/// server's HTTP parser would not have accepted, is not over.
+pub fn declared_length_over(content_length: Option<&str>, limit: usize) -> bool {
+    content_length.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64)
+}
 
 /// One version of the list and its serialization.
 #[derive(Debug)]
@@ -131,6 +159,19 @@ mod tests {
         assert_eq!(c.devices()[0].id, 9);
         let a = c.snapshot();
         assert!(Arc::ptr_eq(&a, &c.snapshot()), "no work per read");
+    }
+
+    #[test]
+    fn declared_lengths_over_the_limit_are_refused_unread() {
+        let at_limit = MAX_BODY_BYTES.to_string();
+        let over = (MAX_BODY_BYTES + 1).to_string();
+        assert_eq!(check_content_length(None), Ok(()));
+        assert_eq!(check_content_length(Some("0")), Ok(()));
+        assert_eq!(check_content_length(Some(&at_limit)), Ok(()));
+        assert_eq!(check_content_length(Some(&over)), Err(CatalogError::TooLarge));
+        assert_eq!(check_content_length(Some("18446744073709551615")), Err(CatalogError::TooLarge));
+        assert_eq!(check_content_length(Some("not a number")), Ok(()), "the parser's business");
+        assert!(declared_length_over(Some("1025"), 1024) && !declared_length_over(Some("1024"), 1024));
     }
 
     #[test]

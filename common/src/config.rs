@@ -9,12 +9,6 @@ use clap::Parser;
 
 use crate::process::EXIT_USAGE;
 
-/// The bench client's import path of [`crate::process::listening_line`],
-/// kept until the client imports it from `common::process`; nothing else
-/// uses it.
-#[doc(hidden)]
-pub use crate::process::listening_line;
-
 /// `server-<framework> [--addr 127.0.0.1:0] [--workers 1] [--layers 10]`
 #[derive(Debug, Parser)]
 #[command(version, about = "Serve the benchmark routes (see the workspace README).")]

@@ -21,7 +21,9 @@ pub mod routes;
 pub mod signals;
 pub mod state;
 
-pub use catalog::{CatalogError, DeviceCatalog, MAX_BODY_BYTES};
+pub use catalog::{
+    CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, check_content_length, declared_length_over,
+};
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use fortunes::{DatabaseError, FortuneDb, FortuneError, Fortunes, MAX_FORTUNE_BYTES};

@@ -6,18 +6,27 @@
 //! A server prints [`listening_line`] as its first stdout line once it
 //! accepts connections; a supervisor reads it back with
 //! [`parse_listening_line`]. Start-up failures print one line on stderr and
-//! end the process with the code the helper returns.
+//! end the process with the code the helper returns. SIGTERM or SIGINT end
+//! it with exit code 0 within [`STOP_GRACE`] plus the time to exit, whatever
+//! its clients are doing (see [`crate::signals`]).
 
 use std::fmt::Display;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::fortunes::{FortuneDb, Fortunes};
 
 /// Exit code for a bad flag or an address that cannot be bound (clap's
 /// usage-error code).
 pub const EXIT_USAGE: u8 = 2;
+
+/// How long a server's graceful stop may take after SIGTERM or SIGINT:
+/// in-flight responses are completed within it, then the process exits (exit
+/// code 0) and the connections still open are closed with it. Under the 1 s
+/// the README promises, with room for the exit itself.
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// What the listening line starts with, before the address.
 const LISTENING_PREFIX: &str = "listening on http://";

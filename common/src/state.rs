@@ -133,6 +133,9 @@ pub struct FatState {
     pub started_at: SystemTime,
     /// Identifier of this instance.
     pub instance_id: u64,
+    /// Counts this state's clones (feature `layer-counts`, test builds only).
+    #[cfg(feature = "layer-counts")]
+    pub counted: counts::Counted,
 }
 
 fn service(kind: &'static str, endpoint: &str) -> Arc<Service> {
@@ -194,6 +197,8 @@ impl FatState {
             trusted_proxies: Arc::new(vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]),
             started_at: SystemTime::now(),
             instance_id: 1,
+            #[cfg(feature = "layer-counts")]
+            counted: counts::Counted,
         }
     }
 }
@@ -244,6 +249,41 @@ impl AsRef<FatState> for AppState {
 /// not elided.
 pub fn touch<S: AsRef<FatState>>(state: &S) {
     std::hint::black_box(state.as_ref().config.page_size);
+    #[cfg(feature = "layer-counts")]
+    counts::TOUCHES.with(|t| t.set(t.get() + 1));
+}
+
+/// What the state layers did on this thread, for the servers' tests: how
+/// many times a layer touched a state, and how many times a [`FatState`]
+/// was cloned. Only with the feature `layer-counts`, which the servers turn
+/// on in their dev-dependencies: the binaries `make bench` builds count
+/// nothing.
+#[cfg(feature = "layer-counts")]
+pub mod counts {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Calls of [`super::touch`] on this thread.
+        pub static TOUCHES: Cell<u64> = const { Cell::new(0) };
+        /// Clones of a `FatState` on this thread.
+        pub static FAT_CLONES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// A field of `FatState` whose clone is counted.
+    #[derive(Debug)]
+    pub struct Counted;
+
+    impl Clone for Counted {
+        fn clone(&self) -> Self {
+            FAT_CLONES.with(|c| c.set(c.get() + 1));
+            Self
+        }
+    }
+
+    /// This thread's (touches, `FatState` clones) since the last call, and resets both.
+    pub fn take() -> (u64, u64) {
+        (TOUCHES.with(|t| t.replace(0)), FAT_CLONES.with(|c| c.replace(0)))
+    }
 }
 
 #[cfg(test)]

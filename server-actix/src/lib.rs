@@ -18,14 +18,20 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
-use actix_web::{App, Error, HttpResponse, HttpServer, guard};
-use common::process::fortunes_database;
-use common::process::{bind_failed, listening_line, signals_failed};
+use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
+use common::process::{bind_failed, fortunes_database, listening_line, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_FORTUNE_BYTES, RouteId,
-    ServerConfig, ShutdownSignals, Stop,
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
+    MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals, Stop, check_content_length, declared_length_over,
 };
+
+/// actix-web's graceful stop gives workers this long, in whole seconds
+/// (default 30), before it drops their connections. Its workers look once a
+/// second, so a connection in the middle of a request keeps a graceful stop
+/// at least 1 s whatever the value: the stop deadline
+/// (`common::process::STOP_GRACE`) ends the process first.
+const SHUTDOWN_TIMEOUT_S: u64 = 1;
 
 /// Returns the function that registers every route of `common::ROUTES` (and
 /// `PUT /api/devices`, `POST /fortunes`), with `layers` state layers in front
@@ -102,10 +108,39 @@ async fn cached(ThinData(catalog): ThinData<Arc<DeviceCatalog>>) -> HttpResponse
     HttpResponse::Ok().insert_header((header::CONTENT_TYPE, ContentType::Json.as_str())).body(catalog.cached_json())
 }
 
-async fn replace_devices(ThinData(catalog): ThinData<Arc<DeviceCatalog>>, body: web::Bytes) -> HttpResponse {
-    match catalog.replace_from_json(&body) {
+/// `PUT /api/devices`: the application's 64 KiB rule decides at every size.
+/// The body is taken as the raw `web::Payload` stream, so actix-web's
+/// `PayloadConfig` limit (256 KiB, its own refusal text) never applies: a
+/// declared length over the limit is refused before a byte is read, a
+/// chunked body is read with `Payload::to_bytes_limited`. actix-http answers
+/// `Expect: 100-continue` before any handler runs (actix-web does not expose
+/// its expect service), and after an early answer it lingers, reading and
+/// dropping the rest of the body for its `client_disconnect_timeout` (1 s),
+/// then closes the connection.
+async fn replace_devices(
+    ThinData(catalog): ThinData<Arc<DeviceCatalog>>,
+    request: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let content_length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    let read = match check_content_length(content_length) {
+        Ok(()) => read_limited(payload).await,
+        Err(e) => Err(e),
+    };
+    match read.and_then(|body| catalog.replace_from_json(&body)) {
         Ok(()) => HttpResponse::NoContent().finish(),
-        Err(e) => refusal(e.status(), e.to_string()),
+        Err(e) => HttpResponse::build(StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST))
+            .insert_header((header::CONTENT_TYPE, ContentType::TextPlain.as_str()))
+            .body(e.to_string()),
+    }
+}
+
+/// The body, if it is at most [`MAX_BODY_BYTES`].
+async fn read_limited(payload: web::Payload) -> Result<web::Bytes, CatalogError> {
+    match payload.to_bytes_limited(MAX_BODY_BYTES).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(e)) => Err(CatalogError::Invalid(format!("cannot read the body: {e}"))),
+        Err(_over_the_limit) => Err(CatalogError::TooLarge),
     }
 }
 
@@ -132,12 +167,23 @@ async fn fortunes_cached(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse
     html(fortunes.cached_page())
 }
 
-async fn add_fortune(ThinData(fortunes): ThinData<Fortunes>, body: web::Payload) -> HttpResponse {
-    // Reads at most the limit; a longer body is refused unread.
-    let body = match body.to_bytes_limited(MAX_FORTUNE_BYTES).await {
+/// `POST /fortunes`: the body read as `PUT /api/devices` reads it (a
+/// declared length over the 1 KiB limit refused unread, a chunked one read
+/// up to the limit, actix-http lingering after an early answer), then the
+/// row added on the blocking pool.
+async fn add_fortune(
+    ThinData(fortunes): ThinData<Fortunes>,
+    request: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let content_length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared_length_over(content_length, MAX_FORTUNE_BYTES) {
+        return refusal(413, FortuneError::TooLarge.to_string());
+    }
+    let body = match payload.to_bytes_limited(MAX_FORTUNE_BYTES).await {
         Ok(Ok(body)) => body,
         Ok(Err(e)) => return refusal(400, format!("cannot read the body: {e}")),
-        Err(_) => return refusal(413, FortuneError::TooLarge.to_string()),
+        Err(_over_the_limit) => return refusal(413, FortuneError::TooLarge.to_string()),
     };
     match web::block(move || fortunes.add(&body)).await {
         Ok(Ok(())) => HttpResponse::NoContent().finish(),
@@ -171,8 +217,13 @@ async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
 /// (removed once the server has stopped), binds, prints the listening line,
 /// serves with `config.workers` workers.
 ///
-/// Returns exit code 0 after a clean stop, 2 when the address cannot be bound,
-/// 1 when the database cannot be created or on any other I/O error.
+/// The graceful stop completes in-flight responses and closes idle
+/// connections; it is raced against the stop deadline
+/// (`common::process::STOP_GRACE`), after which the connections still open
+/// (a client in the middle of a request) are closed as the process exits.
+///
+/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
+/// when the database cannot be created or on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
     let (database, fortunes) = match fortunes_database(config.workers) {
         Ok(opened) => opened,
@@ -188,6 +239,7 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
         let routes = app(config.layers, fortunes);
         let server = HttpServer::new(move || App::new().configure(routes.clone()))
             .workers(config.workers.get())
+            .shutdown_timeout(SHUTDOWN_TIMEOUT_S)
             .disable_signals();
         let server = match server.bind(config.addr) {
             Ok(s) => s,
@@ -202,12 +254,17 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
         }
         let server = server.run();
         let handle = server.handle();
+        let (stop, deadline) = signals.with_deadline();
         // As actix-web's own handling: SIGTERM stops gracefully, SIGINT at once.
         actix_web::rt::spawn(async move {
-            let graceful = signals.recv().await == Stop::Terminate;
+            let graceful = stop.await == Stop::Terminate;
             handle.stop(graceful).await;
         });
-        match server.await {
+        let served = tokio::select! {
+            served = server => served,
+            () = deadline => Ok(()),
+        };
+        match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");

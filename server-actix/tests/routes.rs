@@ -80,3 +80,23 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
         assert_eq!(call(Method::GET, path, vec![]).await.2, expected, "{path}");
     }
 }
+
+/// (touches, FatState clones) of one request to `path` through `layers` layers.
+async fn counted(layers: usize, path: &str) -> (u64, u64) {
+    let (_db, fortunes) = database();
+    let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
+    common::state::counts::take();
+    let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    common::state::counts::take()
+}
+
+#[actix_web::test]
+async fn every_layer_obtains_the_state_as_documented() {
+    for layers in [0, 1, 7] {
+        // ThinData clones the state on every extraction: each layer and the handler clone FatState.
+        assert_eq!(counted(layers, "/state/fat").await, (layers as u64, layers as u64 + 1), "{layers} layers");
+        assert_eq!(counted(layers, "/state/arc").await, (layers as u64, 0), "{layers} layers");
+        assert_eq!(counted(layers, "/plaintext").await, (0, 0), "no layer in front of /plaintext");
+    }
+}

@@ -79,3 +79,28 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
         assert_eq!(call(app.clone(), Method::GET, path, vec![]).await.2, expected, "{path}");
     }
 }
+
+/// (touches, FatState clones) of one request to `path` through `layers` layers.
+async fn counted(layers: usize, path: &str) -> (u64, u64) {
+    let (_db, fortunes) = database();
+    let app = server_axum::app(layers, fortunes);
+    common::state::counts::take();
+    let response = app.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    common::state::counts::take()
+}
+
+#[tokio::test]
+async fn every_layer_obtains_the_state_as_documented() {
+    for layers in [0, 1, 7] {
+        // Each layer's and the handler's State extractor clones FatState, and every
+        // from_fn layer also clones the service it wraps on each call (tower's
+        // ready-service swap), which holds the states of the layers below it:
+        // (L + 1)(L + 3) clones per request through L layers.
+        let l = layers as u64;
+        assert_eq!(counted(layers, "/state/fat").await, (l, (l + 1) * (l + 3)), "{layers} layers");
+        // The same through one Arc: no FatState clone.
+        assert_eq!(counted(layers, "/state/arc").await, (layers as u64, 0), "{layers} layers");
+        assert_eq!(counted(layers, "/plaintext").await, (0, 0), "no layer in front of /plaintext");
+    }
+}

@@ -63,3 +63,22 @@ fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
         assert_eq!(client.get(path).dispatch().into_bytes().unwrap(), expected, "{path}");
     }
 }
+
+/// (touches, FatState clones) of one request to `path` through `layers` layers.
+fn counted(client: &Client, path: &str) -> (u64, u64) {
+    common::state::counts::take();
+    assert_eq!(client.get(path).dispatch().status(), Status::Ok);
+    common::state::counts::take()
+}
+
+#[test]
+fn every_layer_obtains_the_state_as_documented() {
+    for layers in [0, 1, 7] {
+        let (_db, client) = client(layers);
+        // Each fairing borrows the managed state (`&State<T>`): touched, never cloned.
+        assert_eq!(counted(&client, "/state/fat"), (layers as u64, 0), "{layers} layers");
+        assert_eq!(counted(&client, "/state/arc"), (layers as u64, 0), "{layers} layers");
+        // The fairings run on every route but touch the state only on /state/*.
+        assert_eq!(counted(&client, "/plaintext"), (0, 0));
+    }
+}

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Measured;
 use crate::analysis;
-use crate::engine::{Failures, LatencySummary, LoadSettings, Rate, RunStats};
+use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats};
+use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
 /// CPUs, percent; below it a run is flagged client-bound.
@@ -54,7 +55,8 @@ pub struct RunFigures {
     /// Requests outstanding per connection (1: no pipelining).
     #[serde(default = "one")]
     pub pipeline: usize,
-    /// Open loop: the requests per second that were due; `None`: closed loop.
+    /// Open loop: the requests per second that were due (to this client: its
+    /// share when the load was split over several); `None`: closed loop.
     #[serde(default)]
     pub rate_per_s: Option<f64>,
     /// The engine's nap between polls, microseconds (0: it waited in epoll).
@@ -84,6 +86,27 @@ pub struct RunFigures {
     /// the request was due (not corrected for coordinated omission).
     #[serde(default)]
     pub latency_uncorrected_us: Option<LatencySummary>,
+    /// The histogram `latency_us` is read from (HdrHistogram V2 + DEFLATE,
+    /// base64, `HISTFAAA…`): what `merge` adds. `None` in files before
+    /// schema 6.
+    #[serde(default)]
+    pub latency_hdr: Option<EncodedHistogram>,
+    /// Open loop only: the histogram of `latency_uncorrected_us`.
+    #[serde(default)]
+    pub latency_uncorrected_hdr: Option<EncodedHistogram>,
+    /// The start barrier the run waited for (`--start-at`), milliseconds
+    /// since the Unix epoch; `None` when it started at once.
+    #[serde(default)]
+    pub start_at_unix_ms: Option<u64>,
+    /// The realtime clock when the measured windows began (start plus
+    /// warm-up), milliseconds since the Unix epoch; `None` in files before
+    /// schema 6.
+    #[serde(default)]
+    pub measure_start_unix_ms: Option<u64>,
+    /// The client that measured it (`--label`; by default the host name, the
+    /// pod name in Kubernetes).
+    #[serde(default)]
+    pub label: String,
     /// Coefficient of variation of `windows`, percent (`None` under two windows).
     pub window_cv_percent: Option<f64>,
     /// The last third of the windows averaged 5 % or more below the first
@@ -209,7 +232,7 @@ impl RunFigures {
             connections_established: conn.connections_established,
             reconnects: conn.reconnects,
             pipeline: settings.pipeline.get(),
-            rate_per_s: settings.rate.map(Rate::per_s),
+            rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             late_sends: conn.late_sends,
             unsent_at_deadline: conn.unsent_at_deadline,
@@ -227,6 +250,13 @@ impl RunFigures {
                 })
                 .collect(),
             latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
+            latency_hdr: Some(EncodedHistogram::encode(&s.latency_us)),
+            latency_uncorrected_hdr: s.latency_uncorrected_us.as_ref().map(EncodedHistogram::encode),
+            start_at_unix_ms: run.start.planned_unix_ms,
+            measure_start_unix_ms: Some(
+                run.start.unix_ms + u64::try_from(settings.timing.warmup().as_millis()).unwrap_or(u64::MAX),
+            ),
+            label: hostname(),
             window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
             drift: analysis::drifts(&measured_windows),
             server_cpu_percent,

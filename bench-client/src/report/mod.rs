@@ -15,4 +15,4 @@ pub use self::markdown::{
     ab_table, comparison_table, delta_table, profiles_table, profiling_cost_table, proportion_table, report,
     sweep_table,
 };
-pub use self::terminal::{ceiling_line, load_summary, run_line, top_self_time};
+pub use self::terminal::{ceiling_line, load_summary, run_line, top_self_time, watch_summary};

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use bench_client::model::{Framework, Pairing, Scenario};
 use bench_client::results::{self, Results, fixtures};
@@ -49,7 +50,7 @@ fn write(dir: &Path, name: &str, r: &Results) -> PathBuf {
 }
 
 fn compare(args: &[&Path], extra: &[&str]) -> (i32, String) {
-    let out = Command::new(CLIENT).arg("compare").args(args).args(extra).output().unwrap();
+    let out = util::output_within(Command::new(CLIENT).arg("compare").args(args).args(extra), Duration::from_secs(30));
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap(), text)
 }
@@ -155,7 +156,7 @@ fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
         for args in [[&a, &path], [&path, &a]] {
-            let out = Command::new(CLIENT).arg("compare").args(args).output().unwrap();
+            let out = util::output_within(Command::new(CLIENT).arg("compare").args(args), Duration::from_secs(30));
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
             assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");

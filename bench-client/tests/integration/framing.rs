@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -68,8 +69,10 @@ fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64)
 fn load(url: &str, extra: &[&str]) -> (Output, Option<Value>) {
     let dir = util::temp_dir("framing");
     let json = dir.join("run.json");
-    let out =
-        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra).output().expect("bench-client runs");
+    let out = util::output_within(
+        Command::new(CLIENT).args(["load", url, "--json"]).arg(&json).args(extra),
+        Duration::from_secs(60),
+    );
     let value = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).expect("valid JSON"));
     (out, value)
 }
@@ -221,7 +224,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         slice,
         block: block.clone(),
     });
-    let outcome = engine::run(&load, &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(
         outcome.stats.failures.requests(),
         0,
@@ -247,6 +250,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         cpu: CpuWindows::default(),
         client_peak_rss_bytes: 0,
         folded: None,
+        start: bench_client::measure::Start::now(),
     };
     for route in 0..2 {
         let f = RunFigures::of_route(&measured, &settings, None, route, &block);
@@ -287,7 +291,7 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
         slice,
         block: block.clone(),
     });
-    let outcome = engine::run(&load, &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
     assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");
     for (route, r) in outcome.by_route.iter().enumerate() {

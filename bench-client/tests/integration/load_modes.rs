@@ -43,7 +43,7 @@ fn slow_server(delay: Duration) -> SocketAddr {
 }
 
 fn client(args: &[&str]) -> Output {
-    Command::new(CLIENT).args(args).output().expect("run bench-client")
+    util::output_within(Command::new(CLIENT).args(args), Duration::from_secs(120))
 }
 
 fn json(path: &Path) -> Value {
@@ -135,7 +135,7 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
          --warmup 2s --duration 1s --json {}",
         out_json.display()
     );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let out = util::output_within(Command::new("sh").args(["-c", &script]), Duration::from_secs(60));
     let raised = json(&out_json);
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     // Far more connections than a soft limit of 256 allows: it was raised.
@@ -153,7 +153,7 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
     let script = format!(
         "ulimit -n 1000 && exec {CLIENT} load http://{addr}/plaintext --connections 4096 --duration 1s --warmup 0s"
     );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let out = util::output_within(Command::new("sh").args(["-c", &script]), Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_line(&out);
     assert!(err.contains("at most 936 connections"), "{err}");

@@ -20,6 +20,8 @@ mod layers;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
+// Several clients at one start barrier, merged exactly; watch, refusals.
+mod multi_client;
 // Flame graphs from a committed perf-script fixture; a suite without perf.
 mod profiling;
 // Start-up errors: missing binary, failing build, port in use.

@@ -6,6 +6,7 @@
 
 use crate::util;
 use std::process::Command;
+use std::time::Duration;
 
 use bench_client::measure::profiler;
 
@@ -57,16 +58,33 @@ fn suite_without_perf_on_path_runs_on_and_says_so() {
     std::fs::create_dir_all(&empty_path).unwrap();
     let out = util::temp_dir("bench-noperf");
     let cpus = util::all_cpus();
-    let output = Command::new(util::CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
-        .args(["--scenarios", "payload", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
-        .args(["--server-cpus", &cpus.cpus()[0].to_string(), "--client-cpus", &cpus.cpus().last().unwrap().to_string()])
-        .arg("--out")
-        .arg(&out)
-        .env("PATH", &empty_path)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
-        .output()
-        .unwrap();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
+            .args([
+                "--scenarios",
+                "payload",
+                "--rounds",
+                "1",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--connections",
+                "4",
+            ])
+            .args([
+                "--server-cpus",
+                &cpus.cpus()[0].to_string(),
+                "--client-cpus",
+                &cpus.cpus().last().unwrap().to_string(),
+            ])
+            .arg("--out")
+            .arg(&out)
+            .env("PATH", &empty_path)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{}\n{stderr}", output.status);
     assert_eq!(

@@ -7,8 +7,8 @@
 //! `127.0.0.1:0` and reports the port it got, so "port in use" can only reach
 //! a server started by hand.
 
-use crate::util;
 use crate::util::FRAMEWORKS;
+use crate::util::{self, output_within};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -31,20 +31,6 @@ fn suite(out: &Path) -> Command {
         .arg("--out")
         .arg(out);
     command
-}
-
-/// Runs `command` to its end, killing it after `limit`.
-fn output_within(command: &mut Command, limit: Duration) -> Output {
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{command:?} still runs after {limit:?}: {:?}", child.wait_with_output());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// stderr's lines, without the suite's warning that the server and client
@@ -161,26 +147,96 @@ fn the_database_directory_is_removed_when_the_server_stops() {
     let dir = temp_dir("database-removed");
     for f in FRAMEWORKS {
         for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
-            let mut child = Command::new(util::server_binary(f))
-                .env("TMPDIR", &dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
+            let mut command = Command::new(util::server_binary(f));
+            command.env("TMPDIR", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+            let mut child = util::Guarded::spawn(&mut command);
             let mut line = String::new();
-            BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
             assert!(common::process::parse_listening_line(&line).is_some(), "{f}: {line:?}");
             let entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
             assert_eq!(entries.len(), 1, "{f}: one database directory while running: {entries:?}");
             assert!(entries[0].join("fortunes.db").is_file(), "{f}: {entries:?}");
-            let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+            let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
             nix::sys::signal::kill(pid, signal).unwrap();
-            let status = child.wait().unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let status = loop {
+                if let Some(status) = child.0.try_wait().unwrap() {
+                    break status;
+                }
+                assert!(Instant::now() < deadline, "{f} {signal}: still running 10 s after the signal");
+                std::thread::sleep(Duration::from_millis(10));
+            };
             assert!(status.success(), "{f} {signal}: {status}");
             let left: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
             assert!(left.is_empty(), "{f} {signal}: {left:?} left behind");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_given_a_bad_flag_exits_2_with_one_line_and_help_exits_0() {
+    for f in FRAMEWORKS {
+        for bad in [&["--bogus"][..], &["--addr", "nope"], &["--workers", "0"], &["--layers", "-1"]] {
+            let output = output_within(Command::new(util::server_binary(f)).args(bad), Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(stderr.lines().count(), 1, "{f} {bad:?}: one line: {stderr:?}");
+            assert!(stderr.starts_with("error: "), "{f} {bad:?}: {stderr}");
+            assert_eq!(output.status.code(), Some(2), "{f} {bad:?}");
+            assert!(output.stdout.is_empty(), "{f} {bad:?}: no listening line");
+        }
+        let help = output_within(Command::new(util::server_binary(f)).arg("--help"), Duration::from_secs(30));
+        assert_eq!(help.status.code(), Some(0), "{f} --help");
+        assert!(String::from_utf8_lossy(&help.stdout).contains("--layers"), "{f}: the usage on stdout");
+    }
+}
+
+#[test]
+fn a_server_logs_nothing_per_request_and_sigint_stops_it_with_exit_0() {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    for f in FRAMEWORKS {
+        // As `main` runs it: no flags but the address.
+        let mut server = util::Guarded::spawn(
+            Command::new(util::server_binary(f))
+                .args(["--addr", "127.0.0.1:0"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        let mut stdout = BufReader::new(server.0.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let addr = common::process::parse_listening_line(&line).expect("listening line");
+        let mut conn = std::net::TcpStream::connect(addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let request = format!("GET /plaintext HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+        let mut answers = Vec::new();
+        let mut buf = [0u8; 4096];
+        for _ in 0..200 {
+            conn.write_all(request.as_bytes()).unwrap();
+            let before = answers.len();
+            while !String::from_utf8_lossy(&answers[before..]).contains("Hello, World!") {
+                let n = conn.read(&mut buf).unwrap();
+                assert!(n > 0, "{f}: closed");
+                answers.extend_from_slice(&buf[..n]);
+            }
+        }
+        drop(conn);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.0.id() as i32), nix::sys::signal::Signal::SIGINT)
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let status = loop {
+            if let Some(status) = server.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "{f}: still running 1 s after SIGINT");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(0), "{f}: SIGINT is a clean stop");
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        let mut stderr = String::new();
+        server.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert!(rest.is_empty() && stderr.is_empty(), "{f}: 200 requests logged nothing: {rest:?} {stderr:?}");
+    }
 }

@@ -7,6 +7,7 @@
 use crate::util;
 use crate::util::FRAMEWORKS;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -16,15 +17,16 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let cpus = util::all_cpus();
     let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
     let out = util::temp_dir("bench-suite-e2e");
-    let output = Command::new(util::CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
-        .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
-        .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-        .arg("--out")
-        .arg(&out)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
-        .output()
-        .unwrap();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+            .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
@@ -86,9 +88,11 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
         let server_cpu = run["server_cpu_percent"].as_f64().unwrap_or_else(|| panic!("server CPU sampled: {run}"));
         assert!((0.0..=110.0).contains(&server_cpu), "one pinned server CPU: {server_cpu}");
-        // One CPU sample per window: the run's one 1 s window, or a sliced variant's own slices.
+        // One CPU sample per window: the floor's 1 s window, or each variant's own slices.
         let windows = run["windows"].as_array().unwrap().len();
         assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), windows, "{run}");
+        let expected = if run["scenario"] == "floor" { 1 } else { 4 };
+        assert_eq!(windows, expected, "1 s own time in slices of 250 ms: {run}");
         assert_eq!(run["server_cpus"], 1);
         for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
             assert!(!run[key].is_null(), "{key} missing in {run}");
@@ -135,15 +139,21 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let _exclusive = util::exclusive();
     let cpus = util::all_cpus();
     let out = util::temp_dir("bench-sweep");
-    let output = Command::new(util::CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
-        .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
-        .args(["--server-cpus", &cpus.cpus()[0].to_string(), "--client-cpus", &cpus.cpus().last().unwrap().to_string()])
-        .arg("--out")
-        .arg(&out)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
-        .output()
-        .unwrap();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+            .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+            .args([
+                "--server-cpus",
+                &cpus.cpus()[0].to_string(),
+                "--client-cpus",
+                &cpus.cpus().last().unwrap().to_string(),
+            ])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
     let results = bench_client::results::read(&out.join("latest")).unwrap();

@@ -3,8 +3,15 @@
 //! measure or pin (tests of different modules run in parallel in this one
 //! binary).
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 
 use bench_client::model::Framework;
 use bench_client::sys::{CpuList, affinity_of};
@@ -55,4 +62,54 @@ static EXCLUSIVE: Mutex<()> = Mutex::new(());
 /// poison it for the others.
 pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
     EXCLUSIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A child in a process group of its own, killed with its whole group
+/// (servers it started included) when dropped: a failing test leaves
+/// nothing running.
+pub(crate) struct Guarded(pub(crate) Child);
+
+impl Guarded {
+    /// Spawns `command` in a new process group.
+    pub(crate) fn spawn(command: &mut Command) -> Self {
+        Self(command.process_group(0).spawn().expect("the command starts"))
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = killpg(Pid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs `command` to its end like `Command::output`, in a process group of
+/// its own; past `deadline` the group is killed and the test fails naming
+/// the command, instead of hanging `make test`.
+pub(crate) fn output_within(command: &mut Command, deadline: Duration) -> Output {
+    let shown = format!("{command:?}");
+    let mut child = Guarded::spawn(command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let mut stdout = child.0.stdout.take().expect("piped stdout");
+    let mut stderr = child.0.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let end = Instant::now() + deadline;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("wait for the child") {
+            break status;
+        }
+        assert!(Instant::now() < end, "{shown} still running after {deadline:?}: killed");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
