@@ -276,3 +276,22 @@ impl RunFigures {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Framework;
+    use crate::results::fixtures::run;
+
+    #[test]
+    fn a_clean_run_is_usable_and_not_a_failure_and_old_files_default_to_no_pipelining() {
+        let clean = run(Framework::Axum, "floor", "plaintext", 1, 10, true).figures;
+        assert!(clean.usable() && !clean.is_failure(), "{clean:?}");
+        let mut failed = clean.clone();
+        failed.failed.status.insert(503, 1);
+        assert!(failed.is_failure(), "a failure by kind, wherever it completed");
+        let mut value = serde_json::to_value(&clean).unwrap();
+        value.as_object_mut().unwrap().remove("pipeline");
+        let old: super::RunFigures = serde_json::from_value(value).unwrap();
+        assert_eq!(old.pipeline, 1);
+    }
+}
