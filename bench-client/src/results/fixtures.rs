@@ -54,7 +54,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
     let deltas = deltas(
         &runs,
         &[Framework::Actix, Framework::Axum],
-        &[Scenario::Payload, Scenario::State],
+        &[Scenario::Payload, Scenario::State, Scenario::Fortunes],
         &[10],
         Pairing::Rounds,
     );
