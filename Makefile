@@ -6,6 +6,10 @@ WINDOW      ?= 1s
 ROUNDS      ?= 6
 CONNECTIONS ?= 64
 FRAMEWORKS  ?= actix,axum,rocket
+# `fortunes` (/fortunes → /fortunes/cached, the request that does real work) is
+# not in the default: it adds ~2 min (a quarter) to `make bench`. Ask for it with
+# SCENARIOS=payload,state,fortunes; the report's "In proportion" table then
+# reads every delta as a share of a /fortunes request.
 SCENARIOS   ?= payload,state
 LAYERS      ?= 10
 SERVER_CPUS ?= 0

@@ -95,6 +95,9 @@ pub enum Scenario {
     Payload,
     /// `/state/fat` (35-field state cloned per use) → `/state/arc` (one `Arc`).
     State,
+    /// `/fortunes` (SQLite read, sort and HTML rendering per request) →
+    /// `/fortunes/cached` (rendered once per change of the table).
+    Fortunes,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -112,6 +115,7 @@ impl Scenario {
         match self {
             Self::Payload => "payload",
             Self::State => "state",
+            Self::Fortunes => "fortunes",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -124,6 +128,7 @@ impl Scenario {
         match self {
             Self::Payload => &[Variant::PerRequest, Variant::Preserialized, Variant::Cached],
             Self::State => &[Variant::Fat, Variant::Arc],
+            Self::Fortunes => &[Variant::Fortunes, Variant::FortunesCached],
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -146,12 +151,24 @@ pub enum Variant {
     Arc,
     /// `GET /plaintext`: the floor.
     Plaintext,
+    /// `GET /fortunes`: the table read, sorted and rendered on every request.
+    Fortunes,
+    /// `GET /fortunes/cached`: the page rendered once per change of the table.
+    FortunesCached,
 }
 
 impl Variant {
     /// Every variant, in the order of the route table.
-    pub const ALL: [Self; 6] =
-        [Self::Plaintext, Self::PerRequest, Self::Preserialized, Self::Cached, Self::Fat, Self::Arc];
+    pub const ALL: [Self; 8] = [
+        Self::Plaintext,
+        Self::PerRequest,
+        Self::Preserialized,
+        Self::Cached,
+        Self::Fat,
+        Self::Arc,
+        Self::Fortunes,
+        Self::FortunesCached,
+    ];
 
     /// The variant of the route at `path`, if it is one.
     pub fn of_path(path: &str) -> Option<Self> {
@@ -167,6 +184,8 @@ impl Variant {
             Self::Fat => "fat",
             Self::Arc => "arc",
             Self::Plaintext => "plaintext",
+            Self::Fortunes => "fortunes",
+            Self::FortunesCached => "fortunes_cached",
         }
     }
 
@@ -179,6 +198,8 @@ impl Variant {
             Self::Fat => RouteId::StateFat,
             Self::Arc => RouteId::StateArc,
             Self::Plaintext => RouteId::Plaintext,
+            Self::Fortunes => RouteId::Fortunes,
+            Self::FortunesCached => RouteId::FortunesCached,
         }
     }
 
@@ -239,15 +260,28 @@ mod tests {
 
     #[test]
     fn names_are_the_json_strings() {
-        for v in [Scenario::Payload, Scenario::State, Scenario::Floor].iter().flat_map(|s| s.variants()) {
+        for v in
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Floor].iter().flat_map(|s| s.variants())
+        {
             assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{}\"", v.name()));
         }
+        assert_eq!(serde_json::to_string(&Scenario::Fortunes).unwrap(), "\"fortunes\"");
         assert_eq!(serde_json::to_string(&Scenario::Floor).unwrap(), "\"floor\"");
         assert_eq!(
             Scenario::value_variants(),
-            [Scenario::Payload, Scenario::State],
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes],
             "floor is not a --scenarios value"
         );
         assert_eq!(Profile::Dev.target_dir(), "debug");
+    }
+
+    #[test]
+    fn every_variant_loads_its_own_route_of_the_table() {
+        for v in Variant::ALL {
+            assert_eq!(Variant::of_path(v.path()), Some(v));
+            assert!(common::Route::by_path(v.path()).is_some(), "{v}: {} in the route table", v.path());
+        }
+        let fortunes: Vec<&str> = Scenario::Fortunes.variants().iter().map(|v| v.path()).collect();
+        assert_eq!(fortunes, ["/fortunes", "/fortunes/cached"], "baseline first");
     }
 }

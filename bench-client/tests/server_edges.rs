@@ -10,6 +10,8 @@
 //!   refuses without asking for the body; actix-web and Rocket send `100
 //!   Continue` before any application code runs, then refuse the same way;
 //! - a 10 MiB upload, repeated, gets a clean 413 every time;
+//! - the same for `POST /fortunes` and its 1 KiB rule, from 1 KiB + 1 byte
+//!   to 10 MiB;
 //! - SIGTERM ends every server with exit code 0 within 1 s whatever its
 //!   clients do: an idle keep-alive connection, a fresh connection that sent
 //!   nothing, half a request head, half a body, a thousand connections, a
@@ -254,13 +256,24 @@ fn write_body(stream: &mut TcpStream, size: usize, framing: Framing) -> Result<u
     Ok(sent)
 }
 
+/// The head of a `PUT /api/devices`.
 fn put_head(size: usize, framing: Framing, expect_continue: bool) -> String {
+    upload_head(DEVICES, size, framing, expect_continue)
+}
+
+/// `PUT /api/devices`, the request line's method and target.
+const DEVICES: &str = "PUT /api/devices";
+/// `POST /fortunes`.
+const FORTUNES: &str = "POST /fortunes";
+
+/// The head of `method_target` (e.g. `POST /fortunes`) with a body of `size` bytes.
+fn upload_head(method_target: &str, size: usize, framing: Framing, expect_continue: bool) -> String {
     let length = match framing {
         Framing::ContentLength => format!("Content-Length: {size}\r\n"),
         Framing::Chunked => "Transfer-Encoding: chunked\r\n".to_owned(),
     };
     let expect = if expect_continue { "Expect: 100-continue\r\n" } else { "" };
-    format!("PUT /api/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n{length}{expect}\r\n")
+    format!("{method_target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{length}{expect}\r\n")
 }
 
 /// What one over-limit upload got.
@@ -279,8 +292,13 @@ struct Upload {
 /// response is read, as a client that does not wait for the answer does.
 /// With `expect_continue`, the body is written only after `100 Continue`.
 fn upload(server: &Server, size: usize, framing: Framing, expect_continue: bool) -> Upload {
+    upload_to(server, DEVICES, size, framing, expect_continue)
+}
+
+/// [`upload`] to `method_target`.
+fn upload_to(server: &Server, method_target: &str, size: usize, framing: Framing, expect_continue: bool) -> Upload {
     let mut stream = server.connect();
-    stream.write_all(put_head(size, framing, expect_continue).as_bytes()).unwrap();
+    stream.write_all(upload_head(method_target, size, framing, expect_continue).as_bytes()).unwrap();
     let writer_stream = stream.try_clone().unwrap();
     let (start_tx, start_rx) = mpsc::channel::<()>();
     let writer = thread::spawn(move || {
@@ -332,6 +350,35 @@ fn the_application_refuses_every_size_and_framing_alike_and_closes_cleanly() {
         write_body(&mut stream, common::MAX_BODY_BYTES, Framing::ContentLength).unwrap();
         let (response, _) = read_response(&mut stream, |_| {});
         assert_eq!(response.status, 400, "{name}: 64 KiB of spaces is read, and is not JSON");
+    });
+}
+
+#[test]
+fn post_fortunes_refuses_every_size_and_framing_alike_and_closes_cleanly() {
+    let limit = common::MAX_FORTUNE_BYTES;
+    let refusal = Response {
+        status: 413,
+        content_type: Some("text/plain; charset=utf-8".to_owned()),
+        body: common::FortuneError::TooLarge.to_string().into_bytes(),
+    };
+    on_every_server(|name| {
+        let server = Server::start(name);
+        for size in [limit + 1, 64 * KIB, 10 * MIB] {
+            for framing in [Framing::ContentLength, Framing::Chunked] {
+                let case = format!("{name} POST /fortunes {size} bytes {framing:?}");
+                let up = upload_to(&server, FORTUNES, size, framing, false);
+                assert_eq!(up.response, refusal, "{case}: the application's refusal");
+                assert_eq!(up.interim, Vec::<u16>::new(), "{case}");
+                assert_eq!(up.written, Some(Ok(size)), "{case}: the whole body was accepted, never reset");
+                assert_eq!(up.close, Ok(()), "{case}: closed cleanly");
+            }
+        }
+        // At the limit, the bytes are read and judged: 1 KiB of spaces is a blank fortune.
+        let mut stream = server.connect();
+        stream.write_all(upload_head(FORTUNES, limit, Framing::ContentLength, false).as_bytes()).unwrap();
+        write_body(&mut stream, limit, Framing::ContentLength).unwrap();
+        let (response, _) = read_response(&mut stream, |_| {});
+        assert_eq!((response.status, response.body.as_slice()), (400, &b"empty fortune"[..]), "{name}");
     });
 }
 

@@ -35,10 +35,16 @@ pub const REFUSED_BODY_LINGER: Duration = Duration::from_secs(1);
 /// # Errors
 /// [`CatalogError::TooLarge`] for a declared length over [`MAX_BODY_BYTES`].
 pub fn check_content_length(content_length: Option<&str>) -> Result<(), CatalogError> {
-    match content_length.and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(n) if n > MAX_BODY_BYTES as u64 => Err(CatalogError::TooLarge),
-        _ => Ok(()),
-    }
+    if declared_length_over(content_length, MAX_BODY_BYTES) { Err(CatalogError::TooLarge) } else { Ok(()) }
+}
+
+/// Whether a body's declared length, the value of its `Content-Length`
+/// header, is over `limit` bytes: the rule of [`check_content_length`] for
+/// any limit (`POST /fortunes` uses it with
+/// [`MAX_FORTUNE_BYTES`](crate::MAX_FORTUNE_BYTES)). No header, or one a
+/// server's HTTP parser would not have accepted, is not over.
+pub fn declared_length_over(content_length: Option<&str>, limit: usize) -> bool {
+    content_length.and_then(|v| v.trim().parse::<u64>().ok()).is_some_and(|n| n > limit as u64)
 }
 
 /// One version of the list and its serialization.
@@ -165,6 +171,7 @@ mod tests {
         assert_eq!(check_content_length(Some(&over)), Err(CatalogError::TooLarge));
         assert_eq!(check_content_length(Some("18446744073709551615")), Err(CatalogError::TooLarge));
         assert_eq!(check_content_length(Some("not a number")), Ok(()), "the parser's business");
+        assert!(declared_length_over(Some("1025"), 1024) && !declared_length_over(Some("1024"), 1024));
     }
 
     #[test]

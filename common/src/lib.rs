@@ -15,14 +15,18 @@
 pub mod catalog;
 pub mod config;
 pub mod devices;
+pub mod fortunes;
 pub mod process;
 pub mod routes;
 pub mod signals;
 pub mod state;
 
-pub use catalog::{CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, check_content_length};
+pub use catalog::{
+    CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, check_content_length, declared_length_over,
+};
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
+pub use fortunes::{DatabaseError, FortuneDb, FortuneError, Fortunes, MAX_FORTUNE_BYTES};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};
 pub use signals::{ShutdownSignals, Stop};
 pub use state::{AppState, FatState, touch};

@@ -1,7 +1,7 @@
 //! The process contract every server keeps and the bench client relies on:
 //! the listening line (the one place that knows its text), the exit codes,
-//! the one-line start-up errors, and the tokio runtime the axum and Rocket
-//! servers run on.
+//! the one-line start-up errors, the fortunes database every server opens
+//! before it listens, and the tokio runtime the axum and Rocket servers run on.
 //!
 //! A server prints [`listening_line`] as its first stdout line once it
 //! accepts connections; a supervisor reads it back with
@@ -15,6 +15,8 @@ use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 use std::time::Duration;
+
+use crate::fortunes::{FortuneDb, Fortunes};
 
 /// Exit code for a bad flag or an address that cannot be bound (clap's
 /// usage-error code).
@@ -53,6 +55,22 @@ pub fn bind_failed(addr: SocketAddr, err: &dyn Display) -> ExitCode {
 pub fn signals_failed(err: &dyn Display) -> ExitCode {
     eprintln!("error: cannot install signal handlers: {err}");
     ExitCode::FAILURE
+}
+
+/// Creates the fortunes database (in a temporary directory, removed when
+/// the returned [`FortuneDb`] is dropped: hold it until the server has
+/// stopped) and opens it with one pooled connection per worker.
+///
+/// # Errors
+/// Prints the one-line error `error: fortunes database: …` and returns exit
+/// code 1, so a server never starts without its database.
+pub fn fortunes_database(workers: NonZeroUsize) -> Result<(FortuneDb, Fortunes), ExitCode> {
+    FortuneDb::create().and_then(|db| Fortunes::open(db.path(), workers).map(|fortunes| (db, fortunes))).map_err(|e| {
+        // One line, whatever the cause's text holds.
+        let reason = e.to_string().lines().collect::<Vec<_>>().join(" ");
+        eprintln!("error: fortunes database: {reason}");
+        ExitCode::FAILURE
+    })
 }
 
 /// The multi-threaded tokio runtime of `workers` threads that the axum and

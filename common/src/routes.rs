@@ -3,6 +3,7 @@
 //! test and the bench client's response check all read this one table.
 
 use crate::devices::devices_json;
+use crate::fortunes::seed_page;
 
 /// Body of `GET /healthz`.
 pub const HEALTHZ_BODY: &str = "OK";
@@ -19,6 +20,8 @@ pub enum ContentType {
     TextPlain,
     /// `application/json`.
     Json,
+    /// `text/html; charset=utf-8`: the fortunes page.
+    Html,
 }
 
 impl ContentType {
@@ -27,6 +30,7 @@ impl ContentType {
         match self {
             Self::TextPlain => "text/plain; charset=utf-8",
             Self::Json => "application/json",
+            Self::Html => "text/html; charset=utf-8",
         }
     }
 }
@@ -49,6 +53,11 @@ pub enum RouteId {
     StateFat,
     /// `GET /state/arc`: the same with `AppState`.
     StateArc,
+    /// `GET /fortunes`: every row of the SQLite table read, one added, sorted
+    /// and rendered as HTML on every request (`POST /fortunes` adds a row).
+    Fortunes,
+    /// `GET /fortunes/cached`: the same page, rendered once per change of the table.
+    FortunesCached,
 }
 
 impl RouteId {
@@ -63,6 +72,8 @@ impl RouteId {
             Self::DevicesCached => "/api/devices/cached",
             Self::StateFat => "/state/fat",
             Self::StateArc => "/state/arc",
+            Self::Fortunes => "/fortunes",
+            Self::FortunesCached => "/fortunes/cached",
         }
     }
 }
@@ -79,13 +90,15 @@ pub struct Route {
 }
 
 impl Route {
-    /// The exact body a server must answer with (status 200).
+    /// The exact body a server must answer with (status 200), as long as
+    /// nothing was `PUT` or `POST`ed.
     pub fn expected_body(&self) -> Vec<u8> {
         match self.id {
             RouteId::Healthz => HEALTHZ_BODY.as_bytes().to_vec(),
             RouteId::Plaintext => PLAINTEXT_BODY.as_bytes().to_vec(),
             RouteId::Devices | RouteId::DevicesPreserialized | RouteId::DevicesCached => devices_json(),
             RouteId::StateFat | RouteId::StateArc => APP_NAME.as_bytes().to_vec(),
+            RouteId::Fortunes | RouteId::FortunesCached => seed_page().to_vec(),
         }
     }
 
@@ -105,8 +118,8 @@ const fn get(id: RouteId, content_type: ContentType) -> Route {
 }
 
 /// Every `GET` route, in the order the README lists them. (`PUT
-/// /api/devices`, which replaces the list, is not in the table: see
-/// [`crate::catalog`].)
+/// /api/devices`, which replaces the list, and `POST /fortunes`, which adds
+/// a row, are not in the table: see [`crate::catalog`] and [`crate::fortunes`].)
 pub static ROUTES: &[Route] = &[
     get(RouteId::Healthz, ContentType::TextPlain),
     get(RouteId::Plaintext, ContentType::TextPlain),
@@ -115,6 +128,8 @@ pub static ROUTES: &[Route] = &[
     get(RouteId::DevicesCached, ContentType::Json),
     get(RouteId::StateFat, ContentType::TextPlain),
     get(RouteId::StateArc, ContentType::TextPlain),
+    get(RouteId::Fortunes, ContentType::Html),
+    get(RouteId::FortunesCached, ContentType::Html),
 ];
 
 /// A path no server routes; every server must answer it with 404.
@@ -129,8 +144,8 @@ mod tests {
     fn paths_and_ids_are_unique_and_complete() {
         let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
         let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
-        assert_eq!(paths.len(), 7);
-        assert_eq!(ids.len(), 7);
+        assert_eq!(paths.len(), 9);
+        assert_eq!(ids.len(), 9);
         assert!(Route::by_path(UNKNOWN_PATH).is_none());
     }
 
@@ -143,6 +158,9 @@ mod tests {
         assert_eq!(a.len(), 271);
         assert_eq!(a, Route::get(RouteId::DevicesPreserialized).expected_body());
         assert_eq!(a, Route::get(RouteId::DevicesCached).expected_body());
+        let page = Route::get(RouteId::Fortunes).expected_body();
+        assert!(page.starts_with(b"<!DOCTYPE html>") && page.ends_with(b"</html>"));
+        assert_eq!(page, Route::get(RouteId::FortunesCached).expected_body());
     }
 
     #[test]
@@ -154,5 +172,6 @@ mod tests {
             assert_eq!(r.id.path(), r.path);
         }
         assert_eq!(Route::get(RouteId::Devices).content_type.as_str(), "application/json");
+        assert_eq!(Route::get(RouteId::Fortunes).content_type.as_str(), "text/html; charset=utf-8");
     }
 }

@@ -5,6 +5,10 @@
 //!
 //! `ThinData<T>` clones `T` on every extraction, so each layer and the handler
 //! of `/state/fat` clone all 35 fields of `FatState`.
+//!
+//! The fortunes routes call SQLite, which blocks, through `web::block`
+//! (actix-web's way to run blocking work on a thread pool, off the worker's
+//! event loop); `/fortunes/cached` serves its page without blocking.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,11 +19,11 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
-use common::process::{bind_failed, listening_line, signals_failed};
+use common::process::{bind_failed, fortunes_database, listening_line, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, RouteId, ServerConfig,
-    ShutdownSignals, Stop, check_content_length,
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
+    MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals, Stop, check_content_length, declared_length_over,
 };
 
 /// actix-web's graceful stop gives workers this long, in whole seconds
@@ -29,10 +33,11 @@ use common::{
 /// (`common::process::STOP_GRACE`) ends the process first.
 const SHUTDOWN_TIMEOUT_S: u64 = 1;
 
-/// Returns the function that registers every route of `common::ROUTES`, with
-/// `layers` state layers in front of each `/state/*` route, and the two states
-/// as app data. Every worker's `App` calls it; all share one pair of states.
-pub fn app(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+/// Returns the function that registers every route of `common::ROUTES` (and
+/// `PUT /api/devices`, `POST /fortunes`), with `layers` state layers in front
+/// of each `/state/*` route, and the states and `fortunes` as app data. Every
+/// worker's `App` calls it; all share one set of states.
+pub fn app(layers: usize, fortunes: Fortunes) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     let fat = FatState::new();
     let arc = AppState::new();
     let catalog = Arc::new(DeviceCatalog::new());
@@ -40,6 +45,7 @@ pub fn app(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + '
         cfg.app_data(ThinData(fat.clone()))
             .app_data(ThinData(arc.clone()))
             .app_data(ThinData(Arc::clone(&catalog)))
+            .app_data(ThinData(fortunes.clone()))
             .route(RouteId::Healthz.path(), get_or_head().to(healthz))
             .route(RouteId::Plaintext.path(), get_or_head().to(plaintext))
             .service(
@@ -48,7 +54,13 @@ pub fn app(layers: usize) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + '
                     .route(web::put().to(replace_devices)),
             )
             .route(RouteId::DevicesPreserialized.path(), get_or_head().to(preserialized))
-            .route(RouteId::DevicesCached.path(), get_or_head().to(cached));
+            .route(RouteId::DevicesCached.path(), get_or_head().to(cached))
+            .service(
+                web::resource(RouteId::Fortunes.path())
+                    .route(get_or_head().to(fortunes_page))
+                    .route(web::post().to(add_fortune)),
+            )
+            .route(RouteId::FortunesCached.path(), get_or_head().to(fortunes_cached));
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }
@@ -132,6 +144,54 @@ async fn read_limited(payload: web::Payload) -> Result<web::Bytes, CatalogError>
     }
 }
 
+/// A one-line `text/plain` answer with `status` (400, 413, 500).
+fn refusal(status: u16, reason: String) -> HttpResponse {
+    HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .insert_header((header::CONTENT_TYPE, ContentType::TextPlain.as_str()))
+        .body(reason)
+}
+
+fn html(page: web::Bytes) -> HttpResponse {
+    HttpResponse::Ok().insert_header((header::CONTENT_TYPE, ContentType::Html.as_str())).body(page)
+}
+
+async fn fortunes_page(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
+    match web::block(move || fortunes.render_page()).await {
+        Ok(Ok(page)) => html(page),
+        Ok(Err(e)) => refusal(e.status(), e.to_string()),
+        Err(e) => refusal(500, e.to_string()),
+    }
+}
+
+async fn fortunes_cached(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
+    html(fortunes.cached_page())
+}
+
+/// `POST /fortunes`: the body read as `PUT /api/devices` reads it (a
+/// declared length over the 1 KiB limit refused unread, a chunked one read
+/// up to the limit, actix-http lingering after an early answer), then the
+/// row added on the blocking pool.
+async fn add_fortune(
+    ThinData(fortunes): ThinData<Fortunes>,
+    request: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let content_length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared_length_over(content_length, MAX_FORTUNE_BYTES) {
+        return refusal(413, FortuneError::TooLarge.to_string());
+    }
+    let body = match payload.to_bytes_limited(MAX_FORTUNE_BYTES).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) => return refusal(400, format!("cannot read the body: {e}")),
+        Err(_over_the_limit) => return refusal(413, FortuneError::TooLarge.to_string()),
+    };
+    match web::block(move || fortunes.add(&body)).await {
+        Ok(Ok(())) => HttpResponse::NoContent().finish(),
+        Ok(Err(e)) => refusal(e.status(), e.to_string()),
+        Err(e) => refusal(500, e.to_string()),
+    }
+}
+
 async fn preserialized() -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, ContentType::Json.as_str()))
@@ -153,19 +213,30 @@ async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
 
 /// Runs the server until SIGTERM (graceful stop) or SIGINT (immediate stop),
 /// as actix-web's own signal handling does, but with the handlers installed
-/// before the listening line is printed:
-/// binds, prints the listening line, serves with `config.workers` workers.
+/// before the listening line is printed: creates the fortunes database
+/// (removed once the server has stopped), binds, prints the listening line,
+/// serves with `config.workers` workers.
 ///
 /// The graceful stop completes in-flight responses and closes idle
 /// connections; it is raced against the stop deadline
 /// (`common::process::STOP_GRACE`), after which the connections still open
 /// (a client in the middle of a request) are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1 on
-/// any other I/O error.
+/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
+/// when the database cannot be created or on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
+    let (database, fortunes) = match fortunes_database(config.workers) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let code = serve(config, fortunes);
+    drop(database);
+    code
+}
+
+fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
     actix_web::rt::System::new().block_on(async move {
-        let routes = app(config.layers);
+        let routes = app(config.layers, fortunes);
         let server = HttpServer::new(move || App::new().configure(routes.clone()))
             .workers(config.workers.get())
             .shutdown_timeout(SHUTDOWN_TIMEOUT_S)

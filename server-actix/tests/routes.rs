@@ -1,10 +1,24 @@
-//! Every route of `common::ROUTES`, in process through `server_actix::app`.
+//! Every route of `common::ROUTES`, in process through `server_actix::app`,
+//! and `POST /fortunes` with its refusals.
 
-use actix_web::http::{StatusCode, header};
+use std::num::NonZeroUsize;
+
+use actix_web::http::{Method, StatusCode, header};
 use actix_web::{App, test};
+use common::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES};
 
-async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>) {
-    let app = test::init_service(App::new().configure(server_actix::app(layers))).await;
+type Answer = (StatusCode, Option<String>, Vec<u8>);
+
+/// A fresh database (removed when the returned owner is dropped) and its fortunes.
+fn database() -> (FortuneDb, Fortunes) {
+    let db = FortuneDb::create().unwrap();
+    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
+    (db, fortunes)
+}
+
+async fn get(layers: usize, path: &str) -> Answer {
+    let (_db, fortunes) = database();
+    let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
@@ -32,9 +46,45 @@ async fn unknown_path_is_404() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+#[actix_web::test]
+async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
+    let (_db, fortunes) = database();
+    let app = test::init_service(App::new().configure(server_actix::app(0, fortunes))).await;
+    let call = async |method: Method, path: &str, body: Vec<u8>| -> Answer {
+        let request = test::TestRequest::default().method(method).uri(path).set_payload(body).to_request();
+        let response = test::call_service(&app, request).await;
+        let status = response.status();
+        let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
+        (status, content_type, test::read_body(response).await.to_vec())
+    };
+    let seed = common::fortunes::seed_page().to_vec();
+    for (body, status) in [
+        (b"".to_vec(), 400),
+        (b"\xc3\x28".to_vec(), 400),
+        (b"a\nb".to_vec(), 400),
+        (vec![b'a'; MAX_FORTUNE_BYTES + 1], 413),
+        (vec![b'a'; 1024 * 1024], 413),
+    ] {
+        let (got, content_type, reason) = call(Method::POST, "/fortunes", body).await;
+        assert_eq!(got.as_u16(), status, "{}", String::from_utf8_lossy(&reason));
+        assert_eq!(content_type.as_deref(), Some("text/plain; charset=utf-8"));
+        assert!(!reason.is_empty() && !reason.contains(&b'\n'), "one line");
+        assert_eq!(call(Method::GET, "/fortunes/cached", vec![]).await.2, seed, "nothing added");
+    }
+    let (status, _, _) = call(Method::POST, "/fortunes", "<i>new</i>".into()).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let mut rows = common::fortunes::seed();
+    rows.push(common::fortunes::Fortune { id: 13, message: "<i>new</i>".to_owned() });
+    let expected = common::fortunes::render(rows).to_vec();
+    for path in ["/fortunes", "/fortunes/cached"] {
+        assert_eq!(call(Method::GET, path, vec![]).await.2, expected, "{path}");
+    }
+}
+
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
-    let app = test::init_service(App::new().configure(server_actix::app(layers))).await;
+    let (_db, fortunes) = database();
+    let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
     common::state::counts::take();
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);

@@ -9,6 +9,10 @@
 //! their states). Counted in `tests/routes.rs`: (L + 1)(L + 3) clones of
 //! `FatState` per request through L layers (3 at 0 layers, 8 at 1, 143 at
 //! 10), none of `AppState`'s fields.
+//!
+//! The fortunes routes call SQLite, which blocks, through
+//! `tokio::task::spawn_blocking` (tokio's blocking thread pool, off the async
+//! workers); `/fortunes/cached` serves its page without blocking.
 
 use std::future::IntoFuture;
 use std::process::ExitCode;
@@ -21,26 +25,32 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
+use common::process::{bind_failed, fortunes_database, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, REFUSED_BODY_LINGER, RouteId,
-    ServerConfig, ShutdownSignals, check_content_length,
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
+    MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, declared_length_over,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
-/// Builds the application: every route of `common::ROUTES`, with `layers`
-/// state layers in front of each `/state/*` route.
-pub fn app(layers: usize) -> Router {
+/// Builds the application: every route of `common::ROUTES` (and `PUT
+/// /api/devices`, `POST /fortunes` on `fortunes`), with `layers` state
+/// layers in front of each `/state/*` route.
+pub fn app(layers: usize, fortunes: Fortunes) -> Router {
     let catalog = Router::new()
         .route(RouteId::Devices.path(), get(devices).put(replace_devices))
         .route(RouteId::DevicesCached.path(), get(cached))
         .with_state(Arc::new(DeviceCatalog::new()));
+    let fortunes = Router::new()
+        .route(RouteId::Fortunes.path(), get(fortunes_page).post(add_fortune))
+        .route(RouteId::FortunesCached.path(), get(fortunes_cached))
+        .with_state(fortunes);
     Router::new()
         .route(RouteId::Healthz.path(), get(healthz))
         .route(RouteId::Plaintext.path(), get(plaintext))
         .route(RouteId::DevicesPreserialized.path(), get(preserialized))
         .merge(catalog)
+        .merge(fortunes)
         .merge(state_route(RouteId::StateFat, FatState::new(), layers))
         .merge(state_route(RouteId::StateArc, AppState::new(), layers))
 }
@@ -81,43 +91,85 @@ async fn cached(State(catalog): State<Arc<DeviceCatalog>>) -> impl IntoResponse 
 /// The body is taken raw, so axum's `DefaultBodyLimit` (2 MB, its own
 /// refusal text) never applies: a declared length over the limit is refused
 /// before a byte is read, so hyper never sends `100 Continue`; a chunked body
-/// is read through `http_body_util::Limited`.
+/// is read through `http_body_util::Limited` ([`read_body`]).
 async fn replace_devices(State(catalog): State<Arc<DeviceCatalog>>, request: Request) -> Response {
+    let result = match read_body(request, MAX_BODY_BYTES).await {
+        Ok(bytes) => catalog.replace_from_json(&bytes),
+        Err(Unread::TooLarge) => Err(CatalogError::TooLarge),
+        Err(Unread::Broken(reason)) => Err(CatalogError::Invalid(reason)),
+    };
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => refusal(e.status(), e.to_string()),
+    }
+}
+
+/// A one-line answer with `status` (400, 413, 500); a `String` is `text/plain; charset=utf-8`.
+fn refusal(status: u16, reason: String) -> Response {
+    (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), reason).into_response()
+}
+
+/// Why a body was not handed to the application.
+enum Unread {
+    /// Over the limit, declared or read.
+    TooLarge,
+    /// The body could not be read (the connection broke, bad chunking).
+    Broken(String),
+}
+
+/// The body of `request` if it is at most `limit` bytes. A declared length
+/// over the limit is refused before a byte is read; otherwise the body is
+/// read through `http_body_util::Limited`. A refused body that the client is
+/// sending anyway is read and dropped ([`linger`]).
+async fn read_body(request: Request, limit: usize) -> Result<Bytes, Unread> {
     let (parts, mut body) = request.into_parts();
     let content_length = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
-    if let Err(e) = check_content_length(content_length) {
+    if declared_length_over(content_length, limit) {
         // Unless the client waits for `100 Continue` (never sent: the body is
         // not read), it is sending the body anyway.
         if !expects_continue(&parts.headers) {
             linger(body).await;
         }
-        return refusal(&e);
+        return Err(Unread::TooLarge);
     }
-    let result = match read_limited(&mut body).await {
-        Ok(bytes) => catalog.replace_from_json(&bytes),
-        Err(e) => {
-            if e == CatalogError::TooLarge {
-                linger(body).await;
-            }
-            Err(e)
-        }
-    };
-    match result {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => refusal(&e),
-    }
-}
-
-fn refusal(e: &CatalogError) -> Response {
-    (StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST), e.to_string()).into_response()
-}
-
-/// The body, if it is at most [`MAX_BODY_BYTES`].
-async fn read_limited(body: &mut Body) -> Result<Bytes, CatalogError> {
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+    match Limited::new(&mut body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(CatalogError::TooLarge),
-        Err(e) => Err(CatalogError::Invalid(format!("cannot read the body: {e}"))),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            linger(body).await;
+            Err(Unread::TooLarge)
+        }
+        Err(e) => Err(Unread::Broken(format!("cannot read the body: {e}"))),
+    }
+}
+
+fn html(page: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, ContentType::Html.as_str())], page).into_response()
+}
+
+async fn fortunes_page(State(fortunes): State<Fortunes>) -> Response {
+    match tokio::task::spawn_blocking(move || fortunes.render_page()).await {
+        Ok(Ok(page)) => html(page),
+        Ok(Err(e)) => refusal(e.status(), e.to_string()),
+        Err(e) => refusal(500, e.to_string()),
+    }
+}
+
+async fn fortunes_cached(State(fortunes): State<Fortunes>) -> Response {
+    html(fortunes.cached_page())
+}
+
+/// `POST /fortunes`: the body read as `PUT /api/devices` reads it, with the
+/// 1 KiB limit ([`read_body`]), then the row added on the blocking pool.
+async fn add_fortune(State(fortunes): State<Fortunes>, request: Request) -> Response {
+    let body = match read_body(request, MAX_FORTUNE_BYTES).await {
+        Ok(body) => body,
+        Err(Unread::TooLarge) => return refusal(413, FortuneError::TooLarge.to_string()),
+        Err(Unread::Broken(reason)) => return refusal(400, reason),
+    };
+    match tokio::task::spawn_blocking(move || fortunes.add(&body)).await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(e)) => refusal(e.status(), e.to_string()),
+        Err(e) => refusal(500, e.to_string()),
     }
 }
 
@@ -145,7 +197,8 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
     next.run(request).await
 }
 
-/// Runs the server until SIGTERM or SIGINT: binds, prints the listening line,
+/// Runs the server until SIGTERM or SIGINT: creates the fortunes database
+/// (removed once the server has stopped), binds, prints the listening line,
 /// serves on a multi-threaded tokio runtime of `config.workers` threads.
 ///
 /// On the signal, axum's graceful shutdown stops accepting, completes
@@ -154,9 +207,19 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// it is raced against the stop deadline (`common::process::STOP_GRACE`):
 /// the connections still open then are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1 on
-/// any other I/O error.
+/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
+/// when the database cannot be created or on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
+    let (database, fortunes) = match fortunes_database(config.workers) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let code = serve(config, fortunes);
+    drop(database);
+    code
+}
+
+fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
     let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -175,7 +238,7 @@ pub fn run(config: ServerConfig) -> ExitCode {
             Err(e) => return bind_failed(config.addr, &e),
         }
         let (stop, deadline) = signals.with_deadline();
-        let serve = axum::serve(listener, app(config.layers)).with_graceful_shutdown(async move {
+        let serve = axum::serve(listener, app(config.layers, fortunes)).with_graceful_shutdown(async move {
             stop.await;
         });
         let served = tokio::select! {

@@ -1,16 +1,35 @@
-//! Every route of `common::ROUTES`, in process through `server_axum::app`.
+//! Every route of `common::ROUTES`, in process through `server_axum::app`,
+//! and `POST /fortunes` with its refusals.
+
+use std::num::NonZeroUsize;
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::{Method, Request, StatusCode, header};
+use common::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
-async fn get(layers: usize, path: &str) -> (StatusCode, Option<String>, Vec<u8>) {
-    let response = server_axum::app(layers).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+type Answer = (StatusCode, Option<String>, Vec<u8>);
+
+/// A fresh database (removed when the returned owner is dropped) and its fortunes.
+fn database() -> (FortuneDb, Fortunes) {
+    let db = FortuneDb::create().unwrap();
+    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
+    (db, fortunes)
+}
+
+async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> Answer {
+    let request = Request::builder().method(method).uri(path).body(Body::from(body)).unwrap();
+    let response = app.oneshot(request).await.unwrap();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
     (status, content_type, body)
+}
+
+async fn get(layers: usize, path: &str) -> Answer {
+    let (_db, fortunes) = database();
+    call(server_axum::app(layers, fortunes), Method::GET, path, Vec::new()).await
 }
 
 #[tokio::test]
@@ -33,9 +52,38 @@ async fn unknown_path_is_404() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
+    let (_db, fortunes) = database();
+    let app = server_axum::app(0, fortunes);
+    let seed = common::fortunes::seed_page().to_vec();
+    for (body, status) in [
+        (b"".to_vec(), 400),
+        (b"\xc3\x28".to_vec(), 400),
+        (b"a\nb".to_vec(), 400),
+        (vec![b'a'; MAX_FORTUNE_BYTES + 1], 413),
+        (vec![b'a'; 1024 * 1024], 413),
+    ] {
+        let (got, content_type, reason) = call(app.clone(), Method::POST, "/fortunes", body).await;
+        assert_eq!(got.as_u16(), status, "{}", String::from_utf8_lossy(&reason));
+        assert_eq!(content_type.as_deref(), Some("text/plain; charset=utf-8"));
+        assert!(!reason.is_empty() && !reason.contains(&b'\n'), "one line");
+        assert_eq!(call(app.clone(), Method::GET, "/fortunes/cached", vec![]).await.2, seed, "nothing added");
+    }
+    let (status, _, _) = call(app.clone(), Method::POST, "/fortunes", "<i>new</i>".into()).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let mut rows = common::fortunes::seed();
+    rows.push(common::fortunes::Fortune { id: 13, message: "<i>new</i>".to_owned() });
+    let expected = common::fortunes::render(rows).to_vec();
+    for path in ["/fortunes", "/fortunes/cached"] {
+        assert_eq!(call(app.clone(), Method::GET, path, vec![]).await.2, expected, "{path}");
+    }
+}
+
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
-    let app = server_axum::app(layers);
+    let (_db, fortunes) = database();
+    let app = server_axum::app(layers, fortunes);
     common::state::counts::take();
     let response = app.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);

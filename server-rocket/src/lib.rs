@@ -7,6 +7,11 @@
 //! clones `FatState`: expect the fat/arc delta to be near zero. Fairings
 //! cannot be scoped to routes: each of the `layers` fairings runs on every
 //! request and returns at once for paths outside `/state/*`.
+//!
+//! The fortunes routes call SQLite, which blocks, through
+//! `rocket::tokio::task::spawn_blocking` (Rocket's guide: blocking I/O goes
+//! to tokio's blocking thread pool, off the async workers);
+//! `/fortunes/cached` serves its page without blocking.
 
 use std::convert::Infallible;
 use std::io::Cursor;
@@ -15,11 +20,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime};
+use common::process::{bind_failed, fortunes_database, listening_line, signals_failed, tokio_runtime};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, Device, DeviceCatalog, FatState, MAX_BODY_BYTES, REFUSED_BODY_LINGER, RouteId,
-    ServerConfig, ShutdownSignals, check_content_length,
+    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
+    REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, declared_length_over,
 };
 use rocket::config::LogLevel;
 use rocket::data::{ByteUnit, Data, DataStream};
@@ -28,23 +33,28 @@ use rocket::http::{ContentType, Status};
 use rocket::request::{FromRequest, Outcome};
 use rocket::response::{Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{Build, Request, Rocket, State, get, put, routes};
+use rocket::tokio::task::spawn_blocking;
+use rocket::{Build, Request, Rocket, State, get, post, put, routes};
 use tokio::io::{AsyncReadExt, sink};
 
-/// Builds the application: every route of `common::ROUTES` and `layers` state
+/// Builds the application: every route of `common::ROUTES` (and `PUT
+/// /api/devices`, `POST /fortunes` on `fortunes`) and `layers` state
 /// fairings, on top of `figment` (address, port, workers, …).
-pub fn app(figment: rocket::figment::Figment, layers: usize) -> Rocket<Build> {
+pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes) -> Rocket<Build> {
     let mut rocket = rocket::custom(figment)
         .manage(FatState::new())
         .manage(AppState::new())
         .manage(Arc::new(DeviceCatalog::new()))
+        .manage(fortunes)
         .mount(RouteId::Healthz.path(), routes![healthz])
         .mount(RouteId::Plaintext.path(), routes![plaintext])
         .mount(RouteId::Devices.path(), routes![devices, replace_devices])
         .mount(RouteId::DevicesPreserialized.path(), routes![preserialized])
         .mount(RouteId::DevicesCached.path(), routes![cached])
         .mount(RouteId::StateFat.path(), routes![state_fat])
-        .mount(RouteId::StateArc.path(), routes![state_arc]);
+        .mount(RouteId::StateArc.path(), routes![state_arc])
+        .mount(RouteId::Fortunes.path(), routes![fortunes_page, add_fortune])
+        .mount(RouteId::FortunesCached.path(), routes![fortunes_cached]);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
@@ -113,22 +123,94 @@ async fn replace_devices(
     catalog: &State<Arc<DeviceCatalog>>,
     content_length: ContentLength<'_>,
     body: Data<'_>,
-) -> Result<Status, (Status, String)> {
+) -> Result<Status, Refusal> {
     let refuse = |e: CatalogError| (Status::new(e.status()), e.to_string());
+    let bytes = match read_body(content_length, body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(Unread::TooLarge) => return Err(refuse(CatalogError::TooLarge)),
+        Err(Unread::Broken(reason)) => return Err(refuse(CatalogError::Invalid(reason))),
+    };
+    catalog.replace_from_json(&bytes).map_err(refuse)?;
+    Ok(Status::NoContent)
+}
+
+/// A one-line answer with a status (400, 413, 500); a `String` is `text/plain; charset=utf-8`.
+type Refusal = (Status, String);
+
+/// Why a body was not handed to the application.
+enum Unread {
+    /// Over the limit, declared or read.
+    TooLarge,
+    /// The body could not be read (the connection broke, bad chunking).
+    Broken(String),
+}
+
+/// The body if it is at most `limit` bytes: a declared length over the
+/// limit is refused before the body is read, a chunked body is read up to
+/// one byte past the limit; the rest of a refused body is read and dropped
+/// ([`linger`]).
+async fn read_body(content_length: ContentLength<'_>, body: Data<'_>, limit: usize) -> Result<Vec<u8>, Unread> {
     let mut stream = body.open(ByteUnit::max_value());
-    if let Err(e) = check_content_length(content_length.0) {
+    if declared_length_over(content_length.0, limit) {
         linger(stream).await;
-        return Err(refuse(e));
+        return Err(Unread::TooLarge);
     }
     let mut bytes = Vec::new();
     // Read one byte past the limit, so an over-long body is seen as such.
-    let read = (&mut stream).take(MAX_BODY_BYTES as u64 + 1).read_to_end(&mut bytes).await;
-    read.map_err(|e| refuse(CatalogError::Invalid(format!("cannot read the body: {e}"))))?;
-    if bytes.len() > MAX_BODY_BYTES {
+    let read = (&mut stream).take(limit as u64 + 1).read_to_end(&mut bytes).await;
+    read.map_err(|e| Unread::Broken(format!("cannot read the body: {e}")))?;
+    if bytes.len() > limit {
         linger(stream).await;
-        return Err(refuse(CatalogError::TooLarge));
+        return Err(Unread::TooLarge);
     }
-    catalog.replace_from_json(&bytes).map_err(refuse)?;
+    Ok(bytes)
+}
+
+/// An HTML page served from shared bytes, without a copy.
+struct HtmlBytes(Bytes);
+
+impl<'r> Responder<'r, 'static> for HtmlBytes {
+    fn respond_to(self, _: &'r Request<'_>) -> rocket::response::Result<'static> {
+        let len = self.0.len();
+        Response::build().header(ContentType::HTML).sized_body(len, Cursor::new(self.0)).ok()
+    }
+}
+
+fn fortune_refusal(e: FortuneError) -> Refusal {
+    (Status::new(e.status()), e.to_string())
+}
+
+fn panicked(e: rocket::tokio::task::JoinError) -> Refusal {
+    (Status::InternalServerError, e.to_string())
+}
+
+#[get("/")]
+async fn fortunes_page(fortunes: &State<Fortunes>) -> Result<HtmlBytes, Refusal> {
+    let fortunes = Fortunes::clone(fortunes);
+    let page = spawn_blocking(move || fortunes.render_page()).await.map_err(panicked)?.map_err(fortune_refusal)?;
+    Ok(HtmlBytes(page))
+}
+
+#[get("/")]
+fn fortunes_cached(fortunes: &State<Fortunes>) -> HtmlBytes {
+    HtmlBytes(fortunes.cached_page())
+}
+
+/// `POST /fortunes`: the body read as `PUT /api/devices` reads it, with the
+/// 1 KiB limit ([`read_body`]), then the row added on the blocking pool.
+#[post("/", data = "<body>")]
+async fn add_fortune(
+    fortunes: &State<Fortunes>,
+    content_length: ContentLength<'_>,
+    body: Data<'_>,
+) -> Result<Status, Refusal> {
+    let body = match read_body(content_length, body, MAX_FORTUNE_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(Unread::TooLarge) => return Err(fortune_refusal(FortuneError::TooLarge)),
+        Err(Unread::Broken(reason)) => return Err((Status::BadRequest, reason)),
+    };
+    let fortunes = Fortunes::clone(fortunes);
+    spawn_blocking(move || fortunes.add(&body)).await.map_err(panicked)?.map_err(fortune_refusal)?;
     Ok(Status::NoContent)
 }
 
@@ -187,6 +269,7 @@ async fn state_layer(request: &Request<'_>) {
 
 /// Runs the server until SIGTERM or SIGINT (handlers installed before the
 /// listening line, then Rocket's graceful shutdown):
+/// creates the fortunes database (removed once the server has stopped),
 /// binds, prints the listening line at lift-off, serves on a multi-threaded
 /// tokio runtime of `config.workers` threads.
 ///
@@ -196,14 +279,24 @@ async fn state_layer(request: &Request<'_>) {
 /// against the stop deadline (`common::process::STOP_GRACE`), after which the
 /// connections still open are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1 on
-/// any other error.
+/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
+/// when the database cannot be created or on any other error.
 pub fn run(config: ServerConfig) -> ExitCode {
+    let (database, fortunes) = match fortunes_database(config.workers) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let code = serve(config, fortunes);
+    drop(database);
+    code
+}
+
+fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
     let runtime = match tokio_runtime(config.workers) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let rocket = app(figment(&config), config.layers).attach(AdHoc::on_liftoff("listening line", |rocket| {
+    let rocket = app(figment(&config), config.layers, fortunes).attach(AdHoc::on_liftoff("listening line", |rocket| {
         Box::pin(async move {
             let c = rocket.config();
             println!("{}", listening_line(SocketAddr::new(c.address, c.port)));

@@ -1,18 +1,25 @@
-//! Every route of `common::ROUTES`, in process through `server_rocket::app`.
+//! Every route of `common::ROUTES`, in process through `server_rocket::app`,
+//! and `POST /fortunes` with its refusals.
 
+use std::num::NonZeroUsize;
+
+use common::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES};
 use rocket::config::LogLevel;
 use rocket::http::Status;
 use rocket::local::blocking::Client;
 
-fn client(layers: usize) -> Client {
+/// A client of the app on a fresh database (removed when the returned owner is dropped).
+fn client(layers: usize) -> (FortuneDb, Client) {
+    let db = FortuneDb::create().unwrap();
+    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
     let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
-    Client::tracked(server_rocket::app(figment, layers)).unwrap()
+    (db, Client::tracked(server_rocket::app(figment, layers, fortunes)).unwrap())
 }
 
 #[test]
 fn every_route_answers_the_table_byte_for_byte() {
     for layers in [0, 1, 10] {
-        let client = client(layers);
+        let (_db, client) = client(layers);
         for route in common::ROUTES {
             let response = client.get(route.path).dispatch();
             assert_eq!(response.status(), Status::Ok, "{} layers={layers}", route.path);
@@ -24,9 +31,37 @@ fn every_route_answers_the_table_byte_for_byte() {
 
 #[test]
 fn unknown_path_is_404() {
-    let client = client(10);
+    let (_db, client) = client(10);
     assert_eq!(client.get(common::UNKNOWN_PATH).dispatch().status(), Status::NotFound);
     assert_eq!(client.get("/state/unknown").dispatch().status(), Status::NotFound);
+}
+
+#[test]
+fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
+    let (_db, client) = client(0);
+    let seed = common::fortunes::seed_page().to_vec();
+    let cached = || client.get("/fortunes/cached").dispatch().into_bytes().unwrap();
+    for (body, status) in [
+        (b"".to_vec(), 400),
+        (b"\xc3\x28".to_vec(), 400),
+        (b"a\nb".to_vec(), 400),
+        (vec![b'a'; MAX_FORTUNE_BYTES + 1], 413),
+        (vec![b'a'; 1024 * 1024], 413),
+    ] {
+        let response = client.post("/fortunes").body(body).dispatch();
+        assert_eq!(response.status().code, status);
+        assert_eq!(response.headers().get_one("Content-Type"), Some("text/plain; charset=utf-8"));
+        let reason = response.into_bytes().unwrap();
+        assert!(!reason.is_empty() && !reason.contains(&b'\n'), "one line");
+        assert_eq!(cached(), seed, "nothing added");
+    }
+    assert_eq!(client.post("/fortunes").body("<i>new</i>").dispatch().status(), Status::NoContent);
+    let mut rows = common::fortunes::seed();
+    rows.push(common::fortunes::Fortune { id: 13, message: "<i>new</i>".to_owned() });
+    let expected = common::fortunes::render(rows).to_vec();
+    for path in ["/fortunes", "/fortunes/cached"] {
+        assert_eq!(client.get(path).dispatch().into_bytes().unwrap(), expected, "{path}");
+    }
 }
 
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
@@ -39,7 +74,7 @@ fn counted(client: &Client, path: &str) -> (u64, u64) {
 #[test]
 fn every_layer_obtains_the_state_as_documented() {
     for layers in [0, 1, 7] {
-        let client = client(layers);
+        let (_db, client) = client(layers);
         // Each fairing borrows the managed state (`&State<T>`): touched, never cloned.
         assert_eq!(counted(&client, "/state/fat"), (layers as u64, 0), "{layers} layers");
         assert_eq!(counted(&client, "/state/arc"), (layers as u64, 0), "{layers} layers");

@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 
 use crate::engine::{Rate, Timing};
 use crate::measure::profiler::CallGraph;
+use crate::measure::{Barrier, unix_ms_now};
 use crate::sys::CpuList;
 
 /// Where the server (or `calibrate`'s responder) and the client run.
@@ -66,6 +67,79 @@ impl From<CallGraphChoice> for CallGraph {
     }
 }
 
+/// Warm-up, measured duration and window of `load` and `watch`.
+#[derive(Debug, Clone, Args)]
+pub struct TimingArgs {
+    /// Measured duration (a whole number of windows), e.g. 10s.
+    #[arg(long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub duration: Duration,
+    /// Discarded warm-up before the first window, e.g. 2s (0s allowed).
+    #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
+    pub warmup: Duration,
+    /// Length of one counting window, e.g. 1s.
+    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
+    pub window: Duration,
+}
+
+impl TimingArgs {
+    /// The checked timing.
+    ///
+    /// # Errors
+    /// See [`timing`].
+    pub fn timing(&self) -> anyhow::Result<Timing> {
+        timing(self.warmup, self.duration, self.window)
+    }
+}
+
+/// A start shared by several clients (and `watch` on the server's host).
+#[derive(Debug, Clone, Args)]
+pub struct StartArgs {
+    /// Wait until this realtime instant (for `load`: after preflight) and start then: RFC 3339 in UTC
+    /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200 or 1796119200.250). Give every client of one
+    /// load (and `watch`) the same; their clocks must agree (NTP).
+    #[arg(long, value_parser = unix_ms)]
+    pub start_at: Option<u64>,
+    /// How late a client may reach --start-at and still start; later, it measures nothing and exits 2.
+    #[arg(long, default_value = "100ms", value_parser = duration, requires = "start_at")]
+    pub start_tolerance: Duration,
+}
+
+impl StartArgs {
+    /// The barrier, checked against the clock now: not missed yet, not more
+    /// than an hour ahead.
+    ///
+    /// # Errors
+    /// A barrier already missed or too far ahead.
+    pub fn barrier(&self) -> anyhow::Result<Option<Barrier>> {
+        let Some(at_unix_ms) = self.start_at else { return Ok(None) };
+        let barrier = Barrier { at_unix_ms, tolerance: self.start_tolerance };
+        barrier.check(unix_ms_now()).context("--start-at")?;
+        Ok(Some(barrier))
+    }
+}
+
+/// An instant as milliseconds since the Unix epoch: RFC 3339 in UTC
+/// (`2026-12-01T10:00:00Z`, fractions allowed) or Unix seconds with at most
+/// three decimals (`1796119200.25`).
+pub(super) fn unix_ms(text: &str) -> Result<u64, String> {
+    let bad = || {
+        format!("'{text}' is not an instant such as 2026-12-01T10:00:00Z (RFC 3339, UTC) or 1796119200 (Unix seconds)")
+    };
+    let t = text.trim();
+    if t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+        if whole.is_empty() || frac.len() > 3 || frac.contains('.') {
+            return Err(bad());
+        }
+        let s: u64 = whole.parse().map_err(|_| bad())?;
+        let ms: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<3}").parse().map_err(|_| bad())? };
+        return s.checked_mul(1000).and_then(|v| v.checked_add(ms)).ok_or_else(bad);
+    }
+    let at = humantime::parse_rfc3339(t).map_err(|_| bad())?;
+    let since = at.duration_since(std::time::UNIX_EPOCH).map_err(|_| bad())?;
+    u64::try_from(since.as_millis()).map_err(|_| bad())
+}
+
 /// A percentage such as `2` or `2.5%`.
 pub(super) fn percent(text: &str) -> Result<f64, String> {
     match text.trim_end_matches('%').trim().parse::<f64>() {
@@ -111,4 +185,21 @@ pub(super) fn timing(warmup: Duration, duration: Duration, window: Duration) -> 
 /// A count the parser already kept at 1 or more.
 pub(super) fn nonzero(n: u32) -> NonZeroUsize {
     NonZeroUsize::new(n as usize).unwrap_or(NonZeroUsize::MIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_parse_strictly_to_milliseconds() {
+        assert_eq!(unix_ms("2026-12-01T10:00:00Z"), Ok(1_796_119_200_000));
+        assert_eq!(unix_ms("2026-12-01T10:00:00.250Z"), Ok(1_796_119_200_250));
+        assert_eq!(unix_ms("1796119200"), Ok(1_796_119_200_000));
+        assert_eq!(unix_ms("1796119200.25"), Ok(1_796_119_200_250));
+        for bad in ["", ".5", "1.2345", "1.2.3", "-5", "2026-12-01", "2026-12-01T10:00:00+01:00", "tomorrow"] {
+            let err = unix_ms(bad).unwrap_err();
+            assert!(err.contains(&format!("'{bad}'")), "{err}");
+        }
+    }
 }

@@ -1,5 +1,7 @@
-//! `bench-client load URL`: preflight one URL, run the engine against it,
-//! print a summary and optionally write the figures as JSON.
+//! `bench-client load URL`: preflight one URL, run the engine against it
+//! (at once, or from a start barrier shared with other clients, with this
+//! client's segment of a load split over several), print a summary and
+//! optionally write the figures as JSON.
 
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
@@ -10,13 +12,35 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use url::Url;
 
-use super::args::{duration, nonzero, positive_duration, rate, timing};
-use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Target};
-use crate::measure::{self, Observers, RunFigures};
+use super::args::{StartArgs, TimingArgs, nonzero, positive_duration, rate};
+use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Segment, Target};
+use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
 use crate::results::{self, LoadReport, SCHEMA_VERSION};
-use crate::sys::{CpuList, affinity_of};
+use crate::sys::{CpuList, affinity_of, hostname};
+
+/// The variable the Kubernetes Job controller sets in every pod of an
+/// Indexed Job to the pod's completion index: `--segment auto` reads it.
+pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
+
+/// `--segment`: an index, or `auto` (from [`JOB_COMPLETION_INDEX`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentArg {
+    /// The index given.
+    Index(u32),
+    /// The index of this Kubernetes Indexed Job pod.
+    Auto,
+}
+
+fn segment_arg(text: &str) -> Result<SegmentArg, String> {
+    match text.trim() {
+        "auto" => Ok(SegmentArg::Auto),
+        t => {
+            t.parse().map(SegmentArg::Index).map_err(|_| format!("'{text}' is not a segment index such as 0, or auto"))
+        }
+    }
+}
 
 /// Flags of `load`, as typed.
 #[derive(Debug, Args)]
@@ -26,15 +50,9 @@ pub struct LoadArgs {
     /// Keep-alive connections, each with --pipeline requests in flight (closed loop).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
-    /// Measured duration (a whole number of windows), e.g. 10s.
-    #[arg(long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
-    pub duration: Duration,
-    /// Discarded warm-up before the first window, e.g. 2s (0s allowed).
-    #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
-    pub warmup: Duration,
-    /// Length of one counting window, e.g. 1s.
-    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
-    pub window: Duration,
+    /// Duration, warm-up and window.
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Engine threads (one event loop each).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
@@ -67,6 +85,21 @@ pub struct LoadArgs {
     /// Allow a target outside the loopback range.
     #[arg(long)]
     pub allow_remote: bool,
+    /// Clients the load is split over (one process each, usually on several hosts): --connections and
+    /// --rate-per-s are the totals over all of them, and each runs its --segment.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub clients: u32,
+    /// This client's segment, 0 to --clients minus 1, or `auto`: the index of this Kubernetes Indexed
+    /// Job pod (JOB_COMPLETION_INDEX).
+    #[arg(long, value_parser = segment_arg)]
+    pub segment: Option<SegmentArg>,
+    /// The shared start.
+    #[command(flatten)]
+    pub start: StartArgs,
+    /// This client's name in the results and in `merge` (default: the host name; a pod's name in
+    /// Kubernetes).
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
 /// A checked `load` invocation.
@@ -84,6 +117,10 @@ pub struct LoadPlan {
     pub json: Option<PathBuf>,
     /// Server pid to sample.
     pub server_pid: Option<u32>,
+    /// The start barrier to wait for after preflight.
+    pub barrier: Option<Barrier>,
+    /// This client's name in the results.
+    pub label: String,
 }
 
 /// Parses and resolves `text` into the URL and the engine's target.
@@ -117,20 +154,56 @@ impl LoadArgs {
     /// Checks the flags into a [`LoadPlan`].
     ///
     /// # Errors
-    /// See `resolve`; a duration that is not a whole number of windows.
+    /// See `resolve`; a duration that is not a whole number of windows; a
+    /// segment that is missing, out of range or not set by Kubernetes; more
+    /// clients than connections; a start barrier missed or over an hour ahead.
     pub fn plan(self) -> anyhow::Result<LoadPlan> {
-        let timing = timing(self.warmup, self.duration, self.window)?;
+        self.plan_with(|name| std::env::var(name).ok())
+    }
+
+    /// [`LoadArgs::plan`], reading environment variables with `env`.
+    fn plan_with(self, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<LoadPlan> {
+        let timing = self.timing.timing()?;
         let (url, target) = resolve(&self.url, self.allow_remote)?;
+        let n = self.clients;
+        let segment = match self.segment {
+            None if n == 1 => Segment::WHOLE,
+            None => bail!("--clients {n} needs --segment: an index from 0 to {} or auto", n - 1),
+            Some(SegmentArg::Index(i)) => {
+                Segment::new(i, n).with_context(|| format!("--segment {i} is not below --clients {n}"))?
+            }
+            Some(SegmentArg::Auto) => {
+                let text = env(JOB_COMPLETION_INDEX).with_context(|| {
+                    format!(
+                        "--segment auto: {JOB_COMPLETION_INDEX} is not set (Kubernetes sets it in Indexed Job pods)"
+                    )
+                })?;
+                let i: u32 = text
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}='{text}' is not an index"))?;
+                Segment::new(i, n)
+                    .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}={i} is not below --clients {n}"))?
+            }
+        };
+        ensure!(
+            n <= self.connections,
+            "--clients {n} exceeds --connections {}: every client needs at least one connection",
+            self.connections
+        );
+        let connections = segment.share(u64::from(self.connections));
+        let barrier = self.start.barrier()?;
         Ok(LoadPlan {
             url,
             target,
             settings: LoadSettings {
-                connections: nonzero(self.connections),
+                connections: nonzero(u32::try_from(connections).unwrap_or(u32::MAX)),
                 threads: nonzero(u32::from(self.threads)),
                 timing,
                 timeout: self.timeout,
                 pipeline: nonzero(u32::from(self.pipeline)),
                 rate: self.rate_per_s,
+                segment,
                 nap: match (self.nap_us, self.rate_per_s) {
                     (Some(us), _) => Duration::from_micros(u64::from(us)),
                     (None, Some(_)) => Duration::ZERO,
@@ -140,38 +213,50 @@ impl LoadArgs {
             cpus: self.cpus,
             json: self.json,
             server_pid: self.server_pid,
+            barrier,
+            label: self.label.unwrap_or_else(hostname),
         })
     }
 }
 
-/// Runs `plan`; returns the figures (also written to `--json` when given)
+/// Runs `plan`; returns the report (also written to `--json` when given)
 /// after printing the summary on stdout.
 ///
 /// # Errors
-/// Preflight failures, engine start failures, an unwritable JSON file.
-pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<RunFigures> {
+/// Preflight failures; a missed start barrier or Ctrl-C while waiting for it
+/// ([`crate::measure::BarrierError`]); engine start failures; an unwritable
+/// JSON file.
+pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     if let Some(cpus) = &plan.cpus {
         cpus.pin_current_thread()?;
     }
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
     let load = Load::new(plan.target.clone(), expected_body, s);
+    let start = match &plan.barrier {
+        Some(barrier) => barrier.wait(stop)?,
+        None => Start::now(),
+    };
     let servers: Vec<u32> = plan.server_pid.into_iter().collect();
-    let run = measure::run(&load, Observers { servers: &servers, perf: None }, stop)?;
+    let run = measure::run(&load, Observers { servers: &servers, perf: None }, start, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
-    let figures = RunFigures::new(&run, &s, server_cpus);
-    load_summary(&mut std::io::stdout().lock(), plan.url.as_str(), &figures)?;
+    let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
+    figures.label.clone_from(&plan.label);
+    let report = LoadReport {
+        schema_version: SCHEMA_VERSION,
+        url: plan.url.to_string(),
+        threads: s.threads.get(),
+        warmup_s: s.timing.warmup().as_secs_f64(),
+        clients: s.segment.count(),
+        segment: (s.segment.count() > 1).then_some(s.segment.index()),
+        merge: None,
+        figures,
+    };
+    load_summary(&mut std::io::stdout().lock(), &report)?;
     if let Some(path) = &plan.json {
-        let report = LoadReport {
-            schema_version: SCHEMA_VERSION,
-            url: plan.url.to_string(),
-            threads: s.threads.get(),
-            warmup_s: s.timing.warmup().as_secs_f64(),
-            figures: figures.clone(),
-        };
         results::write(path, &report)?;
     }
-    Ok(figures)
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -219,5 +304,53 @@ mod tests {
         assert!(err(&["http://127.0.0.1/", "--duration", "-1s"]).contains("-1s"));
         assert!(err(&["http://127.0.0.1/", "--rate", "0"]).contains("not a rate"));
         assert!(load(&["http://192.0.2.1/", "--allow-remote"]).is_ok());
+    }
+
+    fn with_env(argv: &[&str], index: Option<&str>) -> anyhow::Result<LoadPlan> {
+        let mut full = vec!["bench-client", "load", "http://127.0.0.1:8080/"];
+        full.extend_from_slice(argv);
+        match Cli::try_parse_from(full)?.command {
+            Commands::Load(args) => {
+                args.plan_with(|name| (name == JOB_COMPLETION_INDEX).then(|| index.map(str::to_owned)).flatten())
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn segments_take_their_share_of_the_connections_and_the_index_from_kubernetes() {
+        let shares: Vec<usize> = (0..3)
+            .map(|i| {
+                let plan = with_env(&["--clients", "3", "--segment", &i.to_string()], None).unwrap();
+                assert_eq!(plan.settings.segment, Segment::new(i, 3).unwrap());
+                plan.settings.connections.get()
+            })
+            .collect();
+        assert_eq!(shares, [22, 21, 21], "64 connections dealt round-robin");
+        let auto = with_env(&["--clients", "4", "--segment", "auto"], Some("2")).unwrap();
+        assert_eq!(auto.settings.segment, Segment::new(2, 4).unwrap());
+        assert_eq!(auto.settings.connections.get(), 16);
+        let alone = with_env(&[], None).unwrap();
+        assert_eq!(alone.settings.segment, Segment::WHOLE);
+        assert!(!alone.label.is_empty(), "the host name by default");
+        let err = |argv: &[&str], index| format!("{:#}", with_env(argv, index).unwrap_err());
+        assert!(err(&["--clients", "3"], None).contains("needs --segment"));
+        assert!(err(&["--clients", "3", "--segment", "3"], None).contains("not below --clients 3"));
+        assert!(err(&["--clients", "3", "--segment", "auto"], None).contains("JOB_COMPLETION_INDEX is not set"));
+        assert!(err(&["--clients", "3", "--segment", "auto"], Some("x")).contains("'x' is not an index"));
+        assert!(err(&["--clients", "3", "--segment", "auto"], Some("5")).contains("=5 is not below"));
+        assert!(err(&["--clients", "300", "--segment", "0", "--connections", "256"], None).contains("exceeds"));
+        assert!(err(&["--segment", "-1"], None).contains("'-1'"));
+    }
+
+    #[test]
+    fn a_start_barrier_in_the_past_or_far_ahead_is_refused_before_anything_runs() {
+        let now_s = crate::measure::unix_ms_now() / 1000;
+        let err = |at: u64| format!("{:#}", with_env(&["--start-at", &at.to_string()], None).unwrap_err());
+        assert!(err(now_s - 5).contains("missed the start barrier by"), "{}", err(now_s - 5));
+        assert!(err(now_s + 7200).contains("ahead"), "{}", err(now_s + 7200));
+        let plan = with_env(&["--start-at", &(now_s + 60).to_string(), "--label", "pod-1"], None).unwrap();
+        assert_eq!(plan.barrier.map(|b| b.at_unix_ms), Some((now_s + 60) * 1000));
+        assert_eq!(plan.label, "pod-1");
     }
 }

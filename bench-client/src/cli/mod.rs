@@ -5,8 +5,9 @@
 //! Exit codes ([`Outcome`]): 0 success; 1 a run failed or was incomplete
 //! (errors counted, preflight mismatch, a server died), or the suite could
 //! not start (the build failed, a server binary is missing), with one line
-//! on stderr; 2 bad input; 130 interrupted (Ctrl-C or SIGTERM), after
-//! writing what was measured and stopping the servers.
+//! on stderr; 2 bad input (including a start barrier missed and inputs
+//! `merge` refuses); 130 interrupted (Ctrl-C or SIGTERM), after writing
+//! what was measured and stopping the servers.
 
 mod ab;
 mod args;
@@ -14,8 +15,10 @@ mod calibrate;
 mod compare;
 mod flamegraph;
 mod load;
+mod merge;
 mod responder;
 mod suite;
+mod watch;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,9 +30,12 @@ pub use self::ab::AbArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
-pub use self::load::{LoadArgs, LoadPlan};
+pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
+pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
+pub use self::watch::{WatchArgs, WatchPlan};
+use crate::measure::BarrierError;
 use crate::sys::ensure_fds_for;
 
 /// Closed-loop HTTP/1.1 load generator and benchmark suite for the workspace's servers.
@@ -68,6 +74,15 @@ pub enum Commands {
     /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
     /// different settings without --force.
     Compare(CompareArgs),
+    /// Merge several clients' `load --json` files of one load (--clients N --segment i) exactly:
+    /// counts and windows summed, latency histograms added; optionally the server's CPU from `watch`.
+    ///
+    /// Exit codes: 0 merged; 1 the merged run failed or is incomplete; 2 unreadable input, or inputs
+    /// that are not one load (without --force).
+    Merge(MergeArgs),
+    /// Record one process's CPU use per window on this host (the server's, when the clients run
+    /// elsewhere), on the clients' planned windows, for `merge --server`.
+    Watch(WatchArgs),
 }
 
 /// How a command ended; [`ExitCode::from`] gives the process's exit code.
@@ -121,6 +136,17 @@ fn report(e: &anyhow::Error, outcome: Outcome) -> Outcome {
     outcome
 }
 
+/// The outcome of an error from a run that may have waited at a start
+/// barrier: a missed barrier is bad input, Ctrl-C while waiting an
+/// interruption, anything else `otherwise`.
+fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
+    match e.downcast_ref::<BarrierError>() {
+        Some(b) if b.is_interrupted() => report(e, Outcome::Interrupted),
+        Some(_) => report(e, Outcome::Usage),
+        None => report(e, otherwise),
+    }
+}
+
 /// Raises the open-file limit for `connections`, or says why not.
 fn fds_for(connections: usize) -> Result<(), Outcome> {
     ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
@@ -144,11 +170,16 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             }
             match load::run(&plan, stop) {
                 Ok(_) if interrupted() => Outcome::Interrupted,
-                Ok(figures) if figures.is_failure() => Outcome::Failed,
+                Ok(report) if report.figures.is_failure() => Outcome::Failed,
                 Ok(_) => Outcome::Success,
-                Err(e) => report(&e, Outcome::Failed),
+                Err(e) => barrier_or(&e, Outcome::Failed),
             }
         }
+        Commands::Merge(args) => merge::run(&args).unwrap_or_else(failed),
+        Commands::Watch(args) => match args.plan() {
+            Ok(plan) => watch::run(&plan, stop).unwrap_or_else(|e| barrier_or(&e, Outcome::Failed)),
+            Err(e) => report(&e, Outcome::Usage),
+        },
         Commands::Flamegraph(args) => match args.plan() {
             Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
             Err(e) => report(&e, Outcome::Usage),

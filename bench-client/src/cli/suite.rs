@@ -21,7 +21,8 @@ pub struct SuiteArgs {
     /// Frameworks to measure, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
     pub frameworks: Vec<Framework>,
-    /// Scenarios to measure, comma-separated.
+    /// Scenarios to measure, comma-separated (`fortunes`, the request that does real work, is not in the
+    /// default: it adds about a quarter to the suite's time).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "payload,state")]
     pub scenarios: Vec<Scenario>,
     /// Measured duration of each run (a whole number of windows), e.g. 3s.
@@ -168,6 +169,10 @@ impl SuiteArgs {
 pub(super) fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let outcome = suite::run(plan, stop)?;
     println!("\n{}", report::delta_table(&outcome.results));
+    let proportion = report::proportion_table(&outcome.results);
+    if !proportion.is_empty() {
+        println!("In proportion:\n\n{proportion}");
+    }
     let sweep = report::sweep_table(&outcome.results);
     if !sweep.is_empty() {
         println!("Layer sweep:\n\n{sweep}");

@@ -23,7 +23,8 @@
 //!
 //! Open loop, after wrk2 (giltene/wrk2, "coordinated omission" in its
 //! README): request k of the run is due at `start + k / rate`, the requests
-//! dealt to the engine threads in turn (`schedule.rs`); a request
+//! dealt to the clients of a load split over several ([`Segment`]) and
+//! within a client to its engine threads, in turn (`schedule.rs`); a request
 //! that finds no free connection waits, and its latency still counts from
 //! when it was due (corrected), while the latency from the actual write is
 //! kept apart (uncorrected). Requests written later than
@@ -47,6 +48,7 @@
 //! nothing else of the crate.
 
 mod conn;
+mod hdr;
 mod http;
 mod schedule;
 mod stats;
@@ -57,8 +59,13 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+pub use self::hdr::{EncodedHistogram, HdrError};
 pub use self::http::{FrameError, Framed, frame_response, get_request};
-pub use self::stats::{FailureKind, Failures, LatencySummary, MAX_LATENCY_US, RunStats, Window};
+pub use self::schedule::Segment;
+pub use self::stats::{
+    FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
+    latency_histogram,
+};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused
@@ -170,7 +177,8 @@ impl Rate {
 /// `calibrate` and `flamegraph`.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadSettings {
-    /// Keep-alive connections held open.
+    /// Keep-alive connections held open (by this client: its share when the
+    /// load is split over several, see [`Segment::share`]).
     pub connections: NonZeroUsize,
     /// Engine threads (one event loop each); connections are dealt to them
     /// round-robin.
@@ -182,9 +190,13 @@ pub struct LoadSettings {
     pub timeout: Duration,
     /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
     pub pipeline: NonZeroUsize,
-    /// Open loop: requests per second due over all connections; `None` for
-    /// the closed loop.
+    /// Open loop: requests per second due over all connections of all
+    /// clients (the whole schedule; this client sends its [`Segment`] of
+    /// it); `None` for the closed loop.
     pub rate: Option<Rate>,
+    /// This client's slice of a load split over several clients
+    /// ([`Segment::WHOLE`] when it runs alone).
+    pub segment: Segment,
     /// Nap between polls (see the module doc); zero waits in `epoll_wait`.
     pub nap: Duration,
 }
@@ -192,7 +204,22 @@ pub struct LoadSettings {
 impl LoadSettings {
     /// Closed-loop settings without pipelining, with the default nap.
     pub fn closed(connections: NonZeroUsize, threads: NonZeroUsize, timing: Timing, timeout: Duration) -> Self {
-        Self { connections, threads, timing, timeout, pipeline: NonZeroUsize::MIN, rate: None, nap: DEFAULT_NAP }
+        Self {
+            connections,
+            threads,
+            timing,
+            timeout,
+            pipeline: NonZeroUsize::MIN,
+            rate: None,
+            segment: Segment::WHOLE,
+            nap: DEFAULT_NAP,
+        }
+    }
+
+    /// This client's share of the open-loop rate: the whole schedule's rate
+    /// divided by the clients; `None` in the closed loop.
+    pub fn rate_share_per_s(&self) -> Option<f64> {
+        self.rate.map(|r| r.per_s() / f64::from(self.segment.count()))
     }
 }
 
@@ -298,14 +325,15 @@ pub enum Error {
     Panicked,
 }
 
-/// Runs `load` until its deadline, or until one of the `stop` flags becomes
-/// true (at the next loop turn; the outcome says so).
+/// Runs `load` from `start` (the warm-up begins then, the first window
+/// `warmup` later; pass `Instant::now()` or an instant a start barrier
+/// chose) until its deadline, or until one of the `stop` flags becomes true
+/// (at the next loop turn; the outcome says so).
 ///
 /// # Errors
 /// [`Error`]: a thread or event loop that cannot start, a failing `epoll_wait`.
-pub fn run(load: &Load, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
+pub fn run(load: &Load, start: Instant, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
     let s = &load.settings;
-    let start = Instant::now();
     let measure_start = start + s.timing.warmup();
     let end = measure_start + s.timing.duration();
     let threads = s.threads.get();
@@ -313,8 +341,9 @@ pub fn run(load: &Load, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let connections = (s.connections.get() + threads - 1 - t) / threads;
-                // The threads with connections share the open-loop schedule in turn.
-                let stream = (t as u64, threads.min(s.connections.get()) as u64);
+                // The threads with connections share this client's segment
+                // of the open-loop schedule in turn (schedule.rs).
+                let stream = s.segment.stream(t as u64, threads.min(s.connections.get()) as u64);
                 std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(scope, move || {
                     let times = Times { start, measure_start, end };
                     Worker::new(load, connections, stream, times)?.run(stop)

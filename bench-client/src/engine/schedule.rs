@@ -1,11 +1,70 @@
-//! The open-loop schedule: one schedule at the total rate, dealt out to
-//! the engine threads in turn. Request k of the whole run is due at
-//! `start + k / rate`; the thread (stream) `offset` of `stride` streams
-//! sends k = offset, offset + stride, offset + 2 × stride, …, so the union
-//! of the streams is exactly the one schedule, with no bursts of one
-//! request per thread at the same instant.
+//! The open-loop schedule, and how a load is split over several clients.
+//!
+//! One schedule at the total rate: request k of the whole run is due at
+//! `start + k / rate`. It is dealt out in two steps, each round-robin:
+//!
+//! 1. over the clients: client `i` of `N` ([`Segment`]) owns the requests
+//!    k ≡ i (mod N), so the union of the N clients is the whole schedule;
+//! 2. within client `i`, over its `A` engine threads with connections:
+//!    thread `t` owns the client's j-th request when j ≡ t (mod A), that is
+//!    k = i + (t + m·A)·N: the stream of offset `i + t·N` and stride `A·N`
+//!    ([`Segment::stream`]).
+//!
+//! The rule is exact whatever the thread counts of the clients (they need
+//! not be equal), and with one client (i = 0, N = 1) it is the plain
+//! dealing of the schedule to the threads in turn: no two requests are due
+//! at the same instant, and no client or thread sends in bursts.
+//!
+//! Connections are dealt the same way: connection c of the total goes to
+//! client c mod N ([`Segment::share`]), then within the client to thread
+//! c mod T (`engine::run`).
 
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
+
+/// Which slice of a load split over several clients this client runs:
+/// `index` of `count` (`--clients N --segment i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    index: u32,
+    count: NonZeroU32,
+}
+
+impl Segment {
+    /// The whole load: one client.
+    pub const WHOLE: Self = Self { index: 0, count: NonZeroU32::MIN };
+
+    /// Segment `index` of `count`, or `None` unless `index < count`.
+    pub fn new(index: u32, count: u32) -> Option<Self> {
+        let count = NonZeroU32::new(count)?;
+        (index < count.get()).then_some(Self { index, count })
+    }
+
+    /// This client's index, from 0.
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    /// Clients the load is split over.
+    pub fn count(self) -> u32 {
+        self.count.get()
+    }
+
+    /// This segment's share of `total` items dealt round-robin over the
+    /// clients (item c goes to client c mod N): the first `total mod N`
+    /// clients get one more. 64 connections over 3 clients: 22, 21, 21.
+    pub fn share(self, total: u64) -> u64 {
+        let n = u64::from(self.count.get());
+        (total + n - 1 - u64::from(self.index)) / n
+    }
+
+    /// The open-loop stream `(offset, stride)` of this client's thread `t`
+    /// of its `threads` threads with connections (see the module doc).
+    pub fn stream(self, t: u64, threads: u64) -> (u64, u64) {
+        let n = u64::from(self.count.get());
+        (u64::from(self.index) + t * n, threads.max(1) * n)
+    }
+}
 
 pub(super) struct Schedule {
     start: Instant,
@@ -61,5 +120,55 @@ mod tests {
         assert_eq!(streams.iter().map(|s| s.pending(at)).collect::<Vec<_>>(), [2, 1, 1, 1], "k = 4 is due at 2 s");
         let one = Schedule::new(start, 1000.0, 0, 1);
         assert_eq!(one.pending(start + Duration::from_secs(1)), 1001);
+    }
+
+    /// Every due time of `threads` threads of `segment` at `rate` within `horizon`.
+    fn due_times(start: Instant, rate: f64, segment: Segment, threads: u64, horizon: Duration) -> Vec<Duration> {
+        let mut due = Vec::new();
+        for t in 0..threads {
+            let (offset, stride) = segment.stream(t, threads);
+            let s = Schedule::new(start, rate, offset, stride);
+            due.extend((0..).map(|j| s.due_at(j) - start).take_while(|&d| d < horizon));
+            // What `pending` counts agrees with what `due_at` lists.
+            let listed = (0..).take_while(|&j| s.due_at(j) - start < horizon).count() as u64;
+            assert_eq!(s.pending(start + horizon - Duration::from_nanos(1)), listed, "{segment:?} thread {t}");
+        }
+        due
+    }
+
+    #[test]
+    fn the_union_of_n_clients_schedules_is_one_schedule_at_the_total_rate() {
+        let start = Instant::now();
+        let horizon = Duration::from_secs(1);
+        let one_client = due_times(start, 3000.0, Segment::WHOLE, 1, horizon);
+        assert_eq!(one_client.len(), 3000);
+        // Three clients with different thread counts (1, 2 and 3): still exact.
+        for threads in [[1, 1, 1], [2, 2, 2], [1, 2, 3], [3, 1, 2]] {
+            let mut union = Vec::new();
+            for (i, &t) in threads.iter().enumerate() {
+                let mine = due_times(start, 3000.0, Segment::new(i as u32, 3).unwrap(), t, horizon);
+                assert!((999..=1001).contains(&mine.len()), "client {i}: {} requests", mine.len());
+                let mut sorted = mine.clone();
+                sorted.sort();
+                sorted.dedup();
+                assert_eq!(sorted.len(), mine.len(), "within client {i}, its {t} threads never send at once");
+                union.extend(mine);
+            }
+            union.sort();
+            assert_eq!(union, one_client, "threads per client {threads:?}");
+        }
+    }
+
+    #[test]
+    fn shares_deal_round_robin_and_add_up() {
+        let shares: Vec<u64> = (0..3).map(|i| Segment::new(i, 3).unwrap().share(64)).collect();
+        assert_eq!(shares, [22, 21, 21]);
+        for (total, n) in [(0, 1), (1, 4), (64, 64), (1000, 7), (5, 2)] {
+            let sum: u64 = (0..n).map(|i| Segment::new(i, n).unwrap().share(total)).sum();
+            assert_eq!(sum, total, "{total} over {n}");
+        }
+        assert_eq!(Segment::WHOLE.share(64), 64);
+        assert_eq!(Segment::new(3, 3), None);
+        assert_eq!(Segment::new(0, 0), None);
     }
 }

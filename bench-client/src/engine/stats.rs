@@ -113,8 +113,14 @@ pub struct RunStats {
     pub latency_uncorrected_us: Option<Histogram<u64>>,
 }
 
-fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+/// Significant decimal digits the latency histograms keep: values within
+/// 0.1 % of each other share a bucket.
+pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
+
+/// An empty latency histogram as the engine records them: 1 µs to
+/// [`MAX_LATENCY_US`], [`LATENCY_SIGNIFICANT_DIGITS`] digits.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, LATENCY_SIGNIFICANT_DIGITS).expect("valid histogram bounds")
 }
 
 impl RunStats {
@@ -131,8 +137,8 @@ impl RunStats {
             reconnects: 0,
             late_sends: 0,
             unsent_at_deadline: 0,
-            latency_us: histogram(),
-            latency_uncorrected_us: open_loop.then(histogram),
+            latency_us: latency_histogram(),
+            latency_uncorrected_us: open_loop.then(latency_histogram),
         }
     }
 

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Measured;
 use crate::analysis;
-use crate::engine::{Failures, LatencySummary, LoadSettings, Rate, RunStats};
+use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats};
+use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
 /// CPUs, percent; below it a run is flagged client-bound.
@@ -54,7 +55,8 @@ pub struct RunFigures {
     /// Requests outstanding per connection (1: no pipelining).
     #[serde(default = "one")]
     pub pipeline: usize,
-    /// Open loop: the requests per second that were due; `None`: closed loop.
+    /// Open loop: the requests per second that were due (to this client: its
+    /// share when the load was split over several); `None`: closed loop.
     #[serde(default)]
     pub rate_per_s: Option<f64>,
     /// The engine's nap between polls, microseconds (0: it waited in epoll).
@@ -84,6 +86,27 @@ pub struct RunFigures {
     /// the request was due (not corrected for coordinated omission).
     #[serde(default)]
     pub latency_uncorrected_us: Option<LatencySummary>,
+    /// The histogram `latency_us` is read from (HdrHistogram V2 + DEFLATE,
+    /// base64, `HISTFAAA…`): what `merge` adds. `None` in files before
+    /// schema 6.
+    #[serde(default)]
+    pub latency_hdr: Option<EncodedHistogram>,
+    /// Open loop only: the histogram of `latency_uncorrected_us`.
+    #[serde(default)]
+    pub latency_uncorrected_hdr: Option<EncodedHistogram>,
+    /// The start barrier the run waited for (`--start-at`), milliseconds
+    /// since the Unix epoch; `None` when it started at once.
+    #[serde(default)]
+    pub start_at_unix_ms: Option<u64>,
+    /// The realtime clock when the measured windows began (start plus
+    /// warm-up), milliseconds since the Unix epoch; `None` in files before
+    /// schema 6.
+    #[serde(default)]
+    pub measure_start_unix_ms: Option<u64>,
+    /// The client that measured it (`--label`; by default the host name, the
+    /// pod name in Kubernetes).
+    #[serde(default)]
+    pub label: String,
     /// Coefficient of variation of `windows`, percent (`None` under two windows).
     pub window_cv_percent: Option<f64>,
     /// The last third of the windows averaged 5 % or more below the first
@@ -214,7 +237,7 @@ impl RunFigures {
             connections_established: conn.connections_established,
             reconnects: conn.reconnects,
             pipeline: settings.pipeline.get(),
-            rate_per_s: settings.rate.map(Rate::per_s),
+            rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             late_sends: conn.late_sends,
             unsent_at_deadline: conn.unsent_at_deadline,
@@ -232,6 +255,13 @@ impl RunFigures {
                 })
                 .collect(),
             latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
+            latency_hdr: Some(EncodedHistogram::encode(&s.latency_us)),
+            latency_uncorrected_hdr: s.latency_uncorrected_us.as_ref().map(EncodedHistogram::encode),
+            start_at_unix_ms: run.start.planned_unix_ms,
+            measure_start_unix_ms: Some(
+                run.start.unix_ms + u64::try_from(settings.timing.warmup().as_millis()).unwrap_or(u64::MAX),
+            ),
+            label: hostname(),
             window_cv_percent: analysis::cv_percent(&measured_windows.iter().map(|&w| w as f64).collect::<Vec<_>>()),
             drift: analysis::drifts(&measured_windows),
             server_cpu_percent,
@@ -250,5 +280,133 @@ impl RunFigures {
             profiled: own.len() == all.len() && matches!(run.folded, Some(Ok(_))),
             complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::engine::{FailureKind, Outcome, Timing};
+    use crate::measure::{CpuWindows, Start};
+    fn settings(window_ms: u64, windows: u32) -> LoadSettings {
+        let window = Duration::from_millis(window_ms);
+        let timing = Timing::new(Duration::ZERO, window * windows, window).unwrap();
+        LoadSettings::closed(NonZeroUsize::new(8).unwrap(), NonZeroUsize::MIN, timing, Duration::from_secs(2))
+    }
+
+    /// Stats with `per_window[i]` successes of 100 µs in window i.
+    fn stats(per_window: &[u64]) -> RunStats {
+        let mut s = RunStats::new(per_window.len(), false);
+        for (w, &n) in per_window.iter().enumerate() {
+            for _ in 0..n {
+                s.record_success(w, 100, 100);
+            }
+        }
+        s.sent = per_window.iter().sum::<u64>() + 3;
+        s.warmup_completed = 2;
+        s.in_flight_at_deadline = 1;
+        s
+    }
+
+    fn measured(stats: RunStats, by_route: Vec<RunStats>, measured: Duration, cpu: CpuWindows) -> Measured {
+        Measured {
+            outcome: Outcome { stats, by_route, measured, stopped: false },
+            interrupted: false,
+            server_lost: false,
+            cpu,
+            client_peak_rss_bytes: 7,
+            folded: None,
+            start: Start { instant: Instant::now(), unix_ms: 1_000, planned_unix_ms: None },
+        }
+    }
+
+    #[test]
+    fn figures_of_a_whole_run() {
+        let cpu = CpuWindows { server: vec![90.0, 100.0, 98.0, 96.0], client: vec![40.0, 50.0, 60.0, 50.0] };
+        let mut s = stats(&[100, 100, 100, 100]);
+        s.connections_established = 9;
+        s.reconnects = 1;
+        s.record_failure(Some(2), FailureKind::Status(503));
+        let run = measured(s, Vec::new(), Duration::from_secs(2), cpu);
+        let f = RunFigures::new(&run, &settings(500, 4), Some(1));
+        assert_eq!((f.successful, f.failed_total, f.transition_completed), (400, 1, 0));
+        assert_eq!(f.windows, [100, 100, 100, 100]);
+        assert_eq!(f.windows_failed, [0, 0, 1, 0]);
+        assert_eq!((f.sent, f.warmup_completed, f.in_flight_at_deadline), (403, 2, 1));
+        assert_eq!((f.connections_requested, f.connections_established, f.reconnects), (8, 9, 1));
+        assert_eq!((f.duration_s, f.window_s, f.requests_per_s), (2.0, 0.5, 200.0));
+        assert_eq!(f.server_cpu_percent, Some(96.0));
+        assert!(!f.client_bound, "96 % of one CPU is saturated");
+        assert_eq!(f.client_cpu_percent, 50.0);
+        // Half a CPU for 2 s over 400 requests: 1 s of CPU, 2.5 ms per 1,000.
+        assert!((f.client_cpu_ms_per_1k.unwrap() - 2500.0).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.window_cv_percent, Some(0.0));
+        assert!(!f.drift && f.complete && f.is_failure(), "the 503 is a failure");
+        assert_eq!(f.latency_us.max, f.latency_us.p50);
+        assert_eq!(f.measure_start_unix_ms, Some(1_000));
+        assert!(RunFigures::new(&run, &settings(500, 4), Some(2)).client_bound, "96 % of two CPUs is not");
+    }
+
+    #[test]
+    fn an_interrupted_run_judges_only_the_windows_it_lived() {
+        let mut run =
+            measured(stats(&[100, 100, 80, 0]), Vec::new(), Duration::from_millis(1_250), CpuWindows::default());
+        run.interrupted = true;
+        let f = RunFigures::new(&run, &settings(500, 4), None);
+        assert!(!f.complete && f.is_failure() && !f.usable());
+        assert_eq!(f.duration_s, 1.25);
+        assert_eq!(f.successful, 280);
+        // Two whole windows lived (1.25 s of 0.5 s windows): the CV of 100 and 100.
+        assert_eq!(f.window_cv_percent, Some(0.0));
+        assert_eq!((f.server_cpu_percent, f.client_bound), (None, false));
+    }
+
+    #[test]
+    fn figures_of_one_route_of_an_alternation_are_its_own_slices() {
+        // Block [0, 1, 1, 0]: route 1 owns slices 1, 2, 5, 6.
+        let block = [0, 1, 1, 0];
+        let route1 = stats(&[3, 100, 100, 2, 0, 90, 110, 1]);
+        let total = stats(&[103, 103, 100, 102, 100, 92, 110, 101]);
+        let cpu = CpuWindows {
+            server: vec![10.0, 80.0, 82.0, 10.0, 10.0, 84.0, 86.0, 10.0],
+            client: vec![1.0, 20.0, 20.0, 1.0, 1.0, 20.0, 20.0, 1.0],
+        };
+        let run = measured(total, vec![stats(&[100, 3, 0, 100, 100, 2, 0, 100]), route1], Duration::from_secs(2), cpu);
+        let f = RunFigures::of_route(&run, &settings(250, 8), Some(1), 1, &block);
+        assert_eq!(f.windows, [100, 100, 90, 110]);
+        assert_eq!((f.successful, f.transition_completed), (400, 6));
+        assert_eq!((f.duration_s, f.requests_per_s), (1.0, 400.0));
+        assert_eq!(f.server_cpu_percent_windows, [80.0, 82.0, 84.0, 86.0]);
+        assert_eq!(f.server_cpu_percent, Some(83.0));
+        assert!(f.client_bound, "83 % in its own slices");
+        assert_eq!(
+            f.sent,
+            f.warmup_completed + f.successful + f.failed_total + f.transition_completed + f.in_flight_at_deadline
+        );
+        let g = RunFigures::of_route(&run, &settings(250, 8), Some(1), 0, &block);
+        assert_eq!(g.windows, [100, 100, 100, 100]);
+    }
+
+    #[test]
+    fn a_clean_run_is_usable_and_not_a_failure_and_old_files_default_to_no_pipelining() {
+        let clean = RunFigures::new(
+            &measured(stats(&[10]), Vec::new(), Duration::from_secs(1), CpuWindows::default()),
+            &settings(1_000, 1),
+            None,
+        );
+        assert!(clean.usable() && !clean.is_failure(), "{clean:?}");
+        let mut failed = clean.clone();
+        failed.failed.status.insert(503, 1);
+        assert!(failed.is_failure(), "a failure by kind, wherever it completed");
+        let mut connect = clean.clone();
+        connect.failed.connect = 1;
+        assert!(connect.is_failure(), "a connection that failed");
+        let mut value = serde_json::to_value(&clean).unwrap();
+        value.as_object_mut().unwrap().remove("pipeline");
+        let old: RunFigures = serde_json::from_value(value).unwrap();
+        assert_eq!(old.pipeline, 1);
     }
 }

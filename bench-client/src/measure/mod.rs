@@ -1,19 +1,24 @@
 //! One measured run: the engine's load with every observer around it, in one
 //! thread scope: the per-window CPU sampler of the server and the client
 //! (which also watches the server's pid), and optionally `perf` recording
-//! the server during the measured windows. The result is turned into
+//! the server during the measured windows (`profiler` also holds what folded
+//! stacks give: their shape, flame graphs). The result is turned into
 //! [`RunFigures`].
 //!
-//! Imports the engine and `sys` below it; the suite, `load` and `calibrate`
-//! call [`run`] from above.
+//! A run starts at once or at a realtime barrier shared by several clients
+//! ([`Barrier`]); either way it is timed from one monotonic [`Start`].
+//!
+//! Imports the engine, `sys` and `model` below it; the suite, `load`, `watch` and
+//! `calibrate` call [`run`] from above.
 
+mod barrier;
 mod cpu;
 mod figures;
 pub mod profiler;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
+pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
 pub use self::profiler::Perf;
@@ -47,17 +52,19 @@ pub struct Measured {
     pub client_peak_rss_bytes: u64,
     /// With `perf`: the folded stacks recorded, or why there are none.
     pub folded: Option<anyhow::Result<String>>,
+    /// When the run started (its warm-up), and the barrier it waited for.
+    pub start: Start,
 }
 
-/// Runs `load` with its observers until its deadline, `stop`, or the loss
-/// of the server.
+/// Runs `load` with its observers from `start` (`Start::now()`, or what a
+/// [`Barrier`] returned) until its deadline, `stop`, or the loss of the
+/// server.
 ///
 /// # Errors
 /// When the engine cannot start or its event loop fails.
-pub fn run(load: &Load, observers: Observers<'_>, stop: &AtomicBool) -> anyhow::Result<Measured> {
+pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBool) -> anyhow::Result<Measured> {
     let timing = load.settings.timing;
-    let start = Instant::now();
-    let measure_start = start + timing.warmup();
+    let measure_start = start.instant + timing.warmup();
     let lost = AtomicBool::new(false);
     let (outcome, cpu, folded) = std::thread::scope(|scope| {
         let sampler = scope
@@ -76,7 +83,7 @@ pub fn run(load: &Load, observers: Observers<'_>, stop: &AtomicBool) -> anyhow::
             sleep_until(measure_start + timing.duration(), stop);
             Some(recording.finish())
         });
-        let outcome = engine::run(load, &[stop, &lost]);
+        let outcome = engine::run(load, start.instant, &[stop, &lost]);
         let cpu = sampler.join().unwrap_or_default();
         let folded = recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked"))));
         (outcome, cpu, folded)
@@ -84,5 +91,5 @@ pub fn run(load: &Load, observers: Observers<'_>, stop: &AtomicBool) -> anyhow::
     let outcome = outcome?;
     let interrupted = outcome.stopped && stop.load(Ordering::Relaxed);
     let server_lost = !interrupted && lost.load(Ordering::Relaxed);
-    Ok(Measured { outcome, interrupted, server_lost, cpu, client_peak_rss_bytes: peak_rss_bytes(), folded })
+    Ok(Measured { outcome, interrupted, server_lost, cpu, client_peak_rss_bytes: peak_rss_bytes(), folded, start })
 }

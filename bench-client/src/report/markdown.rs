@@ -9,8 +9,8 @@ use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
 use crate::measure::profiler::FlameGraphs;
 use crate::measure::{RunFigures, SATURATED_PERCENT};
-use crate::model::{Framework, Pairing, Profile, Scenario};
-use crate::results::{Basis, Comparison, Delta, Results, compare, sweep};
+use crate::model::{Framework, Pairing, Profile, Scenario, Variant};
+use crate::results::{Basis, Comparison, Delta, Results, compare, delta_costs, route_costs, sweep};
 
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
@@ -215,6 +215,78 @@ pub fn sweep_table(results: &Results) -> String {
     out
 }
 
+/// Every route in proportion: µs of server CPU per successful request for
+/// each route measured (one row per framework and layer count), then what
+/// each delta saves per request and, when `/fortunes` was measured, that
+/// saving as a share of a `/fortunes` request; empty without costs.
+pub fn proportion_table(results: &Results) -> String {
+    let costs = route_costs(results);
+    if costs.is_empty() {
+        return String::new();
+    }
+    let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
+    let mut out = String::from("| framework | layers |");
+    for v in &variants {
+        let _ = write!(out, " `{}` |", v.path());
+    }
+    out.push_str("\n|---|--:|");
+    out.push_str(&"--:|".repeat(variants.len()));
+    out.push('\n');
+    let mut rows: Vec<(Framework, u16)> = costs.iter().map(|c| (c.framework, c.layers)).collect();
+    rows.dedup();
+    for (framework, layers) in rows {
+        let _ = write!(out, "| {} | {layers} |", framework.name());
+        for v in &variants {
+            match costs.iter().find(|c| c.framework == framework && c.layers == layers && c.variant == *v) {
+                Some(c) => {
+                    let _ = write!(out, " {:.2} µs |", c.cost_us);
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("\nCells: µs of server CPU per successful request (the server's measured CPU time ÷ its successful requests; geometric mean over rounds).\n");
+    let deltas = delta_costs(results, &costs);
+    if deltas.is_empty() {
+        return out;
+    }
+    let fortunes = deltas.iter().any(|d| d.share_of_fortunes_percent.is_some());
+    out.push_str(if fortunes {
+        "\n| framework | layers | change | µs per request | saved per request | share of a `/fortunes` request |\n|---|--:|---|--:|--:|--:|\n"
+    } else {
+        "\n| framework | layers | change | µs per request | saved per request |\n|---|--:|---|--:|--:|\n"
+    });
+    for d in &deltas {
+        let _ = write!(
+            out,
+            "| {} | {} | {} → {} | {:.2} → {:.2} | {:+.2} µs |",
+            d.delta.framework.name(),
+            d.delta.layers,
+            d.delta.from,
+            d.delta.to,
+            d.before_us,
+            d.after_us,
+            d.saved_us
+        );
+        if fortunes {
+            match d.share_of_fortunes_percent {
+                Some(p) => {
+                    let _ = write!(out, " {p:+.1} % |");
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str(if fortunes {
+        "\n`saved per request`: the baseline's cost minus the changed route's (negative: the change costs more). Its share of a `/fortunes` request (a SQLite read of 12 rows, a sort and an escaped HTML page, same framework) reads each delta against a request that does real work.\n"
+    } else {
+        "\n`saved per request`: the baseline's cost minus the changed route's (negative: the change costs more). Add `fortunes` to the scenarios to read each saving against a request that does real work.\n"
+    });
+    out
+}
+
 /// Deltas of several profiles side by side (`framework · profile · before ·
 /// after · change`), for results of different profiles; empty if fewer than two.
 pub fn profiles_table(all: &[&Results]) -> String {
@@ -411,6 +483,12 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     } else {
         out.push_str(&delta_table(results));
     }
+    if results.meta.ab.is_none() {
+        let proportion = proportion_table(results);
+        if !proportion.is_empty() {
+            let _ = write!(out, "\n## In proportion\n\n{proportion}");
+        }
+    }
     let sweep = sweep_table(results);
     if !sweep.is_empty() {
         let _ = write!(out, "\n## Layer sweep\n\n{sweep}");
@@ -560,5 +638,49 @@ mod tests {
         let release_row = table.lines().position(|l| l.contains("| release |")).unwrap();
         let profiling_row = table.lines().position(|l| l.contains("| profiling |")).unwrap();
         assert!(release_row < profiling_row, "release first");
+    }
+
+    #[test]
+    fn proportion_table_lists_every_route_and_reads_deltas_against_fortunes() {
+        let f = Framework::Actix;
+        let mut runs = Vec::new();
+        for round in 1..=2 {
+            for (scenario, variant, n) in [
+                ("floor", "plaintext", 100_000),
+                ("payload", "per_request", 80_000),
+                ("payload", "preserialized", 100_000),
+                ("payload", "cached", 100_000),
+                ("fortunes", "fortunes", 20_000),
+                ("fortunes", "fortunes_cached", 100_000),
+            ] {
+                runs.push(run(f, scenario, variant, round, n, true));
+            }
+        }
+        let table = proportion_table(&results(runs.clone()));
+        let header = table.lines().next().unwrap();
+        assert_eq!(
+            header,
+            "| framework | layers | `/plaintext` | `/api/devices` | `/api/devices/preserialized` | `/api/devices/cached` | `/fortunes` | `/fortunes/cached` |"
+        );
+        assert!(
+            table.contains("| actix | 10 | 10.00 µs | 12.50 µs | 10.00 µs | 10.00 µs | 50.00 µs | 10.00 µs |"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| actix | 10 | /api/devices → /api/devices/preserialized | 12.50 → 10.00 | +2.50 µs | +5.0 % |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| actix | 10 | /fortunes → /fortunes/cached | 50.00 → 10.00 | +40.00 µs | +80.0 % |"),
+            "{table}"
+        );
+        let report = report(&results(runs.clone()), &[], &[], &FlameGraphs::default());
+        assert!(report.contains("## In proportion"), "{report}");
+
+        let without: Vec<_> = runs.into_iter().filter(|r| r.scenario != Scenario::Fortunes).collect();
+        let table = proportion_table(&results(without));
+        assert!(!table.contains("share of a `/fortunes` request") && table.contains("Add `fortunes`"), "{table}");
     }
 }

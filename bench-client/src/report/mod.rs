@@ -12,7 +12,7 @@ mod terminal;
 
 pub use self::format::change_with_ci;
 pub use self::markdown::{
-    ab_table, comparison_table, delta_table, flamegraph_table, profiles_table, profiling_cost_table, report,
-    sweep_table,
+    ab_table, comparison_table, delta_table, flamegraph_table, profiles_table, profiling_cost_table, proportion_table,
+    report, sweep_table,
 };
-pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time};
+pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time, watch_summary};

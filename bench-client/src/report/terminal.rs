@@ -1,5 +1,6 @@
 //! What the commands print to the terminal besides Markdown tables: the
-//! summary of `load`, the suite's line per run, the client's ceiling, and
+//! summary of `load` (and of `merge`, with its table of clients), the
+//! summary of `watch`, the suite's line per run, the client's ceiling, and
 //! the shape and top of a profile's self time.
 
 use std::collections::BTreeMap;
@@ -9,13 +10,16 @@ use crate::calibrate::Ceiling;
 use crate::engine::{LATE_SEND_TOLERANCE, LatencySummary};
 use crate::measure::RunFigures;
 use crate::measure::profiler::{Shape, top_self};
+use crate::results::{LoadReport, MergeInfo, WatchReport};
 
 /// The summary `load` prints: counts, failures by kind, connections,
-/// windows, CPU use and latency of the run of `url`.
+/// windows, CPU use and latency of the run of `url`; `merge` prints the same
+/// for the merged run, followed by its table of clients.
 ///
 /// # Errors
 /// When `w` cannot be written.
-pub fn load_summary(w: &mut impl Write, url: &str, f: &RunFigures) -> io::Result<()> {
+pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
+    let (url, f) = (&r.url, &r.figures);
     let mode = match f.rate_per_s {
         Some(rate) => format!("open loop at {rate:.0} requests/s"),
         None => "closed loop".to_owned(),
@@ -29,9 +33,14 @@ pub fn load_summary(w: &mut impl Write, url: &str, f: &RunFigures) -> io::Result
     } else {
         " (interrupted)"
     };
+    let who = match (&r.merge, r.segment) {
+        (Some(m), _) => format!(" · {} clients merged{}", m.clients.len(), if m.aligned { "" } else { " (FORCED)" }),
+        (None, Some(i)) => format!(" · client {i} of {} ({})", r.clients, f.label),
+        (None, None) => String::new(),
+    };
     writeln!(
         w,
-        "{} · {} connections · pipeline {} · {mode} · {:.1} s measured{incomplete}",
+        "{} · {} connections · pipeline {} · {mode}{who} · {:.1} s measured{incomplete}",
         url, f.connections_requested, f.pipeline, f.duration_s
     )?;
     writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
@@ -91,13 +100,86 @@ pub fn load_summary(w: &mut impl Write, url: &str, f: &RunFigures) -> io::Result
         )
     };
     match &f.latency_uncorrected_us {
-        None => line(w, "latency (ms)", &f.latency_us),
+        None => line(w, "latency (ms)", &f.latency_us)?,
         Some(uncorrected) => {
             line(w, "latency (ms)", &f.latency_us)?;
             writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
-            line(w, "uncorrected (ms)", uncorrected)
+            line(w, "uncorrected (ms)", uncorrected)?;
         }
     }
+    match &r.merge {
+        Some(m) => clients_table(w, m),
+        None => Ok(()),
+    }
+}
+
+/// A merged run's clients, one line each, and what `--force` overrode.
+fn clients_table(w: &mut impl Write, m: &MergeInfo) -> io::Result<()> {
+    writeln!(
+        w,
+        "  clients              started within {} ms of each other (tolerance {} ms); latency from their added histograms",
+        m.start_spread_ms, m.tolerance_ms
+    )?;
+    writeln!(
+        w,
+        "    {:<7} {:<24} {:>5} {:>12} {:>11} {:>8} {:>9} {:>7} {:>7}  file",
+        "segment", "label", "conns", "successful", "requests/s", "failed", "p99 (ms)", "CPU %", "start"
+    )?;
+    for c in &m.clients {
+        writeln!(
+            w,
+            "    {:<7} {:<24} {:>5} {:>12} {:>11.0} {:>8} {:>9.3} {:>7.1} {:>5} ms  {}{}",
+            c.segment.map_or_else(|| "-".to_owned(), |i| i.to_string()),
+            c.label,
+            c.connections_requested,
+            c.successful,
+            c.requests_per_s,
+            c.failed_total,
+            c.latency_p99_us as f64 / 1e3,
+            c.client_cpu_percent,
+            format!("+{}", c.start_offset_ms),
+            c.file,
+            if c.complete { "" } else { "  INCOMPLETE" }
+        )?;
+    }
+    if let Some(s) = &m.server {
+        writeln!(w, "  server CPU from      {} ({} pid {} on {})", s.file, s.process, s.pid, s.label)?;
+    }
+    for o in &m.overridden {
+        writeln!(w, "  FORCED: {o}")?;
+    }
+    Ok(())
+}
+
+/// The summary `watch` prints: the process, its CPU use per window, and
+/// whether it lived through them.
+///
+/// # Errors
+/// When `w` cannot be written.
+pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
+    let state = if r.server_lost {
+        " (INCOMPLETE: the process exited; sampling ended with that window)"
+    } else if r.complete {
+        ""
+    } else {
+        " (interrupted)"
+    };
+    writeln!(
+        w,
+        "watch {} (pid {}) on {} · {} of {} windows of {} s{state}",
+        r.process,
+        r.pid,
+        r.label,
+        r.server_cpu_percent_windows.len(),
+        r.planned_windows(),
+        r.window_s
+    )?;
+    match r.server_cpu_percent {
+        Some(p) => writeln!(w, "  server CPU           {p:>11.1} %   of {} CPU(s)", r.server_cpus.unwrap_or(0))?,
+        None => writeln!(w, "  server CPU                    -")?,
+    }
+    let windows: Vec<String> = r.server_cpu_percent_windows.iter().map(|p| format!("{p:.1}")).collect();
+    writeln!(w, "  per window (%)       [{}]", windows.join(", "))
 }
 
 /// One line: the client's ceiling, both CPU uses, and which side limited it.

@@ -168,5 +168,61 @@ mod tests {
         let cached = d.iter().find(|d| d.to == "/api/devices/cached").unwrap();
         assert_eq!(cached.change.change_percent, 0.0);
         assert_eq!(cached.rounds, 3, "round 4 had no cached run");
+        assert_eq!((pre.pairs, cached.pairs), (3, 3), "one pair per round");
+        assert!((pre.change_min_percent - 10.0).abs() < 0.01 && (pre.change_max_percent - 10.0).abs() < 0.01);
+    }
+
+    /// A run of `variant` in `round` whose own slices hold `slices`.
+    fn sliced(scenario: &str, variant: &str, round: u32, slices: &[u64]) -> RunRecord {
+        let mut r = run(Framework::Axum, scenario, variant, round, 1, true);
+        r.figures.windows = slices.to_vec();
+        r.figures.successful = slices.iter().sum();
+        r
+    }
+
+    #[test]
+    fn slices_pair_each_block_of_two_own_slices() {
+        let mut runs = Vec::new();
+        for round in 1..=3 {
+            // Two blocks a round: after/before = 1.10 in the first, 1.21 in the second;
+            // a third block whose baseline slices are empty is left out.
+            runs.push(sliced("state", "fat", round, &[50, 50, 60, 40, 0, 0]));
+            runs.push(sliced("state", "arc", round, &[60, 50, 70, 51, 5, 5]));
+        }
+        let d = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], Pairing::Slices);
+        assert_eq!(d.len(), 1);
+        let d = &d[0];
+        assert_eq!((d.rounds, d.pairs), (3, 6), "{d:?}");
+        assert!((d.change_min_percent - 10.0).abs() < 1e-9 && (d.change_max_percent - 21.0).abs() < 1e-9, "{d:?}");
+        // Hodges–Lehmann of three 1.10 and three 1.21: the middle, √(1.10 × 1.21).
+        assert!((d.change.change_percent - ((1.1f64 * 1.21).sqrt() - 1.0) * 100.0).abs() < 1e-9, "{d:?}");
+        assert_eq!(d.change.verdict, crate::analysis::Verdict::Faster);
+        assert_eq!(d.before_successful, 200.0);
+        assert_eq!((d.from.as_str(), d.to.as_str()), ("/state/fat", "/state/arc"));
+        // Rounds pairing of the same runs: one ratio per round, 241 / 200.
+        let r = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], Pairing::Rounds);
+        assert!((r[0].change.change_percent - 20.5).abs() < 1e-9, "{:?}", r[0]);
+    }
+
+    #[test]
+    fn ab_pairs_after_against_before_per_route_and_round_only() {
+        let mut runs = Vec::new();
+        for round in 1..=4 {
+            runs.push(sliced("before", "arc", round, &[100, 100, 100, 100]));
+            runs.push(sliced("after", "arc", round, &[98, 98, 96, 96]));
+            // Another route and another framework must not mix in.
+            runs.push(sliced("before", "fat", round, &[100, 100, 100, 100]));
+            runs.push(sliced("after", "fat", round, &[200, 200, 200, 200]));
+        }
+        runs.push(sliced("after", "arc", 5, &[1, 1, 1, 1]));
+        let d = ab_deltas(&runs, &[Framework::Axum, Framework::Actix], &[Variant::Arc, Variant::Fat]);
+        assert_eq!(d.len(), 2, "one per framework with runs and route: {d:?}");
+        let arc = &d[0];
+        assert_eq!((arc.to.as_str(), arc.scenario, arc.rounds, arc.pairs), ("/state/arc", Scenario::After, 4, 8));
+        assert!((arc.change_min_percent + 4.0).abs() < 1e-9 && (arc.change_max_percent + 2.0).abs() < 1e-9);
+        assert!((arc.change.change_percent + 3.0).abs() < 0.05, "{arc:?}");
+        assert_eq!(arc.change.verdict, crate::analysis::Verdict::Slower);
+        assert!((d[1].change.change_percent - 100.0).abs() < 1e-9);
+        assert_eq!(d[1].to, "/state/fat");
     }
 }

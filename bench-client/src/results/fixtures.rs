@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::{Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
-use crate::engine::{LoadSettings, Outcome, RunStats, Timing};
-use crate::measure::{CpuWindows, Measured, RunFigures};
+use super::{LoadReport, Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
+use crate::engine::{LoadSettings, Outcome, RunStats, Segment, Timing};
+use crate::measure::{CpuWindows, Measured, RunFigures, Start};
 use crate::model::{Framework, Pairing, Profile, Scenario};
 
 /// The scenario or variant named `text` in `results.json`; panics on a typo.
@@ -30,6 +30,7 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
         cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
         client_peak_rss_bytes: 0,
         folded: None,
+        start: Start { instant: std::time::Instant::now(), unix_ms: 1_796_000_000_000, planned_unix_ms: None },
     };
     let one = std::num::NonZeroUsize::MIN;
     let second = Duration::from_secs(1);
@@ -53,7 +54,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
     let deltas = deltas(
         &runs,
         &[Framework::Actix, Framework::Axum],
-        &[Scenario::Payload, Scenario::State],
+        &[Scenario::Payload, Scenario::State, Scenario::Fortunes],
         &[10],
         Pairing::Rounds,
     );
@@ -91,5 +92,51 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
         runs,
         deltas,
         failures: Vec::new(),
+    }
+}
+
+/// One client's `load --json` report of segment `index` of `clients`: two
+/// windows of 1 s after 1 s of warm-up, 8 connections in all, the closed
+/// loop, a start barrier at 1,796,119,200,000 ms and the windows measured
+/// from `measure_start_unix_ms`; its successful requests took `latencies_us`
+/// (half in each window).
+pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latencies_us: &[u64]) -> LoadReport {
+    let segment = Segment::new(index, clients).expect("index below clients");
+    let mut stats = RunStats::new(2, false);
+    for (i, &us) in latencies_us.iter().enumerate() {
+        stats.record_success(i % 2, us, us);
+    }
+    stats.sent = latencies_us.len() as u64 + 10;
+    stats.warmup_completed = 10;
+    let second = Duration::from_secs(1);
+    let timing = Timing::new(second, 2 * second, second).expect("two windows of 1 s");
+    let connections = std::num::NonZeroUsize::new(segment.share(8) as usize).expect("8 connections suffice");
+    let mut settings = LoadSettings::closed(connections, std::num::NonZeroUsize::MIN, timing, second);
+    settings.segment = segment;
+    stats.connections_established = connections.get() as u64;
+    let measured = Measured {
+        outcome: Outcome { stats, by_route: Vec::new(), measured: 2 * second, stopped: false },
+        interrupted: false,
+        server_lost: false,
+        cpu: CpuWindows { server: Vec::new(), client: vec![10.0, 12.0] },
+        client_peak_rss_bytes: 1 << 20,
+        folded: None,
+        start: Start {
+            instant: std::time::Instant::now(),
+            unix_ms: measure_start_unix_ms - 1_000,
+            planned_unix_ms: Some(1_796_119_200_000),
+        },
+    };
+    let mut figures = RunFigures::new(&measured, &settings, None);
+    figures.label = format!("client-{index}");
+    LoadReport {
+        schema_version: SCHEMA_VERSION,
+        url: "http://127.0.0.1:8080/api/devices".to_owned(),
+        threads: 1,
+        warmup_s: 1.0,
+        clients,
+        segment: (clients > 1).then_some(index),
+        merge: None,
+        figures,
     }
 }

@@ -1,7 +1,8 @@
 //! The results contract: `results.json` (layout in `docs/RESULTS.md`, JSON
-//! Schema in `docs/results.schema.json`) and `load --json`, and what is
-//! computed from results: paired deltas, the layer sweep, the comparison of
-//! two results. Nothing here runs a load or prints.
+//! Schema in `docs/results.schema.json`), `load --json` and `watch --json`,
+//! and what is computed from results: paired deltas, the layer sweep, every
+//! route's cost in proportion, the comparison of two results, the exact
+//! merge of several clients' runs. Nothing here runs a load or prints.
 //!
 //! Imports `measure` (one run's figures), `model` and `analysis` below it.
 
@@ -10,24 +11,35 @@ mod deltas;
 mod file;
 pub mod fixtures;
 mod folder;
+mod merge;
+mod proportion;
+mod reports;
 mod sweep;
 
 use serde::{Deserialize, Serialize};
 
 pub use self::compare::{Basis, Comparison, Row, compare};
 pub use self::deltas::{ab_deltas, deltas};
-pub use self::file::{read, write};
+pub use self::file::{read, read_load, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
+pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
+pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
+pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
 use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 
-/// Version of the `results.json` layout; bumped on every change to it.
-pub const SCHEMA_VERSION: u32 = 5;
+/// Version of the `results.json` layout (and of `load --json`, `merge
+/// --json` and `watch --json`); bumped on every change to it. 6 added the
+/// latency histograms, the start barrier, the realtime start of the
+/// windows, the client's label and the split over clients; 7 the
+/// `fortunes` scenario and its variants (values only).
+pub const SCHEMA_VERSION: u32 = 7;
 
-/// Oldest layout [`read`] still reads: versions 4 and 5 only added keys,
-/// each with a default when missing.
+/// Oldest layout [`read`] still reads: versions 4 to 6 only added keys,
+/// each with a default when missing, and 7 only values (`merge` needs
+/// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
 /// One run of the suite: a framework, a route, a round.
@@ -35,9 +47,10 @@ pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 pub struct RunRecord {
     /// Framework measured.
     pub framework: Framework,
-    /// `payload`, `state` or `floor` (`/plaintext`).
+    /// `payload`, `state`, `fortunes` or `floor` (`/plaintext`).
     pub scenario: Scenario,
-    /// Variant within the scenario: `per_request`/`preserialized`/`cached`, `fat`/`arc`, `plaintext`.
+    /// Variant within the scenario: `per_request`/`preserialized`/`cached`, `fat`/`arc`,
+    /// `fortunes`/`fortunes_cached`, `plaintext`.
     pub variant: Variant,
     /// Path loaded.
     pub route: String,
@@ -217,22 +230,6 @@ impl RunRecord {
     pub fn key(&self) -> RunKey {
         RunKey { framework: self.framework, layers: self.layers, scenario: self.scenario, variant: self.variant }
     }
-}
-
-/// What `load --json FILE` writes.
-#[derive(Debug, Serialize)]
-pub struct LoadReport {
-    /// Version of the results layout.
-    pub schema_version: u32,
-    /// URL loaded.
-    pub url: String,
-    /// Engine threads.
-    pub threads: usize,
-    /// Warm-up, seconds.
-    pub warmup_s: f64,
-    /// The measurements.
-    #[serde(flatten)]
-    pub figures: RunFigures,
 }
 
 #[cfg(test)]

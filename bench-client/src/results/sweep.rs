@@ -1,7 +1,7 @@
 //! The layer sweep: what one more state layer costs per request, from runs
 //! at several layer counts.
 
-use super::Results;
+use super::{Results, cost_us};
 use crate::analysis;
 use crate::measure::RunFigures;
 use crate::model::{Framework, Variant};
@@ -36,8 +36,7 @@ pub struct SweepLine {
 /// The layer sweep of `results`: one line per framework and variant with
 /// runs at more than one layer count.
 pub fn sweep(results: &Results) -> Vec<SweepLine> {
-    let cpus = results.meta.server_cpus.len().max(1) as f64;
-    let cost_us = |f: &RunFigures| f.server_cpu_percent.map_or(cpus, |p| p / 100.0) * 1e6 / f.requests_per_s;
+    let cpus = results.meta.server_cpus.len();
     let mut keys: Vec<(Framework, Variant)> = results.runs.iter().map(|r| (r.framework, r.variant)).collect();
     keys.sort_by_key(|&(framework, variant)| (framework, variant.name()));
     keys.dedup();
@@ -56,7 +55,7 @@ pub fn sweep(results: &Results) -> Vec<SweepLine> {
                         .filter(|f| f.usable())
                         .collect();
                     let rates: Vec<f64> = runs.iter().map(|f| f.requests_per_s).collect();
-                    let costs: Vec<f64> = runs.iter().map(|f| cost_us(f)).collect();
+                    let costs: Vec<f64> = runs.iter().map(|f| cost_us(f, cpus)).collect();
                     let rate_per_s = analysis::geometric_mean_interval(&rates).0;
                     (rate_per_s > 0.0).then(|| SweepPoint {
                         layers,

@@ -32,7 +32,7 @@ pub use self::servers::{load_of, start_server};
 use crate::calibrate::{self, CalibratePlan};
 use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
 use crate::measure::profiler::{CallGraph, FlameGraphs};
-use crate::measure::{self, Measured, Observers, Perf, RunFigures};
+use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report::{self, ceiling_line, charts, run_line};
 use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
@@ -144,7 +144,7 @@ fn measure_run(
     stop: &AtomicBool,
 ) -> anyhow::Result<Measured> {
     let observers = Observers { servers, perf };
-    progress.during(label, load.settings.timing, || measure::run(load, observers, stop))
+    progress.during(label, load.settings.timing, || measure::run(load, observers, Start::now(), stop))
 }
 
 /// Measures and prints the client's ceiling (see [`calibrate`]) with the

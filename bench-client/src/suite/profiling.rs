@@ -168,15 +168,19 @@ impl Profiler {
                 profile.requests += figures.successful;
                 profile.runs += 1;
             }
-            Some(Err(e)) => {
-                if !self.failed.replace(true) {
-                    progress.line(&format!(
-                        "warning: profiling stopped at {label}: {e:#}; the runs from here on are not profiled"
-                    ));
-                }
-            }
+            Some(Err(e)) => self.give_up(label, e, progress),
             None => {}
         }
+    }
+
+    /// The profiler failed at run `label`: said the first time, and no
+    /// profiler from here on.
+    fn give_up(&self, label: &str, error: &anyhow::Error, progress: &Progress) {
+        if self.failed.replace(true) {
+            return;
+        }
+        progress
+            .line(&format!("warning: profiling stopped at {label}: {error:#}; the runs from here on are not profiled"));
     }
 }
 

@@ -125,5 +125,11 @@ mod tests {
         // 3 s of own slices per variant at 250 ms: two slices a block, six blocks.
         assert_eq!(payload.blocks(Duration::from_secs(3), Duration::from_millis(250)), 6);
         assert_eq!(steps(&[Scenario::State], 1, Pairing::Rounds).len(), 3);
+        let Step::Sliced(fortunes) = &steps(&[Scenario::Fortunes], 1, Pairing::Slices)[1] else { panic!() };
+        assert_eq!(
+            fortunes.slots.iter().map(|s| s.variant).collect::<Vec<_>>(),
+            [Variant::Fortunes, Variant::FortunesCached]
+        );
+        assert_eq!(fortunes.block, [0, 1, 1, 0]);
     }
 }

@@ -42,6 +42,40 @@ pub fn peak_rss_bytes() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// This machine's host name (`/proc/sys/kernel/hostname`: in a Kubernetes
+/// pod, the pod's name), or `localhost` when unreadable.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// The command name of process `pid` (`/proc/PID/comm`); `None` when it
+/// does not exist.
+pub fn process_name(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end_matches('\n').to_owned())
+}
+
+/// Processes whose command name (`/proc/PID/comm`, which the kernel cuts
+/// at 15 bytes) is `name` (or its first 15 bytes), this process excluded,
+/// in pid order.
+pub fn pids_named(name: &str) -> Vec<u32> {
+    let wanted = &name.as_bytes()[..name.len().min(15)];
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut pids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.strip_suffix(b"\n") == Some(wanted))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
 /// Sleeps until `at` in steps of at most 50 ms; false if `stop` was set first.
 pub fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     loop {
@@ -71,6 +105,19 @@ mod tests {
         let used = process_cpu_s(None).unwrap() - before;
         assert!(used >= 0.1, "spinning 300 ms used {used} s of CPU");
         assert_eq!(process_cpu_s(Some(u32::MAX)), None, "no such process");
+    }
+
+    #[test]
+    fn processes_are_found_by_name() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let found = pids_named("sleep");
+        let name = process_name(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found.contains(&child.id()), "{found:?}");
+        assert_eq!(name.as_deref(), Some("sleep"));
+        assert!(pids_named("no-such-process-name-here").is_empty());
+        assert!(!hostname().is_empty());
     }
 
     #[test]

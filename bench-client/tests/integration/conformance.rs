@@ -167,3 +167,115 @@ fn readers_never_see_a_torn_or_empty_body_while_a_writer_replaces_the_list() {
         assert!(bodies.iter().any(|x| x == a.as_bytes() || x == b.as_bytes()), "{f}: the writer's lists were seen");
     }
 }
+
+/// The page of the seed rows plus `added` (ids 13, 14, … in order), as
+/// every server must render it.
+fn fortunes_page_with(added: &[&str]) -> Vec<u8> {
+    let mut rows = common::fortunes::seed();
+    let first = i64::try_from(rows.len()).unwrap() + 1;
+    rows.extend(added.iter().zip(first..).map(|(m, id)| common::fortunes::Fortune { id, message: (*m).to_owned() }));
+    common::fortunes::render(rows).to_vec()
+}
+
+#[test]
+fn post_adds_a_fortune_identically_on_every_server_and_refuses_bad_input() {
+    let servers: Vec<ServerProcess> = FRAMEWORKS
+        .iter()
+        .map(|f| ServerProcess::start(&util::server_binary(f), &[], &util::all_cpus()).unwrap())
+        .collect();
+    let seed = common::fortunes::seed_page().to_vec();
+    let message = "<script>alert('x & y')</script> — ありがとう";
+    let added = fortunes_page_with(&[message]);
+    assert!(added.windows(15).any(|w| w == "ありがとう".as_bytes()), "UTF-8 bytes kept");
+    let mut refusals = Vec::new();
+    for server in &servers {
+        let name = server.name();
+        for (body, status) in [
+            (Vec::new(), 400),
+            (b"   ".to_vec(), 400),
+            (b"\xff\xfe".to_vec(), 400),
+            (b"two\nlines".to_vec(), 400),
+            (vec![b'a'; common::MAX_FORTUNE_BYTES + 1], 413),
+            (vec![b'a'; 64 * 1024], 413),
+        ] {
+            let (got, ctype, reason) = send(server.addr, reqwest::Method::POST, "/fortunes", body);
+            assert_eq!(got, status, "{name}: {}", String::from_utf8_lossy(&reason));
+            assert_eq!(ctype.as_deref(), Some("text/plain; charset=utf-8"), "{name}");
+            assert!(!reason.is_empty() && reason.len() < 200 && !reason.contains(&b'\n'), "{name}: one short line");
+            refusals.push((got, reason));
+            for path in ["/fortunes", "/fortunes/cached"] {
+                assert_eq!(get(server, path).body, seed, "{name} {path}: nothing added");
+            }
+        }
+        let (status, _, _) = send(server.addr, reqwest::Method::POST, "/fortunes", message.as_bytes().to_vec());
+        assert_eq!(status, 204, "{name}");
+        for path in ["/fortunes", "/fortunes/cached"] {
+            let f = get(server, path);
+            assert_eq!((f.status, f.content_type.as_deref()), (200, Some("text/html; charset=utf-8")), "{name} {path}");
+            assert_eq!(f.body, added, "{name} {path}: the new row, escaped, in its place");
+        }
+    }
+    let per_server = refusals.len() / servers.len();
+    for r in refusals.chunks(per_server).collect::<Vec<_>>().windows(2) {
+        assert_eq!(r[0], r[1], "refusals read the same on every server");
+    }
+}
+
+#[test]
+fn fortune_readers_never_see_a_stale_or_torn_page_after_a_write() {
+    const WRITES: usize = 40;
+    let messages: Vec<String> = (0..WRITES).map(|i| format!("fortune #{i:02} <é>")).collect();
+    let refs: Vec<&str> = messages.iter().map(String::as_str).collect();
+    // Page k: the seed rows and the first k messages.
+    let pages: std::collections::HashMap<Vec<u8>, usize> =
+        (0..=WRITES).map(|k| (fortunes_page_with(&refs[..k]), k)).collect();
+    let pages = std::sync::Arc::new(pages);
+    for f in FRAMEWORKS {
+        let args = ["--workers".to_owned(), "2".to_owned()];
+        let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
+        let addr = server.addr;
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (messages, pages) = (messages.clone(), std::sync::Arc::clone(&pages));
+        rt.block_on(async move {
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            let writer = {
+                let (client, pages) = (client.clone(), std::sync::Arc::clone(&pages));
+                tokio::spawn(async move {
+                    for (i, message) in messages.into_iter().enumerate() {
+                        let r = client.post(format!("http://{addr}/fortunes")).body(message).send().await.unwrap();
+                        assert_eq!(r.status().as_u16(), 204, "{f}");
+                        // Answered: from now on no reader may see an older page.
+                        for path in ["/fortunes/cached", "/fortunes"] {
+                            let body = client.get(format!("http://{addr}{path}")).send().await.unwrap();
+                            let body = body.bytes().await.unwrap();
+                            assert_eq!(pages.get(body.as_ref()), Some(&(i + 1)), "{f} {path} after write {i}");
+                        }
+                    }
+                })
+            };
+            let readers: Vec<_> = (0..3)
+                .map(|_| {
+                    let (client, pages) = (client.clone(), std::sync::Arc::clone(&pages));
+                    tokio::spawn(async move {
+                        let mut last = [0; 2];
+                        for n in 0..120 {
+                            let (slot, path) = [(0, "/fortunes/cached"), (1, "/fortunes")][n % 2];
+                            let r = client.get(format!("http://{addr}{path}")).send().await.unwrap();
+                            assert_eq!(r.status().as_u16(), 200, "{f} {path}");
+                            let body = r.bytes().await.unwrap();
+                            let k = *pages.get(body.as_ref()).unwrap_or_else(|| {
+                                panic!("{f} {path}: torn or unexpected page {:?}", String::from_utf8_lossy(&body))
+                            });
+                            assert!(k >= last[slot], "{f} {path}: page {k} after page {}", last[slot]);
+                            last[slot] = k;
+                        }
+                    })
+                })
+                .collect();
+            writer.await.unwrap();
+            for r in readers {
+                r.await.unwrap();
+            }
+        });
+    }
+}

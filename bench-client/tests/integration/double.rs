@@ -6,7 +6,7 @@
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bench_client::engine::{self, Load, LoadSettings, Rate, RunStats, Target, Timing};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -103,7 +103,7 @@ fn assert_accounting(s: &RunStats) {
 #[test]
 fn a_double_that_is_always_wrong_yields_zero_successes() {
     let (addr, sent) = start_double(|n| if n % 2 == 0 { WRONG_BODY } else { WRONG_STATUS });
-    let outcome = engine::run(&plan(addr, 4), &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&plan(addr, 4), Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     let s = &outcome.stats;
     assert_eq!(s.successful(), 0);
     assert!(s.failures.body > 0 && s.failures.status[&503] > 0, "{:?}", s.failures);
@@ -124,7 +124,7 @@ fn mixed_answers_are_counted_exactly_by_kind() {
         7 => WRONG_STATUS,
         _ => GOOD,
     });
-    let outcome = engine::run(&plan(addr, connections), &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&plan(addr, connections), Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     let s = &outcome.stats;
     let sent: Vec<u64> = sent.iter().map(|a| a.load(Ordering::Relaxed)).collect();
     let counted = [s.successful(), s.failures.body, s.failures.status.get(&503).copied().unwrap_or(0)];
@@ -145,7 +145,7 @@ fn pipelined_and_open_loop_runs_count_every_request_once() {
     let (addr, sent) = start_double(|n| if n % 5 == 0 { WRONG_STATUS } else { GOOD });
     let mut pipelined = settings(4);
     pipelined.pipeline = NonZeroUsize::new(8).unwrap();
-    let p = engine::run(&with(addr, pipelined), &[&AtomicBool::new(false)]).unwrap().stats;
+    let p = engine::run(&with(addr, pipelined), Instant::now(), &[&AtomicBool::new(false)]).unwrap().stats;
     assert_accounting(&p);
     assert!(p.in_flight_at_deadline <= 4 * 8);
     assert!(p.successful() > 0 && p.failures.status[&503] > 0);
@@ -154,7 +154,7 @@ fn pipelined_and_open_loop_runs_count_every_request_once() {
 
     let mut open = settings(4);
     open.rate = Rate::new(2_000.0);
-    let o = engine::run(&with(addr, open), &[&AtomicBool::new(false)]).unwrap().stats;
+    let o = engine::run(&with(addr, open), Instant::now(), &[&AtomicBool::new(false)]).unwrap().stats;
     assert_accounting(&o);
     // The schedule: requests k = 0, 1, … due at k / rate from the start, so
     // by the deadline (1 s) 2,001 were due; each was written or is counted unsent.
@@ -168,7 +168,7 @@ fn pipelined_and_open_loop_runs_count_every_request_once() {
 fn a_server_closing_after_every_response_costs_reconnections_not_errors() {
     let connections = 4;
     let (addr, sent) = start_double(|_| CLOSE);
-    let outcome = engine::run(&plan(addr, connections), &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&plan(addr, connections), Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     let s = &outcome.stats;
     assert_accounting(s);
     assert_eq!(s.failures.requests(), 0, "{:?}", s.failures);
@@ -193,7 +193,7 @@ fn a_server_closing_at_random_costs_reconnections_not_errors() {
     for pipeline in [1, 4] {
         let mut settings = settings(connections);
         settings.pipeline = NonZeroUsize::new(pipeline).unwrap();
-        let outcome = engine::run(&with(addr, settings), &[&AtomicBool::new(false)]).unwrap();
+        let outcome = engine::run(&with(addr, settings), Instant::now(), &[&AtomicBool::new(false)]).unwrap();
         let s = &outcome.stats;
         assert_accounting(s);
         assert_eq!(s.failures.requests(), 0, "pipeline {pipeline}: {:?}", s.failures);

@@ -224,7 +224,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         slice,
         block: block.clone(),
     });
-    let outcome = engine::run(&load, &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(
         outcome.stats.failures.requests(),
         0,
@@ -250,6 +250,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         cpu: CpuWindows::default(),
         client_peak_rss_bytes: 0,
         folded: None,
+        start: bench_client::measure::Start::now(),
     };
     for route in 0..2 {
         let f = RunFigures::of_route(&measured, &settings, None, route, &block);
@@ -290,7 +291,7 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
         slice,
         block: block.clone(),
     });
-    let outcome = engine::run(&load, &[&AtomicBool::new(false)]).unwrap();
+    let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
     assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");
     for (route, r) in outcome.by_route.iter().enumerate() {

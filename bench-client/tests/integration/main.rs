@@ -20,6 +20,8 @@ mod layers;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
+// Several clients at one start barrier, merged exactly; watch, refusals.
+mod multi_client;
 // A suite whose perf is missing or may not attach: said once quoting perf, no run claimed profiled.
 mod perf_unavailable;
 // Flame graphs from a committed perf-script fixture: folded, drawn, their shape, a differential.

@@ -119,6 +119,62 @@ fn a_server_given_a_port_in_use_exits_2_with_one_line() {
 }
 
 #[test]
+fn a_server_that_cannot_create_its_database_exits_1_with_one_line() {
+    let dir = temp_dir("database");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    for tmpdir in [file, dir.join("no-such-directory")] {
+        for f in FRAMEWORKS {
+            let output =
+                output_within(Command::new(util::server_binary(f)).env("TMPDIR", &tmpdir), Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{f}: {output:?}");
+            assert!(
+                lines[0].starts_with("error: fortunes database: cannot create its temporary directory: "),
+                "{f}: {lines:?}"
+            );
+            assert_eq!(output.status.code(), Some(1), "{f}: {output:?}");
+            assert!(output.stdout.is_empty(), "{f}: no listening line, never a half-working server");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_database_directory_is_removed_when_the_server_stops() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("database-removed");
+    for f in FRAMEWORKS {
+        for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
+            let mut command = Command::new(util::server_binary(f));
+            command.env("TMPDIR", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+            let mut child = util::Guarded::spawn(&mut command);
+            let mut line = String::new();
+            BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            assert!(common::process::parse_listening_line(&line).is_some(), "{f}: {line:?}");
+            let entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+            assert_eq!(entries.len(), 1, "{f}: one database directory while running: {entries:?}");
+            assert!(entries[0].join("fortunes.db").is_file(), "{f}: {entries:?}");
+            let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
+            nix::sys::signal::kill(pid, signal).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let status = loop {
+                if let Some(status) = child.0.try_wait().unwrap() {
+                    break status;
+                }
+                assert!(Instant::now() < deadline, "{f} {signal}: still running 10 s after the signal");
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            assert!(status.success(), "{f} {signal}: {status}");
+            let left: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+            assert!(left.is_empty(), "{f} {signal}: {left:?} left behind");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_server_given_a_bad_flag_exits_2_with_one_line_and_help_exits_0() {
     for f in FRAMEWORKS {
         for bad in [&["--bogus"][..], &["--addr", "nope"], &["--workers", "0"], &["--layers", "-1"]] {

@@ -1,9 +1,11 @@
-//! `bench-client suite` over all three frameworks and both scenarios, two
+//! `bench-client suite` over all three frameworks and every scenario, two
 //! rounds of 1 s windows on the dev builds: the results folder holds every
 //! run with successes, no failures, and counts that add up; `results.json`
-//! validates against the committed JSON Schema; the charts are SVG.
+//! validates against the committed JSON Schema; the charts are SVG; the
+//! report reads every delta in proportion to a `/fortunes` request.
 
 use crate::util;
+use crate::util::FRAMEWORKS;
 use std::process::Command;
 use std::time::Duration;
 
@@ -18,7 +20,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
-            .args(["--rounds", "2", "--connections", "8"])
+            .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--out")
             .arg(&out)
@@ -29,6 +31,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
     assert!(stdout.contains("dev` builds are unoptimized"), "dev warning in the table:\n{stdout}");
+    assert!(stdout.contains("In proportion:") && stdout.contains("| `/fortunes/cached` |"), "{stdout}");
 
     let latest = out.join("latest");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
@@ -65,7 +68,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert_eq!(meta["server_cpus"], serde_json::json!([server_cpu]));
 
     let runs = results["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2 * 3 * 6, "2 rounds × 3 frameworks × (floor + 3 payload + 2 state variants)");
+    assert_eq!(runs.len(), 2 * 3 * 8, "2 rounds × 3 frameworks × (floor + 3 payload + 2 state + 2 fortunes variants)");
     for run in runs {
         let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
         assert!(n("successful") > 0, "{run}");
@@ -85,24 +88,33 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
         let server_cpu = run["server_cpu_percent"].as_f64().unwrap_or_else(|| panic!("server CPU sampled: {run}"));
         assert!((0.0..=110.0).contains(&server_cpu), "one pinned server CPU: {server_cpu}");
-        assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), 1);
+        // One CPU sample per window: the floor's 1 s window, or each variant's own slices.
+        let windows = run["windows"].as_array().unwrap().len();
+        assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), windows, "{run}");
+        let expected = if run["scenario"] == "floor" { 1 } else { 4 };
+        assert_eq!(windows, expected, "1 s own time in slices of 250 ms: {run}");
         assert_eq!(run["server_cpus"], 1);
         for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
             assert!(!run[key].is_null(), "{key} missing in {run}");
         }
     }
     let deltas = results["deltas"].as_array().unwrap();
-    assert_eq!(deltas.len(), 3 * 3, "per framework: preserialized, cached, arc");
+    assert_eq!(deltas.len(), 3 * 4, "per framework: preserialized, cached, arc, fortunes cached");
     for d in deltas {
         assert!(d["change_percent"].as_f64().unwrap().is_finite());
         assert_eq!(d["rounds"], 2);
-        assert!(d["ci_low_percent"].is_f64() && d["ci_high_percent"].is_f64(), "two rounds give an interval: {d}");
-        assert!(["payload", "state"].contains(&d["scenario"].as_str().unwrap()));
+        // Paired by slices: two blocks of slices per round (1 s of own slices of 250 ms, two
+        // variants or three), too few pairs for the signed-rank interval, and the table says so.
+        assert!(d["pairs"].as_u64().unwrap() >= 4, "blocks of slices are the pairs: {d}");
+        let interval = d["ci_low_percent"].is_f64() && d["ci_high_percent"].is_f64();
+        assert_eq!(interval, d["verdict"] != "too_few_rounds", "an interval, or a verdict saying why not: {d}");
+        assert!(["payload", "state", "fortunes"].contains(&d["scenario"].as_str().unwrap()));
     }
     let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
     for chart in [
         "charts/bars-payload.svg",
         "charts/bars-state.svg",
+        "charts/bars-fortunes.svg",
         "charts/windows-axum-state.svg",
         "charts/latency-rocket-payload.svg",
     ] {
@@ -111,6 +123,14 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(report.contains(chart), "report.md links {chart}");
     }
     assert!(report.contains("change [95 % CI]"));
+    assert!(report.contains("## In proportion") && report.contains("share of a `/fortunes` request"), "{report}");
+    for framework in FRAMEWORKS {
+        let row = report
+            .lines()
+            .find(|l| l.starts_with(&format!("| {framework} | 10 | /fortunes → /fortunes/cached |")))
+            .unwrap_or_else(|| panic!("{framework}: the fortunes delta in proportion:\n{report}"));
+        assert!(!row.contains(" – |"), "{framework}: every cost known: {row}");
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 
