@@ -26,8 +26,10 @@ pub fn server_binary(profile: Profile, framework: Framework) -> PathBuf {
 }
 
 /// Extra `RUSTFLAGS` of the `profiling` profile's servers: frame pointers, so
-/// that `perf record -g` can walk the stacks of optimized code (Cargo
-/// profiles cannot set rustflags on stable Rust).
+/// that `perf record --call-graph fp` can walk the stacks of optimized code
+/// (Cargo profiles cannot set rustflags on stable Rust). The default DWARF
+/// call graphs do not need them; they are kept so both modes profile the
+/// same binaries.
 pub const PROFILING_RUSTFLAGS: &str = "-C force-frame-pointers=yes";
 
 /// Builds the servers of `frameworks` in `profile` (`cargo build --locked`);
