@@ -27,6 +27,7 @@ use clap::{Parser, Subcommand};
 use common::process::EXIT_USAGE;
 
 pub use self::ab::AbArgs;
+pub use self::args::{Linger, MetricsArgs};
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
@@ -34,7 +35,7 @@ pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
 pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
-pub use self::watch::{WatchArgs, WatchPlan};
+pub use self::watch::{WatchArgs, WatchPlan, Watched};
 use crate::measure::BarrierError;
 use crate::sys::ensure_fds_for;
 
@@ -147,6 +148,17 @@ fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
     }
 }
 
+/// Writes a `load`, `watch` or `merge` result to `--json PATH`: the file, or
+/// with `-` stdout between marker lines (a pod's log carries it; `merge`
+/// reads it back from `kubectl logs`).
+fn write_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        crate::results::write_block(&mut std::io::stdout().lock(), value)
+    } else {
+        crate::results::write(path, value)
+    }
+}
+
 /// Raises the open-file limit for `connections`, or says why not.
 fn fds_for(connections: usize) -> Result<(), Outcome> {
     ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
@@ -169,7 +181,8 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 return outcome;
             }
             match load::run(&plan, stop) {
-                Ok(_) if interrupted() => Outcome::Interrupted,
+                // Ctrl-C while lingering after a complete run ends it as the run ended.
+                Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
                 Ok(report) if report.figures.is_failure() => Outcome::Failed,
                 Ok(_) => Outcome::Success,
                 Err(e) => barrier_or(&e, Outcome::Failed),

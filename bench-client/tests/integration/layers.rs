@@ -14,7 +14,7 @@ const LAYERS: [&[&str]; 8] = [
     &["report"],
     &["results"],
     &["calibrate"],
-    &["measure", "preflight"],
+    &["measure", "preflight", "telemetry"],
     &["engine"],
     &["analysis", "model", "sys"],
 ];
