@@ -16,7 +16,7 @@
 //! | layer | what it holds |
 //! |---|---|
 //! | [`cli`] | clap types, checked plans, one dispatch, exit codes |
-//! | [`suite`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs |
+//! | [`suite`], [`k8s`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs; Kubernetes manifests of a run over several client pods |
 //! | [`report`] | presentation: Markdown tables, `report.md`, terminal lines, SVG charts |
 //! | [`results`] | the results contract, paired deltas, layer sweep, comparison |
 //! | [`calibrate`] | the client's own ceiling against a built-in canned responder |
@@ -25,6 +25,7 @@
 //! | [`sys`], [`model`], [`analysis`] | Linux plumbing; the vocabulary; pure statistics |
 
 pub mod cli;
+pub mod k8s;
 pub mod suite;
 
 pub mod report;

@@ -14,6 +14,7 @@ mod args;
 mod calibrate;
 mod compare;
 mod flamegraph;
+mod k8s;
 mod load;
 mod merge;
 mod responder;
@@ -31,6 +32,7 @@ pub use self::args::{Linger, MetricsArgs};
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
+pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
 pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
@@ -84,6 +86,10 @@ pub enum Commands {
     /// Record one process's CPU use per window on this host (the server's, when the clients run
     /// elsewhere), on the clients' planned windows, for `merge --server`.
     Watch(WatchArgs),
+    /// Kubernetes: `k8s render` writes the manifests of one run over several client pods.
+    ///
+    /// Exit codes: 0 written; 1 a file could not be written; 2 bad flags.
+    K8s(K8sArgs),
 }
 
 /// How a command ended; [`ExitCode::from`] gives the process's exit code.
@@ -189,6 +195,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             }
         }
         Commands::Merge(args) => merge::run(&args).unwrap_or_else(failed),
+        Commands::K8s(args) => k8s::dispatch(args),
         Commands::Watch(args) => match args.plan() {
             Ok(plan) => watch::run(&plan, stop).unwrap_or_else(|e| barrier_or(&e, Outcome::Failed)),
             Err(e) => report(&e, Outcome::Usage),
