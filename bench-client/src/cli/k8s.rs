@@ -133,7 +133,11 @@ fn quantity(text: &str) -> Result<String, String> {
 /// An image reference: no spaces, not empty.
 fn image(text: &str) -> Result<String, String> {
     let ok = !text.is_empty() && !text.starts_with('-') && !text.chars().any(|c| c.is_whitespace() || c.is_control());
-    if ok { Ok(text.to_owned()) } else { Err(format!("'{text}' is not an image reference such as registry.example/bench/server-axum:1")) }
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!("'{text}' is not an image reference such as registry.example/bench/server-axum:1"))
+    }
 }
 
 /// Whether `t` is a DNS label (RFC 1123): what a namespace name must be.
@@ -145,7 +149,11 @@ fn is_dns_label(t: &str) -> bool {
 }
 
 fn dns_label(text: &str) -> Result<String, String> {
-    if is_dns_label(text) { Ok(text.to_owned()) } else { Err(format!("'{text}' is not a namespace name (RFC 1123 label)")) }
+    if is_dns_label(text) {
+        Ok(text.to_owned())
+    } else {
+        Err(format!("'{text}' is not a namespace name (RFC 1123 label)"))
+    }
 }
 
 /// Whether `t` is a label name or value: at most 63 of `[A-Za-z0-9._-]`,
@@ -231,7 +239,8 @@ fn next_steps(plan: &RenderPlan, dir: &str, files: &[Rendered]) -> String {
     let run = plan.run_id();
     let ns = plan.namespace.as_ref().map(|n| format!(" -n {n}")).unwrap_or_default();
     let clients = format!("app.kubernetes.io/instance={run},app.kubernetes.io/component=client");
-    let mut steps = vec![format!("kubectl{ns} apply -f {dir}/server.yaml && kubectl{ns} rollout status deploy/bench-server")];
+    let mut steps =
+        vec![format!("kubectl{ns} apply -f {dir}/server.yaml && kubectl{ns} rollout status deploy/bench-server")];
     if files.iter().any(|f| f.name == "podmonitor.yaml") {
         steps.push(format!("kubectl{ns} apply -f {dir}/podmonitor.yaml"));
     }
@@ -313,10 +322,15 @@ mod tests {
         let with = |more: &[&'static str]| -> Vec<&'static str> { base.iter().chain(more).copied().collect() };
         assert!(err(&with(&["--clients", "0"])).contains("0 is not in 1..=10000"));
         assert!(err(&with(&["--clients", "300"])).contains("--clients 300 exceeds --connections 256"));
-        assert!(err(&with(&["--clients", "2", "--server-cpus", "1.5"])).contains("'1.5' is not a whole number of CPUs"));
+        assert!(
+            err(&with(&["--clients", "2", "--server-cpus", "1.5"])).contains("'1.5' is not a whole number of CPUs")
+        );
         assert!(err(&with(&["--clients", "2", "--client-cpus", "500m"])).contains("'500m'"));
         assert!(err(&with(&["--clients", "2", "--start-at", "2020-01-01T00:00:00Z"])).contains("is in the past"));
-        assert!(err(&with(&["--clients", "2", "--start-at", "2099-01-01T00:00:00Z", "--start-in", "5s"])).contains("cannot be used with"));
+        assert!(
+            err(&with(&["--clients", "2", "--start-at", "2099-01-01T00:00:00Z", "--start-in", "5s"]))
+                .contains("cannot be used with")
+        );
         assert!(err(&with(&["--clients", "2", "--route", "/nope"])).contains("not in the route table"));
         assert!(err(&with(&["--clients", "2", "--duration", "1500ms"])).contains("whole number"));
         assert!(err(&with(&["--clients", "2", "--server-memory", "lots"])).contains("memory quantity"));

@@ -63,7 +63,8 @@ fn field_env(name: &str, field: &str) -> Node {
 
 /// Keeps the pod off nodes running pods of the other `component`.
 fn away_from(component: &str) -> Node {
-    let term = map([("labelSelector", map([("matchLabels", side(component))])), ("topologyKey", s("kubernetes.io/hostname"))]);
+    let term =
+        map([("labelSelector", map([("matchLabels", side(component))])), ("topologyKey", s("kubernetes.io/hostname"))]);
     map([("podAntiAffinity", map([("requiredDuringSchedulingIgnoredDuringExecution", Node::Seq(vec![term]))]))])
 }
 
@@ -140,7 +141,12 @@ fn server(plan: &RenderPlan) -> Vec<Node> {
     watch_args.extend(["--wait-for-process".into(), duration_arg(WATCH_WAIT_FOR_PROCESS)]);
     watch_args.extend(timing_args(plan));
     watch_args.extend(["--label".into(), "$(POD_NAME)".into(), "--json".into(), "-".into()]);
-    watch_args.extend(["--metrics-addr".into(), format!("0.0.0.0:{METRICS_PORT}"), "--linger".into(), "forever".into()]);
+    watch_args.extend([
+        "--metrics-addr".into(),
+        format!("0.0.0.0:{METRICS_PORT}"),
+        "--linger".into(),
+        "forever".into(),
+    ]);
     let watch = map([
         ("name", s("watch")),
         ("image", s(plan.image_client.as_str())),
@@ -149,12 +155,10 @@ fn server(plan: &RenderPlan) -> Vec<Node> {
         ("ports", Node::Seq(vec![port("metrics", METRICS_PORT)])),
         ("resources", resources(WATCH_CPU, WATCH_MEMORY)),
     ]);
-    let pod_spec = node_selector(
-        map([("shareProcessNamespace", Node::Bool(true))]),
-        plan.server_node_selector.as_ref(),
-    )
-    .with("affinity", away_from("client"))
-    .with("containers", Node::Seq(vec![server, watch]));
+    let pod_spec =
+        node_selector(map([("shareProcessNamespace", Node::Bool(true))]), plan.server_node_selector.as_ref())
+            .with("affinity", away_from("client"))
+            .with("containers", Node::Seq(vec![server, watch]));
     let deployment = map([
         ("apiVersion", s("apps/v1")),
         ("kind", s("Deployment")),
@@ -264,10 +268,16 @@ fn clients(plan: &RenderPlan) -> Vec<Node> {
                 ("parallelism", Node::Int(n)),
                 // A retried client would start late: no retries.
                 ("backoffLimit", Node::Int(0)),
-                ("activeDeadlineSeconds", Node::Int(i64::try_from(deadline.as_secs_f64().ceil() as u64).unwrap_or(i64::MAX))),
+                (
+                    "activeDeadlineSeconds",
+                    Node::Int(i64::try_from(deadline.as_secs_f64().ceil() as u64).unwrap_or(i64::MAX)),
+                ),
                 (
                     "template",
-                    map([("metadata", map([("labels", pod_labels("client", "bench-client", &run))])), ("spec", pod_spec)]),
+                    map([
+                        ("metadata", map([("labels", pod_labels("client", "bench-client", &run))])),
+                        ("spec", pod_spec),
+                    ]),
                 ),
             ]),
         ),
@@ -281,7 +291,10 @@ fn podmonitor(plan: &RenderPlan) -> Node {
     map([
         ("apiVersion", s("monitoring.coreos.com/v1")),
         ("kind", s("PodMonitor")),
-        ("metadata", metadata(plan, &format!("bench-{run}"), map([(PART_OF.0, s(PART_OF.1)), (INSTANCE, s(run.as_str()))]))),
+        (
+            "metadata",
+            metadata(plan, &format!("bench-{run}"), map([(PART_OF.0, s(PART_OF.1)), (INSTANCE, s(run.as_str()))])),
+        ),
         (
             "spec",
             map([

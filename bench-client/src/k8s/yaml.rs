@@ -206,7 +206,11 @@ mod tests {
                 "spec",
                 map([(
                     "containers",
-                    Node::Seq(vec![map([("name", s("c")), ("args", strings(["--x", "1"])), ("ports", Node::Seq(vec![]))])]),
+                    Node::Seq(vec![map([
+                        ("name", s("c")),
+                        ("args", strings(["--x", "1"])),
+                        ("ports", Node::Seq(vec![])),
+                    ])]),
                 )]),
             ),
             ("n", Node::Int(3)),

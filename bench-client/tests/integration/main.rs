@@ -14,6 +14,8 @@ mod faults;
 mod framing;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
+// `k8s render`: golden manifests, typed round trips, kubernetes-validate, refusals.
+mod k8s;
 // The import graph of `src/` has no upward arrow.
 mod layers;
 // `load` modes: open loop, pipelining, fd limits, calibrate, bad input.
