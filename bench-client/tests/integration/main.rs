@@ -28,6 +28,8 @@ mod multi_client;
 mod profiling;
 // Start-up errors: missing binary, failing build, port in use.
 mod startup_errors;
+// Live metrics of `load --metrics-addr`, /ready, results in logs read by `merge`.
+mod telemetry;
 // The suite end to end, and a layer sweep.
 mod suite_end_to_end;
 mod util;
