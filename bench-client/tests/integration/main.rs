@@ -30,6 +30,8 @@ mod profiling;
 mod startup_errors;
 // Live metrics of `load --metrics-addr`, /ready, results in logs read by `merge`.
 mod telemetry;
+// Two hosts rehearsed in network namespaces (veth, 127/8); shaped links with `make two-hosts`.
+mod two_hosts;
 // The suite end to end, and a layer sweep.
 mod suite_end_to_end;
 mod util;
