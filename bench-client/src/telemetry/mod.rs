@@ -212,3 +212,41 @@ impl Drop for Telemetry {
 /// How long the listener sleeps when no connection is waiting; also how
 /// soon it sees the stop flag.
 const ACCEPT_NAP: Duration = Duration::from_millis(20);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(t: &Telemetry) -> Phase {
+        let text = t.render();
+        let on: Vec<Phase> = Phase::ALL
+            .into_iter()
+            .filter(|p| text.contains(&format!("bench_client_phase{{phase=\"{}\"}} 1\n", p.name())))
+            .collect();
+        assert_eq!(on.len(), 1, "one phase at a time: {text}");
+        on[0]
+    }
+
+    #[test]
+    fn the_phase_follows_the_run_and_only_load_has_request_families() {
+        let identity = Identity { command: "load", mode: "closed", clients: 1, ..Identity::default() };
+        let serve = Serve { identity, engine_threads: Some(2), ..Serve::default() };
+        let t = Telemetry::serve("127.0.0.1:0".parse().unwrap(), serve).unwrap();
+        assert_ne!(t.addr().port(), 0);
+        assert_eq!(phase(&t), Phase::Preflight);
+        t.ready();
+        assert_eq!(phase(&t), Phase::Waiting);
+        t.started(Instant::now() + Duration::from_secs(60), 1_796_119_200_000);
+        assert_eq!(phase(&t), Phase::Warmup);
+        let text = t.render();
+        assert!(text.contains("bench_client_start_time_seconds 1796119200.0\n"), "{text}");
+        assert!(text.contains("bench_client_requests_total{outcome=\"success\",phase=\"measured\"} 0\n"), "{text}");
+        assert!(!text.contains("late_sends"), "closed loop: {text}");
+        assert!(text.ends_with("# EOF\n"));
+        t.done();
+        assert_eq!(phase(&t), Phase::Done);
+        let watch = Serve { identity: Identity { command: "watch", ..Identity::default() }, ..Serve::default() };
+        let w = Telemetry::serve("127.0.0.1:0".parse().unwrap(), watch).unwrap();
+        assert!(!w.render().contains("bench_client_requests"), "no engine, no request families");
+    }
+}

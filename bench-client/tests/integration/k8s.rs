@@ -381,3 +381,19 @@ fn bad_render_flags_are_refused_with_one_line_and_exit_2() {
         assert!(!dir.join("out").exists(), "{more:?}: nothing written");
     }
 }
+
+#[test]
+fn each_binary_has_a_dockerfile_built_from_the_workspace_root() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for bin in ["bench-client", "server-actix", "server-axum", "server-rocket"] {
+        let path = root.join(bin).join("Dockerfile");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(root.join(bin).join("Cargo.toml").is_file(), "{bin} is a package of the workspace");
+        assert!(text.contains("COPY . ."), "{bin}: the workspace is the build context");
+        assert!(text.contains(&format!("cargo build --release --locked -p {bin}\n")), "{bin}: {text}");
+        assert!(text.contains(&format!("ENTRYPOINT [\"/usr/local/bin/{bin}\"]")), "{bin}: {text}");
+        assert!(text.contains(&format!("-f {bin}/Dockerfile")), "{bin}: says how to build it");
+    }
+    let ignored = std::fs::read_to_string(root.join(".dockerignore")).unwrap();
+    assert!(ignored.lines().any(|l| l == "target"), "the build context leaves target/ out");
+}
