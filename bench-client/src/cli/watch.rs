@@ -47,7 +47,7 @@ pub struct WatchArgs {
     pub json: Option<PathBuf>,
     /// With --process: wait this long for the process to appear (a sidecar starts with the server's
     /// container, not after it), e.g. 60s.
-    #[arg(long, default_value = "0s", value_parser = duration, requires = "process")]
+    #[arg(long, default_value = "0s", value_parser = duration)]
     pub wait_for_process: Duration,
     /// Live metrics (the server's CPU time) and lingering.
     #[command(flatten)]
@@ -102,6 +102,10 @@ impl WatchArgs {
     /// missed or over an hour ahead.
     pub fn plan(self) -> anyhow::Result<WatchPlan> {
         let timing = self.timing.timing()?;
+        ensure!(
+            self.wait_for_process.is_zero() || self.process.is_some(),
+            "--wait-for-process waits for --process NAME, not for a --pid"
+        );
         let watched = match (self.pid, self.process) {
             (Some(pid), _) => Watched::Pid(pid),
             (None, Some(name)) if self.wait_for_process.is_zero() => Watched::Pid(one_named(&name)?),

@@ -213,12 +213,13 @@ mod tests {
                     ])]),
                 )]),
             ),
-            ("n", Node::Int(3)),
+            ("count", Node::Int(3)),
+            ("n", Node::Bool(false)),
             ("b", Node::Bool(true)),
         ]);
         let text = to_yaml(&["made here".into(), String::new()], &[doc]);
         let expected = "# made here\n#\n---\nkind: Pod\nmetadata:\n  name: p\n  labels: {}\nspec:\n  containers:\n    \
-                        - name: c\n      args:\n        - \"--x\"\n        - \"1\"\n      ports: []\nn: 3\nb: true\n";
+                        - name: c\n      args:\n        - \"--x\"\n        - \"1\"\n      ports: []\ncount: 3\n\"n\": false\nb: true\n";
         assert_eq!(text, expected);
     }
 }
