@@ -76,7 +76,7 @@ pub struct RenderArgs {
     /// The server's state layers (--layers).
     #[arg(long, default_value_t = 10)]
     pub layers: u16,
-    /// The server's image (entrypoint server-<framework>), e.g. registry.example/bench/server-axum:1.
+    /// The server's image (entrypoint `server-<framework>`), e.g. registry.example/bench/server-axum:1.
     #[arg(long, value_parser = image)]
     pub image_server: String,
     /// The client's image (entrypoint bench-client), e.g. registry.example/bench/bench-client:1.
