@@ -29,7 +29,8 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            $(if $(NO_BUILD),--no-build)
 
-.PHONY: help ab bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
+.PHONY: help ab bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+        two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -81,6 +82,29 @@ bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 test: fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+# Two hosts in network namespaces (root): the plain rehearsal (also in `make test`) and the shaped
+# links (tbf, random loss, netem where the kernel has it), with the release client and server-axum.
+# TWO_HOSTS_DURATION_S sets each run's measured seconds (default 3).
+two-hosts: ## Server and clients in two network namespaces over veth (127/8), shaped links; root
+	$(CARGO) build --locked --release -p bench-client -p server-axum
+	BENCH_BIN_DIR=$(abspath $(TARGET_DIR))/release $(CARGO) test --locked -p bench-client --test integration \
+	  two_hosts -- --include-ignored --nocapture --test-threads 1
+
+ROUNDS_OVERHEAD ?= 6
+metrics-overhead: ## Scraped vs unscraped load side by side (paired rounds): is serving /metrics free?
+	bash bench/metrics-overhead.sh $(ROUNDS_OVERHEAD)
+
+# Container images for Kubernetes (README, "On Kubernetes"): REGISTRY=registry.example/bench TAG=1
+REGISTRY ?= registry.example/bench
+TAG      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+IMAGES    = bench-client server-actix server-axum server-rocket
+images: ## docker build the four images from this workspace: REGISTRY=… TAG=…
+	for b in $(IMAGES); do docker build -f $$b/Dockerfile -t $(REGISTRY)/$$b:$(TAG) . || exit 1; done
+
+push: images ## docker push them
+	for b in $(IMAGES); do docker push $(REGISTRY)/$$b:$(TAG) || exit 1; done
 
 .PHONY: test-scripts
 test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
