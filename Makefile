@@ -29,7 +29,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            $(if $(NO_BUILD),--no-build)
 
-.PHONY: help ab bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+.PHONY: help ab mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
@@ -107,6 +107,17 @@ push: images ## docker push them
 	for b in $(IMAGES); do docker push $(REGISTRY)/$$b:$(TAG) || exit 1; done
 
 .PHONY: test-scripts
+# Mutation testing where the numbers are made: the statistics, the HTTP
+# framing, the window accounting and the figures, the open-loop schedule, the
+# deltas, and the catalog's refusals. Slow on 2 cores (an hour or more), so
+# not part of `make test`; results in mutants.out/ (caught.txt, missed.txt).
+MUTANTS_FILES = -f bench-client/src/analysis.rs -f bench-client/src/engine/http.rs -f bench-client/src/engine/stats.rs \
+  -f bench-client/src/engine/schedule.rs -f bench-client/src/measure/figures.rs -f bench-client/src/results/deltas.rs
+mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows, deltas and catalog; slow
+	command -v cargo-mutants >/dev/null || $(CARGO) install --locked cargo-mutants
+	$(CARGO) mutants -p bench-client $(MUTANTS_FILES) -- --lib
+	$(CARGO) mutants -p common -f common/src/catalog.rs
+
 test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
 	bash bench/test-counting.sh
 
