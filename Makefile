@@ -36,7 +36,8 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            --pairing $(PAIRING) $(if $(NO_BUILD),--no-build)
 
-.PHONY: help ab bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc
+.PHONY: help ab mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+        two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -91,7 +92,41 @@ test: fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+# Two hosts in network namespaces (root): the plain rehearsal (also in `make test`) and the shaped
+# links (tbf, random loss, netem where the kernel has it), with the release client and server-axum.
+# TWO_HOSTS_DURATION_S sets each run's measured seconds (default 3).
+two-hosts: ## Server and clients in two network namespaces over veth (127/8), shaped links; root
+	$(CARGO) build --locked --release -p bench-client -p server-axum
+	BENCH_BIN_DIR=$(abspath $(TARGET_DIR))/release $(CARGO) test --locked -p bench-client --test integration \
+	  two_hosts -- --include-ignored --nocapture --test-threads 1
+
+ROUNDS_OVERHEAD ?= 6
+metrics-overhead: ## Scraped vs unscraped load side by side (paired rounds): is serving /metrics free?
+	bash bench/metrics-overhead.sh $(ROUNDS_OVERHEAD)
+
+# Container images for Kubernetes (README, "On Kubernetes"): REGISTRY=registry.example/bench TAG=1
+REGISTRY ?= registry.example/bench
+TAG      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+IMAGES    = bench-client server-actix server-axum server-rocket
+images: ## docker build the four images from this workspace: REGISTRY=… TAG=…
+	for b in $(IMAGES); do docker build -f $$b/Dockerfile -t $(REGISTRY)/$$b:$(TAG) . || exit 1; done
+
+push: images ## docker push them
+	for b in $(IMAGES); do docker push $(REGISTRY)/$$b:$(TAG) || exit 1; done
+
 .PHONY: test-scripts
+# Mutation testing where the numbers are made: the statistics, the HTTP
+# framing, the window accounting and the figures, the open-loop schedule, the
+# deltas, and the catalog's refusals. Slow on 2 cores (an hour or more), so
+# not part of `make test`; results in mutants.out/ (caught.txt, missed.txt).
+MUTANTS_FILES = -f bench-client/src/analysis.rs -f bench-client/src/engine/http.rs -f bench-client/src/engine/stats.rs \
+  -f bench-client/src/engine/schedule.rs -f bench-client/src/measure/figures.rs -f bench-client/src/results/deltas.rs
+mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows, deltas and catalog; slow
+	command -v cargo-mutants >/dev/null || $(CARGO) install --locked cargo-mutants
+	$(CARGO) mutants -p bench-client $(MUTANTS_FILES) -- --lib
+	$(CARGO) mutants -p common -f common/src/catalog.rs
+
 test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
 	bash bench/test-counting.sh
 

@@ -86,7 +86,12 @@ fn change_from(log_mean: f64, half_width: Option<f64>) -> Change {
             verdict: Verdict::TooFewRounds,
         };
     };
-    let (low, high) = (log_mean - h, log_mean + h);
+    interval_change(log_mean, log_mean - h, log_mean + h)
+}
+
+/// The change of log estimate `log_mean` with the log interval `[low, high]`,
+/// and the verdict the interval supports.
+fn interval_change(log_mean: f64, low: f64, high: f64) -> Change {
     let verdict = if low > 0.0 {
         Verdict::Faster
     } else if high < 0.0 {
@@ -169,20 +174,7 @@ pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
     let Some(c) = signed_rank_critical(logs.len()) else { return change_from(estimate, None) };
     let (low, high) = (walsh[c - 1], walsh[walsh.len() - c]);
     let widen = lag1_autocorrelation(&series).filter(|r| *r > 0.0).map_or(1.0, |r| ((1.0 + r) / (1.0 - r)).sqrt());
-    let (low, high) = (estimate - (estimate - low) * widen, estimate + (high - estimate) * widen);
-    let verdict = if low > 0.0 {
-        Verdict::Faster
-    } else if high < 0.0 {
-        Verdict::Slower
-    } else {
-        Verdict::NoSignificantChange
-    };
-    Change {
-        change_percent: percent(estimate),
-        ci_low_percent: Some(percent(low)),
-        ci_high_percent: Some(percent(high)),
-        verdict,
-    }
+    interval_change(estimate, estimate - (estimate - low) * widen, estimate + (high - estimate) * widen)
 }
 
 /// The rank C of the Walsh averages that bounds the two-sided [`CONFIDENCE`]

@@ -16,15 +16,16 @@
 //! | layer | what it holds |
 //! |---|---|
 //! | [`cli`] | clap types, checked plans, one dispatch, exit codes |
-//! | [`suite`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs |
+//! | [`suite`], [`k8s`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs; Kubernetes manifests of a run over several client pods |
 //! | [`report`] | presentation: Markdown tables, `report.md`, terminal lines, SVG charts |
 //! | [`results`] | the results contract, paired deltas, layer sweep, comparison |
 //! | [`calibrate`] | the client's own ceiling against a built-in canned responder |
-//! | [`measure`], [`preflight`] | one run with its observers (CPU sampler, perf), turned into figures; checks before timing, with the engine's own request and framing |
+//! | [`measure`], [`preflight`], [`telemetry`] | one run with its observers (CPU sampler, perf), turned into figures; checks before timing, with the engine's own request and framing; live Prometheus metrics of a run |
 //! | [`engine`] | the load loop and its HTTP/1.1 framing |
 //! | [`sys`], [`model`], [`analysis`] | Linux plumbing; the vocabulary; pure statistics |
 
 pub mod cli;
+pub mod k8s;
 pub mod suite;
 
 pub mod report;
@@ -35,6 +36,7 @@ pub mod calibrate;
 
 pub mod measure;
 pub mod preflight;
+pub mod telemetry;
 
 pub mod engine;
 

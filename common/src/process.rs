@@ -73,6 +73,19 @@ pub fn fortunes_database(workers: NonZeroUsize) -> Result<(FortuneDb, Fortunes),
     })
 }
 
+/// Creates the fortunes database for `workers` (see [`fortunes_database`]),
+/// runs `serve` with it, and removes it once `serve` has returned: every
+/// server's `run` is this around its own serving.
+pub fn with_fortunes(workers: NonZeroUsize, serve: impl FnOnce(Fortunes) -> ExitCode) -> ExitCode {
+    let (database, fortunes) = match fortunes_database(workers) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let code = serve(fortunes);
+    drop(database);
+    code
+}
+
 /// The multi-threaded tokio runtime of `workers` threads that the axum and
 /// Rocket servers run on (actix-web brings its own).
 ///

@@ -19,7 +19,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
-use common::process::{bind_failed, fortunes_database, listening_line, signals_failed};
+use common::process::{bind_failed, listening_line, signals_failed, with_fortunes};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
@@ -225,13 +225,7 @@ async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
 /// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
 /// when the database cannot be created or on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let (database, fortunes) = match fortunes_database(config.workers) {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
-    let code = serve(config, fortunes);
-    drop(database);
-    code
+    with_fortunes(config.workers, |fortunes| serve(config, fortunes))
 }
 
 fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {

@@ -25,7 +25,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use common::process::{bind_failed, fortunes_database, listening_line, signals_failed, tokio_runtime};
+use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime, with_fortunes};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
@@ -210,13 +210,7 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
 /// when the database cannot be created or on any other I/O error.
 pub fn run(config: ServerConfig) -> ExitCode {
-    let (database, fortunes) = match fortunes_database(config.workers) {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
-    let code = serve(config, fortunes);
-    drop(database);
-    code
+    with_fortunes(config.workers, |fortunes| serve(config, fortunes))
 }
 
 fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {

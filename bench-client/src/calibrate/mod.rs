@@ -59,7 +59,8 @@ pub fn measure(plan: &CalibratePlan, stop: &AtomicBool) -> anyhow::Result<Ceilin
     plan.client_cpus.pin_current_thread()?;
     let route = Route::get(RouteId::Plaintext);
     let load = Load::new(Target::new(responder.addr, route.path), route.expected_body(), plan.settings);
-    let run = measure::run(&load, Observers { servers: &[responder.pid()], perf: None }, Start::now(), stop);
+    let run =
+        measure::run(&load, Observers { servers: &[responder.pid()], perf: None, live: None }, Start::now(), stop);
     responder.stop();
     let figures = RunFigures::new(&run?, &plan.settings, Some(plan.server_cpus.len()));
     Ok(Ceiling { figures, server_cpus: plan.server_cpus.clone(), client_cpus: plan.client_cpus.clone() })

@@ -1,9 +1,11 @@
 //! Flag groups several subcommands share, and the parsers of flag values.
 //! Values are parsed strictly and the original text is quoted in errors.
 
+use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -11,7 +13,7 @@ use clap::{Args, ValueEnum};
 use crate::engine::{Rate, Timing};
 use crate::measure::profiler::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
-use crate::sys::CpuList;
+use crate::sys::{CpuList, sleep_until};
 
 /// Where the server (or `calibrate`'s responder) and the client run.
 #[derive(Debug, Clone, Args)]
@@ -118,6 +120,50 @@ impl StartArgs {
     }
 }
 
+/// The live metrics endpoint of `load` and `watch`, and how long the
+/// process stays up after its run.
+#[derive(Debug, Clone, Args)]
+pub struct MetricsArgs {
+    /// Serve live Prometheus metrics (OpenMetrics text) on http://ADDR/metrics, and /ready (200 once
+    /// preflight has passed), e.g. 127.0.0.1:9464 (port 0: any free port; the address is printed on
+    /// stderr). In a pod, 0.0.0.0:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+    /// After the run and its output, stay up this long (serving --metrics-addr, so the last values
+    /// get scraped), e.g. 15s, or `forever` (until stopped: a sidecar that must not exit).
+    #[arg(long, visible_alias = "metrics-linger", default_value = "0s", value_parser = linger)]
+    pub linger: Linger,
+}
+
+/// How long a process stays up after its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linger {
+    /// This long.
+    For(Duration),
+    /// Until stopped (Ctrl-C, SIGTERM).
+    Forever,
+}
+
+impl Linger {
+    /// Sleeps as long as this says, or until `stop` is set.
+    pub(super) fn wait(self, stop: &AtomicBool) {
+        match self {
+            Self::For(d) if d.is_zero() => {}
+            Self::For(d) => {
+                sleep_until(Instant::now() + d, stop);
+            }
+            Self::Forever => while sleep_until(Instant::now() + Duration::from_secs(3600), stop) {},
+        }
+    }
+}
+
+fn linger(text: &str) -> Result<Linger, String> {
+    if text.trim() == "forever" {
+        return Ok(Linger::Forever);
+    }
+    duration(text).map(Linger::For).map_err(|e| format!("{e}, or forever"))
+}
+
 /// An instant as milliseconds since the Unix epoch: RFC 3339 in UTC
 /// (`2026-12-01T10:00:00Z`, fractions allowed) or Unix seconds with at most
 /// three decimals (`1796119200.25`).
@@ -190,6 +236,13 @@ pub(super) fn nonzero(n: u32) -> NonZeroUsize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linger_is_a_duration_or_forever() {
+        assert_eq!(linger("15s"), Ok(Linger::For(Duration::from_secs(15))));
+        assert_eq!(linger("forever"), Ok(Linger::Forever));
+        assert!(linger("always").unwrap_err().contains("or forever"));
+    }
 
     #[test]
     fn instants_parse_strictly_to_milliseconds() {

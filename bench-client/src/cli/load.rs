@@ -1,9 +1,10 @@
 //! `bench-client load URL`: preflight one URL, run the engine against it
 //! (at once, or from a start barrier shared with other clients, with this
 //! client's segment of a load split over several), print a summary and
-//! optionally write the figures as JSON.
+//! optionally write the figures as JSON (to a file, or to stdout between
+//! marker lines for a pod's log), optionally serving live metrics.
 
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -12,13 +13,14 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use url::Url;
 
-use super::args::{StartArgs, TimingArgs, nonzero, positive_duration, rate};
+use super::args::{Linger, MetricsArgs, StartArgs, TimingArgs, nonzero, positive_duration, rate};
 use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Segment, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
-use crate::results::{self, LoadReport, SCHEMA_VERSION};
-use crate::sys::{CpuList, affinity_of, hostname};
+use crate::results::{LoadReport, SCHEMA_VERSION};
+use crate::sys::{CpuList, affinity_of, hostname, process_name};
+use crate::telemetry::{Identity, Serve, Telemetry};
 
 /// The variable the Kubernetes Job controller sets in every pod of an
 /// Indexed Job to the pod's completion index: `--segment auto` reads it.
@@ -75,7 +77,8 @@ pub struct LoadArgs {
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(long)]
     pub cpus: Option<CpuList>,
-    /// Write the figures to this JSON file.
+    /// Write the figures to this JSON file; `-`: to stdout after the summary, between marker lines
+    /// with a checksum (`-----BEGIN BENCH RESULT-----`), for a pod's log to carry to `merge`.
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Pid of the server process, to record its CPU use per window and flag
@@ -100,6 +103,9 @@ pub struct LoadArgs {
     /// Kubernetes).
     #[arg(long)]
     pub label: Option<String>,
+    /// Live metrics and lingering.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// A checked `load` invocation.
@@ -121,6 +127,10 @@ pub struct LoadPlan {
     pub barrier: Option<Barrier>,
     /// This client's name in the results.
     pub label: String,
+    /// Where to serve live metrics.
+    pub metrics_addr: Option<SocketAddr>,
+    /// How long to stay up after the run.
+    pub linger: Linger,
 }
 
 /// Parses and resolves `text` into the URL and the engine's target.
@@ -215,8 +225,35 @@ impl LoadArgs {
             server_pid: self.server_pid,
             barrier,
             label: self.label.unwrap_or_else(hostname),
+            metrics_addr: self.metrics.metrics_addr,
+            linger: self.metrics.linger,
         })
     }
+}
+
+/// Starts the metrics endpoint of `plan`, if it asks for one, and says where.
+///
+/// # Errors
+/// When its address cannot be bound.
+fn telemetry(plan: &LoadPlan) -> anyhow::Result<Option<Telemetry>> {
+    let Some(addr) = plan.metrics_addr else { return Ok(None) };
+    let s = &plan.settings;
+    let serve = Serve {
+        identity: Identity {
+            command: "load",
+            url: plan.url.to_string(),
+            mode: if s.rate.is_some() { "open" } else { "closed" },
+            clients: s.segment.count(),
+            segment: (s.segment.count() > 1).then_some(s.segment.index()),
+            label: plan.label.clone(),
+        },
+        engine_threads: Some(s.threads.get()),
+        server: plan.server_pid.map(|pid| (pid, process_name(pid).unwrap_or_else(|| pid.to_string()))),
+        planned_unix_ms: plan.barrier.map(|b| b.at_unix_ms),
+    };
+    let t = Telemetry::serve(addr, serve).with_context(|| format!("--metrics-addr {addr}: cannot listen"))?;
+    eprintln!("metrics on http://{}/metrics", t.addr());
+    Ok(Some(t))
 }
 
 /// Runs `plan`; returns the report (also written to `--json` when given)
@@ -230,15 +267,24 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadRepo
     if let Some(cpus) = &plan.cpus {
         cpus.pin_current_thread()?;
     }
+    // After pinning: its thread shares the client's CPUs.
+    let telemetry = telemetry(plan)?;
     let s = plan.settings;
     let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
     let load = Load::new(plan.target.clone(), expected_body, s);
+    if let Some(t) = &telemetry {
+        t.ready();
+    }
     let start = match &plan.barrier {
         Some(barrier) => barrier.wait(stop)?,
         None => Start::now(),
     };
+    if let Some(t) = &telemetry {
+        t.started(start.instant + s.timing.warmup(), start.unix_ms);
+    }
     let servers: Vec<u32> = plan.server_pid.into_iter().collect();
-    let run = measure::run(&load, Observers { servers: &servers, perf: None }, start, stop)?;
+    let live = telemetry.as_ref().and_then(Telemetry::live);
+    let run = measure::run(&load, Observers { servers: &servers, perf: None, live }, start, stop)?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);
@@ -254,8 +300,12 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadRepo
     };
     load_summary(&mut std::io::stdout().lock(), &report)?;
     if let Some(path) = &plan.json {
-        results::write(path, &report)?;
+        super::write_json(path, &report)?;
     }
+    if let Some(t) = &telemetry {
+        t.done();
+    }
+    plan.linger.wait(stop);
     Ok(report)
 }
 

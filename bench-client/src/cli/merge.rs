@@ -3,6 +3,8 @@
 //! (counts and windows summed, histograms added), optionally with the
 //! server's CPU from `watch` on its own host; printed as `load` prints a
 //! run, with a table of the clients, and written as `load --json` writes.
+//! An input may also be a log holding results between marker lines
+//! (`load --json -` in pods; `kubectl logs -l … --prefix` of all of them).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,13 +19,17 @@ use crate::results::{self, Input, MergeOptions};
 /// Flags of `merge`, as typed.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The clients' `load --json` files: one per segment of one load.
+    /// The clients' `load --json` files (one per segment of one load), or logs holding their
+    /// `--json -` output: `kubectl logs -l SELECTOR --tail=-1 --prefix` of every client pod, other
+    /// lines ignored.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The server's CPU per window: the `watch --json` file from the server's host.
+    /// The server's CPU per window: the `watch --json` file from the server's host, or the log of
+    /// `watch --json -` (its sidecar's `kubectl logs`).
     #[arg(long)]
     pub server: Option<PathBuf>,
-    /// Write the merged report to this JSON file (the layout of `load --json`).
+    /// Write the merged report to this JSON file (the layout of `load --json`); `-`: stdout,
+    /// between marker lines.
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Largest spread of the inputs' measured starts (measure_start_unix_ms) accepted.
@@ -44,8 +50,8 @@ pub struct MergeArgs {
 pub(super) fn run(args: &MergeArgs) -> anyhow::Result<Outcome> {
     let mut clients = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        match results::read_load(path) {
-            Ok(report) => clients.push(Input { file: path.display().to_string(), report }),
+        match results::read_loads(path) {
+            Ok(found) => clients.extend(found.into_iter().map(|(file, report)| Input { file, report })),
             Err(e) => return Ok(super::report(&e, Outcome::Usage)),
         }
     }
@@ -63,7 +69,7 @@ pub(super) fn run(args: &MergeArgs) -> anyhow::Result<Outcome> {
     };
     load_summary(&mut std::io::stdout().lock(), &merged)?;
     if let Some(path) = &args.json {
-        results::write(path, &merged)?;
+        super::write_json(path, &merged)?;
     }
     Ok(if merged.figures.is_failure() { Outcome::Failed } else { Outcome::Success })
 }

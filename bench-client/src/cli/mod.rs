@@ -14,6 +14,7 @@ mod args;
 mod calibrate;
 mod compare;
 mod flamegraph;
+mod k8s;
 mod load;
 mod merge;
 mod responder;
@@ -27,14 +28,16 @@ use clap::{Parser, Subcommand};
 use common::process::EXIT_USAGE;
 
 pub use self::ab::AbArgs;
+pub use self::args::{Linger, MetricsArgs};
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
+pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
 pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
-pub use self::watch::{WatchArgs, WatchPlan};
+pub use self::watch::{WatchArgs, WatchPlan, Watched};
 use crate::measure::BarrierError;
 use crate::sys::ensure_fds_for;
 
@@ -83,6 +86,10 @@ pub enum Commands {
     /// Record one process's CPU use per window on this host (the server's, when the clients run
     /// elsewhere), on the clients' planned windows, for `merge --server`.
     Watch(WatchArgs),
+    /// Kubernetes: `k8s render` writes the manifests of one run over several client pods.
+    ///
+    /// Exit codes: 0 written; 1 a file could not be written; 2 bad flags.
+    K8s(K8sArgs),
 }
 
 /// How a command ended; [`ExitCode::from`] gives the process's exit code.
@@ -147,6 +154,17 @@ fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
     }
 }
 
+/// Writes a `load`, `watch` or `merge` result to `--json PATH`: the file, or
+/// with `-` stdout between marker lines (a pod's log carries it; `merge`
+/// reads it back from `kubectl logs`).
+fn write_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        crate::results::write_block(&mut std::io::stdout().lock(), value)
+    } else {
+        crate::results::write(path, value)
+    }
+}
+
 /// Raises the open-file limit for `connections`, or says why not.
 fn fds_for(connections: usize) -> Result<(), Outcome> {
     ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
@@ -169,13 +187,15 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 return outcome;
             }
             match load::run(&plan, stop) {
-                Ok(_) if interrupted() => Outcome::Interrupted,
+                // Ctrl-C while lingering after a complete run ends it as the run ended.
+                Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
                 Ok(report) if report.figures.is_failure() => Outcome::Failed,
                 Ok(_) => Outcome::Success,
                 Err(e) => barrier_or(&e, Outcome::Failed),
             }
         }
         Commands::Merge(args) => merge::run(&args).unwrap_or_else(failed),
+        Commands::K8s(args) => k8s::dispatch(args),
         Commands::Watch(args) => match args.plan() {
             Ok(plan) => watch::run(&plan, stop).unwrap_or_else(|e| barrier_or(&e, Outcome::Failed)),
             Err(e) => report(&e, Outcome::Usage),

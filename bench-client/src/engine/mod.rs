@@ -50,6 +50,7 @@
 mod conn;
 mod hdr;
 mod http;
+mod live;
 mod schedule;
 mod stats;
 mod worker;
@@ -61,6 +62,7 @@ use std::time::{Duration, Instant};
 
 pub use self::hdr::{EncodedHistogram, HdrError};
 pub use self::http::{FrameError, Framed, frame_response, get_request};
+pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
 pub use self::stats::{
     FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
@@ -333,6 +335,15 @@ pub enum Error {
 /// # Errors
 /// [`Error`]: a thread or event loop that cannot start, a failing `epoll_wait`.
 pub fn run(load: &Load, start: Instant, stop: &[&AtomicBool]) -> Result<Outcome, Error> {
+    run_live(load, start, stop, None)
+}
+
+/// [`run`], with every engine thread publishing its totals into `live` on
+/// its timer (see [`Live`]) for a metrics endpoint to read during the run.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<&Live>) -> Result<Outcome, Error> {
     let s = &load.settings;
     let measure_start = start + s.timing.warmup();
     let end = measure_start + s.timing.duration();
@@ -346,7 +357,7 @@ pub fn run(load: &Load, start: Instant, stop: &[&AtomicBool]) -> Result<Outcome,
                 let stream = s.segment.stream(t as u64, threads.min(s.connections.get()) as u64);
                 std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(scope, move || {
                     let times = Times { start, measure_start, end };
-                    Worker::new(load, connections, stream, times)?.run(stop)
+                    Worker::new(load, connections, stream, times, live.map(|l| l.slot(t)))?.run(stop)
                 })
             })
             .collect();

@@ -92,6 +92,9 @@ pub struct RunStats {
     /// Requests settled during the warm-up, by a response or a failure of
     /// any kind (not measured).
     pub warmup_completed: u64,
+    /// Of `warmup_completed`, those that failed (for the live counters;
+    /// results keep only the total).
+    pub warmup_failed: u64,
     /// Requests still without a complete response at the deadline (or whose
     /// response completed after it): neither successes nor failures.
     pub in_flight_at_deadline: u64,
@@ -132,6 +135,7 @@ impl RunStats {
             failures: Failures::default(),
             sent: 0,
             warmup_completed: 0,
+            warmup_failed: 0,
             in_flight_at_deadline: 0,
             connections_established: 0,
             reconnects: 0,
@@ -194,6 +198,7 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
         self.failures += &other.failures;
         self.sent += other.sent;
         self.warmup_completed += other.warmup_completed;
+        self.warmup_failed += other.warmup_failed;
         self.in_flight_at_deadline += other.in_flight_at_deadline;
         self.connections_established += other.connections_established;
         self.reconnects += other.reconnects;

@@ -12,6 +12,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::conn::{Conn, Disconnect, Outstanding, Phase};
 use super::http::frame_response;
+use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::{FailureKind, RunStats};
 use super::{
@@ -76,12 +77,24 @@ pub(super) struct Worker<'a> {
     stats: RunStats,
     /// Alternation only: the request-level counts of each route.
     by_route: Vec<RunStats>,
+    /// Where this thread publishes its totals for a metrics endpoint (on
+    /// its timer, never per request; see `live.rs`).
+    live: Option<&'a Slot>,
+    /// When the latency buckets are published next (window boundaries).
+    next_live_latency: Instant,
 }
 
 impl<'a> Worker<'a> {
     /// A thread of `connections` connections sending stream `stream.0` of
     /// `stream.1` of the open-loop schedule.
-    pub(super) fn new(load: &'a Load, connections: usize, stream: (u64, u64), times: Times) -> Result<Self, Error> {
+    /// `live`: where to publish its totals, if anywhere.
+    pub(super) fn new(
+        load: &'a Load,
+        connections: usize,
+        stream: (u64, u64),
+        times: Times,
+        live: Option<&'a Slot>,
+    ) -> Result<Self, Error> {
         let s = &load.settings;
         let others = load.alternation.iter().flat_map(|a| a.routes.iter());
         let servers: Vec<SocketAddr> = std::iter::once(load.target.addr)
@@ -140,6 +153,8 @@ impl<'a> Worker<'a> {
                 Some(a) => (0..=a.routes.len()).map(|_| RunStats::new(s.timing.windows(), open_loop)).collect(),
                 None => Vec::new(),
             },
+            live,
+            next_live_latency: times.measure_start + s.timing.window(),
         })
     }
 
@@ -147,6 +162,7 @@ impl<'a> Worker<'a> {
     /// flags is set (returns `true`), with the thread's measurements.
     pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<Finished, Error> {
         if self.conns.is_empty() {
+            self.publish(true);
             return Ok(Finished { stats: self.stats, by_route: self.by_route, stopped: false });
         }
         let timeout = self.load.settings.timeout;
@@ -173,6 +189,13 @@ impl<'a> Worker<'a> {
             if now >= next_scan {
                 self.scan(now);
                 next_scan = now + tick;
+                if self.live.is_some() {
+                    let window_ended = now >= self.next_live_latency;
+                    if window_ended {
+                        self.next_live_latency += self.load.settings.timing.window();
+                    }
+                    self.publish(window_ended);
+                }
             }
             self.dispatch(now);
             while self.unconfirmed < self.unconfirmed_budget
@@ -244,7 +267,20 @@ impl<'a> Worker<'a> {
         if let Some(s) = &self.schedule {
             self.stats.unsent_at_deadline += s.pending(stopped_at);
         }
+        self.publish(true);
         Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })
+    }
+
+    /// Copies this thread's totals into its live slot, if it has one, with
+    /// the latency buckets when `latency` (a walk over the histogram).
+    fn publish(&self, latency: bool) {
+        let Some(slot) = self.live else { return };
+        let in_flight = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        let open = self.conns.iter().filter(|c| matches!(c.phase, Phase::Open)).count() as u64;
+        slot.publish(&self.stats, in_flight, open);
+        if latency {
+            slot.publish_latency(&self.stats.latency_us);
+        }
     }
 
     /// The route of requests written at `now`: the target's, or with an
@@ -343,7 +379,10 @@ impl<'a> Worker<'a> {
         for o in self.conns[i].outstanding.drain(..) {
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
                 match window {
-                    None => stats.warmup_completed += 1,
+                    None => {
+                        stats.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
                     Some(w) => stats.record_failure(Some(w), kind),
                 }
             }
@@ -533,7 +572,11 @@ impl<'a> Worker<'a> {
             };
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
                 match (window, outcome) {
-                    (None, _) => stats.warmup_completed += 1,
+                    (None, Ok(())) => stats.warmup_completed += 1,
+                    (None, Err(_)) => {
+                        stats.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
                     (Some(w), Ok(())) => {
                         stats.record_success(w, micros(done - request.due), micros(done - request.sent))
                     }

@@ -22,7 +22,7 @@ pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
 pub use self::profiler::Perf;
-use crate::engine::{self, Load, Outcome};
+use crate::engine::{self, Live, Load, Outcome};
 use crate::sys::{peak_rss_bytes, sleep_until};
 
 /// What is watched during a run besides the load itself.
@@ -34,6 +34,9 @@ pub struct Observers<'a> {
     pub servers: &'a [u32],
     /// Records the (first) server during the measured windows.
     pub perf: Option<&'a Perf>,
+    /// Where the engine threads publish their totals during the run, for a
+    /// metrics endpoint (`--metrics-addr`).
+    pub live: Option<&'a Live>,
 }
 
 /// A run with what its observers saw.
@@ -83,7 +86,7 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
             sleep_until(measure_start + timing.duration(), stop);
             Some(recording.finish())
         });
-        let outcome = engine::run(load, start.instant, &[stop, &lost]);
+        let outcome = engine::run_live(load, start.instant, &[stop, &lost], observers.live);
         let cpu = sampler.join().unwrap_or_default();
         let folded = recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked"))));
         (outcome, cpu, folded)

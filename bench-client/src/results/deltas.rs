@@ -22,6 +22,44 @@ fn block_ratios(before: &RunRecord, after: &RunRecord) -> Vec<f64> {
     sums(before).iter().zip(sums(after)).filter(|(b, _)| **b > 0).map(|(b, a)| a as f64 / *b as f64).collect()
 }
 
+/// The delta of `pairs` (baseline run, changed run) of one framework:
+/// medians, spreads and p99s of the runs, and `change` with the per-pair
+/// changes it came from (percent).
+fn delta_of(
+    framework: Framework,
+    scenario: Scenario,
+    from: &str,
+    to: &str,
+    pairs: &[(&RunRecord, &RunRecord)],
+    change: crate::analysis::Change,
+    per_pair: &[f64],
+) -> Delta {
+    let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
+    let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
+    let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
+        median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
+    };
+    Delta {
+        framework,
+        scenario,
+        from: from.to_owned(),
+        to: to.to_owned(),
+        layers: pairs[0].1.layers,
+        rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
+        pairs: u32::try_from(per_pair.len()).unwrap_or(u32::MAX),
+        before_successful: median(&before_counts),
+        after_successful: median(&after_counts),
+        change,
+        change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
+        change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        before_cv_percent: analysis::cv_percent(&before_counts),
+        after_cv_percent: analysis::cv_percent(&after_counts),
+        before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
+        after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
+        target_reached: None,
+    }
+}
+
 /// The paired deltas of every framework, layer count and scenario measured
 /// in `runs`, paired as `pairing` says: for each round with both variants,
 /// the baseline and the changed run (or the blocks of their slices).
@@ -49,43 +87,20 @@ pub fn deltas(
             if pairs.is_empty() {
                 continue;
             }
-            let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
-            let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
-            let (change, per_pair, n_pairs) = match pairing {
+            let (change, per_pair) = match pairing {
                 Pairing::Rounds => {
-                    let per_round: Vec<f64> =
-                        before_counts.iter().zip(&after_counts).map(|(b, a)| (a / b - 1.0) * 100.0).collect();
-                    (analysis::paired_change(&before_counts, &after_counts), per_round, pairs.len())
+                    let before: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
+                    let after: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
+                    let per_round: Vec<f64> = before.iter().zip(&after).map(|(b, a)| (a / b - 1.0) * 100.0).collect();
+                    (analysis::paired_change(&before, &after), per_round)
                 }
                 Pairing::Slices => {
                     let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
                     let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-                    let n = per_block.len();
-                    (analysis::robust_paired_change(&blocks), per_block, n)
+                    (analysis::robust_paired_change(&blocks), per_block)
                 }
             };
-            let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
-                median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
-            };
-            out.push(Delta {
-                framework,
-                scenario,
-                from: before.path().to_owned(),
-                to: after.path().to_owned(),
-                layers,
-                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
-                pairs: u32::try_from(n_pairs).unwrap_or(u32::MAX),
-                before_successful: median(&before_counts),
-                after_successful: median(&after_counts),
-                change,
-                change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
-                change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                before_cv_percent: analysis::cv_percent(&before_counts),
-                after_cv_percent: analysis::cv_percent(&after_counts),
-                before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
-                after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
-                target_reached: None,
-            });
+            out.push(delta_of(framework, scenario, before.path(), after.path(), &pairs, change, &per_pair));
         }
     }
     out
@@ -109,32 +124,10 @@ pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Varia
             if pairs.is_empty() {
                 continue;
             }
-            let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
-            let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
             let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
             let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-            let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
-                median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
-            };
-            out.push(Delta {
-                framework,
-                scenario: Scenario::After,
-                from: variant.path().to_owned(),
-                to: variant.path().to_owned(),
-                layers: pairs[0].1.layers,
-                rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),
-                pairs: u32::try_from(per_block.len()).unwrap_or(u32::MAX),
-                before_successful: median(&before_counts),
-                after_successful: median(&after_counts),
-                change: analysis::robust_paired_change(&blocks),
-                change_min_percent: per_block.iter().copied().fold(f64::INFINITY, f64::min),
-                change_max_percent: per_block.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                before_cv_percent: analysis::cv_percent(&before_counts),
-                after_cv_percent: analysis::cv_percent(&after_counts),
-                before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
-                after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
-                target_reached: None,
-            });
+            let change = analysis::robust_paired_change(&blocks);
+            out.push(delta_of(framework, Scenario::After, variant.path(), variant.path(), &pairs, change, &per_block));
         }
     }
     out

@@ -1,5 +1,7 @@
 //! Reading and writing results files: the schema-version check on the way
-//! in, an atomic rename on the way out.
+//! in, an atomic rename on the way out. `load`, `watch` and `merge` results
+//! may also be read from a log holding them between marker lines
+//! ([`super::block`]), such as `kubectl logs` of their pods.
 
 use std::path::Path;
 
@@ -7,6 +9,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::block::{BEGIN_MARKER, blocks};
 use super::{LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
 
 /// Reads a `results.json`, given as the file or the run folder holding it.
@@ -27,27 +30,71 @@ pub fn read_load(path: &Path) -> anyhow::Result<LoadReport> {
     read_as(path, "the layout of `load --json`", OLDEST_READABLE_SCHEMA_VERSION)
 }
 
-/// Reads what `watch --json` wrote (schema 6 on).
+/// Reads the `load --json` reports in `path`: the file itself, or every
+/// result between marker lines in a log (`load --json -` in several pods,
+/// `kubectl logs --prefix` concatenated). Each comes with the name to call
+/// it by: the path, followed in a log by the pod (`clients.log[pod/NAME/client]`)
+/// or, without prefixes, by its place (`clients.log#2`) when there are several.
 ///
 /// # Errors
-/// As [`read`]; a file of another layout.
+/// As [`read_load`]; a log without any result; a result cut short or
+/// failing its checksum.
+pub fn read_loads(path: &Path) -> anyhow::Result<Vec<(String, LoadReport)>> {
+    read_all(path, "the layout of `load --json`", OLDEST_READABLE_SCHEMA_VERSION)
+}
+
+/// Reads what `watch --json` wrote (schema 6 on): the file, or a log holding
+/// exactly one result between marker lines (`watch --json -`).
+///
+/// # Errors
+/// As [`read`]; a file of another layout; a log with no result or several.
 pub fn read_watch(path: &Path) -> anyhow::Result<WatchReport> {
-    read_as(path, "the layout of `watch --json`", 6)
+    let mut all = read_all(path, "the layout of `watch --json`", 6)?;
+    anyhow::ensure!(all.len() == 1, "{} holds {} results; give the one of `watch`", path.display(), all.len());
+    Ok(all.remove(0).1)
+}
+
+/// Reads `path` as one `T`, or every `T` between marker lines in it.
+fn read_all<T: DeserializeOwned>(path: &Path, layout: &str, oldest: u32) -> anyhow::Result<Vec<(String, T)>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.display().to_string();
+    if !text.contains(BEGIN_MARKER) {
+        return Ok(vec![(name.clone(), parse_as(&text, &name, layout, oldest)?)]);
+    }
+    let found = blocks(&text).with_context(|| format!("{name}: unreadable log"))?;
+    let several = found.len() > 1;
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let which = match (b.prefix.as_str(), several) {
+                ("", false) => name.clone(),
+                ("", true) => format!("{name}#{}", i + 1),
+                (prefix, _) => format!("{name}[{prefix}]"),
+            };
+            parse_as(&b.json, &which, layout, oldest).map(|value| (which, value))
+        })
+        .collect()
 }
 
 /// Reads `file` as `T`, of schema `oldest` to [`SCHEMA_VERSION`].
 fn read_as<T: DeserializeOwned>(file: &Path, layout: &str, oldest: u32) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not valid JSON (truncated or corrupted?)", file.display()))?;
+    parse_as(&text, &file.display().to_string(), layout, oldest)
+}
+
+/// Parses `text` (called `name` in errors) as `T`, of schema `oldest` to
+/// [`SCHEMA_VERSION`].
+fn parse_as<T: DeserializeOwned>(text: &str, name: &str, layout: &str, oldest: u32) -> anyhow::Result<T> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).with_context(|| format!("{name} is not valid JSON (truncated or corrupted?)"))?;
     let version = value.get("schema_version").and_then(serde_json::Value::as_u64);
     anyhow::ensure!(
         version.is_some_and(|v| (u64::from(oldest)..=u64::from(SCHEMA_VERSION)).contains(&v)),
-        "{} has schema_version {}, this bench-client reads {oldest} to {SCHEMA_VERSION}",
-        file.display(),
+        "{name} has schema_version {}, this bench-client reads {oldest} to {SCHEMA_VERSION}",
         version.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
     );
-    serde_json::from_value(value).with_context(|| format!("{} does not match {layout}", file.display()))
+    serde_json::from_value(value).with_context(|| format!("{name} does not match {layout}"))
 }
 
 /// Writes `value` as pretty JSON to `path` atomically (temporary file, then rename).

@@ -6,6 +6,7 @@
 //!
 //! Imports `measure` (one run's figures), `model` and `analysis` below it.
 
+mod block;
 mod compare;
 mod deltas;
 mod file;
@@ -18,9 +19,10 @@ mod sweep;
 
 use serde::{Deserialize, Serialize};
 
+pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
 pub use self::compare::{Basis, Comparison, Row, compare};
 pub use self::deltas::{ab_deltas, deltas};
-pub use self::file::{read, read_load, read_watch, write};
+pub use self::file::{read, read_load, read_loads, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};

@@ -143,7 +143,7 @@ fn measure_run(
     label: &str,
     stop: &AtomicBool,
 ) -> anyhow::Result<Measured> {
-    let observers = Observers { servers, perf };
+    let observers = Observers { servers, perf, live: None };
     progress.during(label, load.settings.timing, || measure::run(load, observers, Start::now(), stop))
 }
 

@@ -10,5 +10,7 @@ mod server_process;
 
 pub use self::affinity::{CpuList, affinity_of};
 pub use self::limits::{SPARE_FDS, ensure_fds_for};
-pub use self::proc::{hostname, peak_rss_bytes, pids_named, process_alive, process_cpu_s, process_name, sleep_until};
+pub use self::proc::{
+    hostname, peak_rss_bytes, pids_named, process_alive, process_cpu_s, process_name, rss_bytes, sleep_until,
+};
 pub use self::server_process::{STOP_GRACE, ServerProcess};

@@ -28,18 +28,29 @@ pub fn process_alive(pid: u32) -> bool {
     !matches!(state, None | Some("Z" | "X"))
 }
 
+/// Resident set size of this process now, bytes (0 when unknown): `VmRSS`
+/// of `/proc/self/status`.
+pub fn rss_bytes() -> u64 {
+    status_kib("VmRSS:") * 1024
+}
+
+/// A `kB` line of `/proc/self/status`, KiB (0 when unreadable).
+fn status_kib(key: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
 /// Peak resident set size of this process's image, bytes (0 when unknown):
 /// `VmHWM` of `/proc/self/status`. Not `getrusage`'s `ru_maxrss`, which
 /// Linux carries over `exec` from the process that forked: a client started
 /// by a large parent (a test binary, a shell of a big program) would report
 /// the parent's peak instead of its own.
 pub fn peak_rss_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    status_kib("VmHWM:") * 1024
 }
 
 /// This machine's host name (`/proc/sys/kernel/hostname`: in a Kubernetes

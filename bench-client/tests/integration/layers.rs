@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 /// rank may not import each other.
 const LAYERS: [&[&str]; 8] = [
     &["cli"],
-    &["suite"],
+    &["suite", "k8s"],
     &["report"],
     &["results"],
     &["calibrate"],
-    &["measure", "preflight"],
+    &["measure", "preflight", "telemetry"],
     &["engine"],
     &["analysis", "model", "sys"],
 ];

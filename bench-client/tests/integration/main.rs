@@ -14,6 +14,8 @@ mod faults;
 mod framing;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
+// `k8s render`: golden manifests, typed round trips, kubernetes-validate, refusals.
+mod k8s;
 // The import graph of `src/` has no upward arrow.
 mod layers;
 // `load` modes: open loop, pipelining, fd limits, calibrate, bad input.
@@ -28,6 +30,10 @@ mod perf_unavailable;
 mod profiling;
 // Start-up errors: missing binary, failing build, port in use.
 mod startup_errors;
+// Live metrics of `load --metrics-addr`, /ready, results in logs read by `merge`.
+mod telemetry;
+// Two hosts rehearsed in network namespaces (veth, 127/8); shaped links with `make two-hosts`.
+mod two_hosts;
 // The suite end to end, and a layer sweep.
 mod suite_end_to_end;
 mod util;

@@ -105,7 +105,8 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert_eq!(d["rounds"], 2);
         // Paired by slices: two blocks of slices per round (1 s of own slices of 250 ms, two
         // variants or three), too few pairs for the signed-rank interval, and the table says so.
-        assert!(d["pairs"].as_u64().unwrap() >= 4, "blocks of slices are the pairs: {d}");
+        // (A block whose baseline slices had no success on a loaded machine is left out.)
+        assert!((1..=4).contains(&d["pairs"].as_u64().unwrap()), "blocks of slices are the pairs: {d}");
         let interval = d["ci_low_percent"].is_f64() && d["ci_high_percent"].is_f64();
         assert_eq!(interval, d["verdict"] != "too_few_rounds", "an interval, or a verdict saying why not: {d}");
         assert!(["payload", "state", "fortunes"].contains(&d["scenario"].as_str().unwrap()));

@@ -1,0 +1,237 @@
+//! Live counters: what the engine threads have counted so far, for a
+//! metrics endpoint to read while the run goes on.
+//!
+//! Nothing changes per request: each thread keeps counting into its own
+//! [`RunStats`] as before, and copies the totals into its own slot of
+//! atomics (one cache line pair per thread, relaxed stores: no thread ever
+//! writes another's slot) on its timer, every tick (at most 50 ms); the
+//! latency buckets, which take a walk over the histogram, once per window
+//! and at the end. A reader sums the slots whenever it likes. The figures
+//! are a live view, up to one tick old; results come from the final
+//! [`RunStats`], exactly.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hdrhistogram::Histogram;
+
+use super::stats::RunStats;
+
+/// Upper bounds of the live latency histogram's buckets, seconds (+Inf
+/// implied): from 100 µs, since loopback latencies are about 0.1–1 ms and
+/// Prometheus's default buckets start at 5 ms.
+pub const LIVE_LATENCY_BUCKETS_S: [f64; 14] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
+
+/// Buckets including +Inf.
+const BUCKETS: usize = LIVE_LATENCY_BUCKETS_S.len() + 1;
+
+/// One engine thread's published totals.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(super) struct Slot {
+    counters: [AtomicU64; COUNTERS],
+    buckets: [AtomicU64; BUCKETS],
+    /// Sum of the recorded latencies, microseconds (from the histogram).
+    latency_sum_us: AtomicU64,
+}
+
+/// Indexes into [`Slot::counters`], in the order of [`LiveTotals`]' fields.
+const SENT: usize = 0;
+const WARMUP_SUCCESS: usize = 1;
+const WARMUP_FAILED: usize = 2;
+const SUCCESSFUL: usize = 3;
+const CONNECT: usize = 4;
+const IO: usize = 5;
+const TIMEOUT: usize = 6;
+const STATUS: usize = 7;
+const BODY: usize = 8;
+const PROTOCOL: usize = 9;
+const IN_FLIGHT: usize = 10;
+const OPEN: usize = 11;
+const ESTABLISHED: usize = 12;
+const RECONNECTS: usize = 13;
+const LATE_SENDS: usize = 14;
+const COUNTERS: usize = 15;
+
+/// The live counters of one run: a slot per engine thread.
+#[derive(Debug)]
+pub struct Live {
+    slots: Box<[Slot]>,
+}
+
+/// The engine threads' totals at one moment (each up to one tick old).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LiveTotals {
+    /// Requests written, warm-up included.
+    pub sent: u64,
+    /// Successful requests settled during the warm-up.
+    pub warmup_successful: u64,
+    /// Failed requests settled during the warm-up.
+    pub warmup_failed: u64,
+    /// Successful requests in the measured windows.
+    pub successful: u64,
+    /// Failed connection attempts (no request).
+    pub connect_failures: u64,
+    /// Measured failures: read or write errors, early closes.
+    pub io_failures: u64,
+    /// Measured failures: no response within the timeout.
+    pub timeout_failures: u64,
+    /// Measured failures: a status other than 200.
+    pub status_failures: u64,
+    /// Measured failures: another body.
+    pub body_failures: u64,
+    /// Measured failures: responses that could not be framed.
+    pub protocol_failures: u64,
+    /// Requests written and not yet settled.
+    pub in_flight: u64,
+    /// Connections open now.
+    pub connections_open: u64,
+    /// Connections established, reconnections included.
+    pub connections_established: u64,
+    /// Reconnections.
+    pub reconnects: u64,
+    /// Open loop: requests written late.
+    pub late_sends: u64,
+    /// Successful requests' latency, count per bucket of
+    /// [`LIVE_LATENCY_BUCKETS_S`] (not cumulative), the last one +Inf.
+    pub latency_buckets: [u64; BUCKETS],
+    /// Sum of those latencies, microseconds.
+    pub latency_sum_us: u64,
+}
+
+impl LiveTotals {
+    /// Measured failed requests (every kind but connect).
+    pub fn failed(&self) -> u64 {
+        self.io_failures + self.timeout_failures + self.status_failures + self.body_failures + self.protocol_failures
+    }
+}
+
+impl Live {
+    /// Zeroed counters for `threads` engine threads.
+    pub fn new(threads: usize) -> Self {
+        Self { slots: (0..threads.max(1)).map(|_| Slot::default()).collect() }
+    }
+
+    /// Thread `t`'s slot (the last one for any `t` beyond: never out of range).
+    pub(super) fn slot(&self, t: usize) -> &Slot {
+        &self.slots[t.min(self.slots.len() - 1)]
+    }
+
+    /// The sum of every thread's published totals.
+    pub fn totals(&self) -> LiveTotals {
+        let mut c = [0u64; COUNTERS];
+        let mut b = [0u64; BUCKETS];
+        let mut sum = 0;
+        for slot in &self.slots {
+            for (total, a) in c.iter_mut().zip(&slot.counters) {
+                *total += a.load(Ordering::Relaxed);
+            }
+            for (total, a) in b.iter_mut().zip(&slot.buckets) {
+                *total += a.load(Ordering::Relaxed);
+            }
+            sum += slot.latency_sum_us.load(Ordering::Relaxed);
+        }
+        LiveTotals {
+            sent: c[SENT],
+            warmup_successful: c[WARMUP_SUCCESS],
+            warmup_failed: c[WARMUP_FAILED],
+            successful: c[SUCCESSFUL],
+            connect_failures: c[CONNECT],
+            io_failures: c[IO],
+            timeout_failures: c[TIMEOUT],
+            status_failures: c[STATUS],
+            body_failures: c[BODY],
+            protocol_failures: c[PROTOCOL],
+            in_flight: c[IN_FLIGHT],
+            connections_open: c[OPEN],
+            connections_established: c[ESTABLISHED],
+            reconnects: c[RECONNECTS],
+            late_sends: c[LATE_SENDS],
+            latency_buckets: b,
+            latency_sum_us: sum,
+        }
+    }
+}
+
+impl Slot {
+    /// Publishes a thread's totals: `stats` so far, with `in_flight`
+    /// requests outstanding on `open` connections.
+    pub(super) fn publish(&self, stats: &RunStats, in_flight: u64, open: u64) {
+        let f = &stats.failures;
+        let values = [
+            (SENT, stats.sent),
+            (WARMUP_SUCCESS, stats.warmup_completed - stats.warmup_failed),
+            (WARMUP_FAILED, stats.warmup_failed),
+            (SUCCESSFUL, stats.successful()),
+            (CONNECT, f.connect),
+            (IO, f.io),
+            (TIMEOUT, f.timeout),
+            (STATUS, f.status.values().sum()),
+            (BODY, f.body),
+            (PROTOCOL, f.protocol),
+            (IN_FLIGHT, in_flight),
+            (OPEN, open),
+            (ESTABLISHED, stats.connections_established),
+            (RECONNECTS, stats.reconnects),
+            (LATE_SENDS, stats.late_sends),
+        ];
+        for (i, v) in values {
+            self.counters[i].store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// Publishes the latency buckets of `h` (a walk over its counts: once
+    /// per window, not per tick).
+    pub(super) fn publish_latency(&self, h: &Histogram<u64>) {
+        let mut counts = [0u64; BUCKETS];
+        let mut sum = 0u64;
+        for v in h.iter_recorded() {
+            let value = h.median_equivalent(v.value_iterated_to());
+            let n = v.count_at_value();
+            sum = sum.saturating_add(value.saturating_mul(n));
+            let s = value as f64 / 1e6;
+            let k = LIVE_LATENCY_BUCKETS_S.iter().position(|&le| s <= le).unwrap_or(BUCKETS - 1);
+            counts[k] += n;
+        }
+        for (a, n) in self.buckets.iter().zip(counts) {
+            a.store(n, Ordering::Relaxed);
+        }
+        self.latency_sum_us.store(sum, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::FailureKind;
+
+    #[test]
+    fn totals_add_the_threads_slots_and_bucket_the_latencies() {
+        let live = Live::new(2);
+        let mut a = RunStats::new(1, false);
+        for us in [50, 100, 300, 2_000, 9_000_000] {
+            a.record_success(0, us, us);
+        }
+        a.record_failure(Some(0), FailureKind::Status(503));
+        a.record_failure(None, FailureKind::Connect);
+        a.sent = 9;
+        a.warmup_completed = 3;
+        a.warmup_failed = 1;
+        let mut b = RunStats::new(1, false);
+        b.record_success(0, 120, 120);
+        b.sent = 2;
+        live.slot(0).publish(&a, 1, 4);
+        live.slot(0).publish_latency(&a.latency_us);
+        live.slot(1).publish(&b, 1, 4);
+        live.slot(1).publish_latency(&b.latency_us);
+        live.slot(7).publish(&b, 1, 4); // beyond the last: the last slot, again
+        let t = live.totals();
+        assert_eq!((t.sent, t.successful, t.failed(), t.connect_failures), (11, 6, 1, 1));
+        assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));
+        // 50 and 100 µs ≤ 100 µs; 120 ≤ 250 µs; 300 ≤ 500 µs; 2 ms ≤ 2.5 ms; 9 s: +Inf.
+        assert_eq!(t.latency_buckets, [2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(t.latency_buckets.iter().sum::<u64>(), t.successful);
+        let exact: u64 = [50, 100, 300, 2_000, 9_000_000, 120].iter().sum();
+        assert!(t.latency_sum_us.abs_diff(exact) <= exact / 500, "{} vs {exact}", t.latency_sum_us);
+    }
+}
