@@ -8,8 +8,6 @@
 //! and exit 2. Targets are 127.0.0.1 only; every process is killed on drop
 //! and every wait has a deadline.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -502,31 +500,6 @@ fn two_digit_histogram() -> String {
     EncodedHistogram::encode(&h).as_str().to_owned()
 }
 
-/// A server that answers each request after `delay`: preflight takes that long.
-fn slow_server(delay: Duration) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    std::thread::sleep(delay);
-                    let response = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
-                    if stream.write_all(response).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
 #[test]
 fn a_client_that_misses_the_start_barrier_measures_nothing_and_exits_2() {
     let dir = util::temp_dir("multi-client-barrier");
@@ -547,7 +520,7 @@ fn a_client_that_misses_the_start_barrier_measures_nothing_and_exits_2() {
     assert!(err.contains("missed the start barrier by 5."), "{err}");
     // On time when started, late after a preflight that took 1 s: refused
     // on arrival, before any window.
-    let addr = slow_server(Duration::from_millis(1_000));
+    let addr = util::slow_server(Duration::from_millis(1_000));
     let mut load = Command::new(CLIENT);
     load.args(["load", &format!("http://{addr}/slow"), "--connections", "1", "--duration", "1s", "--warmup", "0s"]);
     load.args(["--start-at", &start_at(unix_ms_now() + 300), "--start-tolerance", "100ms", "--json"]).arg(&json_out);

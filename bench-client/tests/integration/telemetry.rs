@@ -9,7 +9,7 @@
 //! wait has a deadline.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -177,35 +177,10 @@ fn live_metrics_equal_the_result_when_done_and_the_log_carries_the_result_to_mer
     assert_eq!(m["merge"]["clients"][0]["file"], "clients.log[pod/bench-clients-x-0-abcde/client]");
 }
 
-/// A server that answers each request after `delay`: preflight takes that long.
-fn slow_server(delay: Duration) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    std::thread::sleep(delay);
-                    let response = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
-                    if stream.write_all(response).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
-
 #[test]
 fn ready_turns_200_when_preflight_has_passed_and_the_client_waits_at_the_barrier() {
     let dir = util::temp_dir("telemetry-ready");
-    let addr = slow_server(Duration::from_millis(700));
+    let addr = util::slow_server(Duration::from_millis(700));
     let stderr = dir.join("load.stderr");
     let at = unix_ms_now() + 5_000;
     let mut load = Command::new(CLIENT);

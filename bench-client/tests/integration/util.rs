@@ -113,3 +113,29 @@ pub(crate) fn output_within(command: &mut Command, deadline: Duration) -> Output
     };
     Output { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
+
+/// A server on 127.0.0.1 that answers each request (`Hello, World!`) after
+/// `delay`: preflight against it takes that long.
+pub(crate) fn slow_server(delay: Duration) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = std::io::Read::read(&mut stream, &mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    std::thread::sleep(delay);
+                    let response = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
+                    if std::io::Write::write_all(&mut stream, response).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
