@@ -159,11 +159,52 @@ pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
 /// the variance inflation of the mean of an AR(1) series. Under six pairs
 /// no 95 % interval exists.
 pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
-    let series: Vec<Vec<f64>> =
-        runs.iter().map(|run| run.iter().filter(|r| r.is_finite() && **r > 0.0).map(|r| r.ln()).collect()).collect();
+    match robust_log_interval(&log_series(runs)) {
+        None => change_from(0.0, None),
+        Some((estimate, None)) => change_from(estimate, None),
+        Some((estimate, Some((low, high)))) => interval_change(estimate, low, high),
+    }
+}
+
+/// The change over the pairs of `runs` (as in [`robust_paired_change`])
+/// when each run compares a new pair of processes: `ab` restarts both
+/// servers every round. A process keeps its own code and heap layout for its
+/// whole life, and two processes of one binary can differ by about 1 % for
+/// as long as they run (the A/A runs in the README), a term no number of
+/// slices inside one round averages away. The rounds are then the
+/// independent units: each round gives the median of its log ratios, and
+/// their mean has a Student-t interval with rounds − 1 degrees of freedom
+/// (the cluster-level analysis of grouped data; Donner & Klar, *Design and
+/// Analysis of Cluster Randomization Trials*, 2000, ch. 6). The estimate
+/// stays the Hodges–Lehmann one over all pairs, and the interval is the
+/// union of the two: the pairs' interval, which one spoiled pair cannot move,
+/// and the rounds' interval, which carries the process-to-process spread.
+/// Fewer than two rounds with pairs give no interval.
+pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
+    let series = log_series(runs);
+    let Some((estimate, within)) = robust_log_interval(&series) else { return change_from(0.0, None) };
+    let per_round: Vec<f64> = series.iter().filter(|s| !s.is_empty()).map(|s| median(s)).collect();
+    if per_round.len() < 2 {
+        return change_from(estimate, None);
+    }
+    let n = per_round.len() as f64;
+    let half = t_quantile(n - 1.0) * (variance(&per_round) / n).sqrt();
+    let (low, high) = within.unwrap_or((estimate, estimate));
+    interval_change(estimate, low.min(estimate - half), high.max(estimate + half))
+}
+
+/// The logarithms of the positive, finite ratios of each run.
+fn log_series(runs: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    runs.iter().map(|run| run.iter().filter(|r| r.is_finite() && **r > 0.0).map(|r| r.ln()).collect()).collect()
+}
+
+/// The Hodges–Lehmann estimate of the pooled log ratios `series` and its
+/// widened signed-rank interval (see [`robust_paired_change`]); `None`
+/// without a value, no interval under six.
+fn robust_log_interval(series: &[Vec<f64>]) -> Option<(f64, Option<(f64, f64)>)> {
     let logs: Vec<f64> = series.iter().flatten().copied().collect();
     if logs.is_empty() {
-        return change_from(0.0, None);
+        return None;
     }
     let mut walsh: Vec<f64> = Vec::with_capacity(logs.len() * (logs.len() + 1) / 2);
     for (i, x) in logs.iter().enumerate() {
@@ -171,10 +212,10 @@ pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
     }
     walsh.sort_by(f64::total_cmp);
     let estimate = median(&walsh);
-    let Some(c) = signed_rank_critical(logs.len()) else { return change_from(estimate, None) };
+    let Some(c) = signed_rank_critical(logs.len()) else { return Some((estimate, None)) };
     let (low, high) = (walsh[c - 1], walsh[walsh.len() - c]);
-    let widen = lag1_autocorrelation(&series).filter(|r| *r > 0.0).map_or(1.0, |r| ((1.0 + r) / (1.0 - r)).sqrt());
-    interval_change(estimate, estimate - (estimate - low) * widen, estimate + (high - estimate) * widen)
+    let widen = lag1_autocorrelation(series).filter(|r| *r > 0.0).map_or(1.0, |r| ((1.0 + r) / (1.0 - r)).sqrt());
+    Some((estimate, Some((estimate - (estimate - low) * widen, estimate + (high - estimate) * widen))))
 }
 
 /// The rank C of the Walsh averages that bounds the two-sided [`CONFIDENCE`]
@@ -441,6 +482,43 @@ mod tests {
         let c_shuffled = robust_paired_change(&[shuffled]);
         let width = |c: &Change| c.ci_high_percent.unwrap() - c.ci_low_percent.unwrap();
         assert!(width(&c_wave) > 1.5 * width(&c_shuffled), "{c_wave:?} vs {c_shuffled:?}");
+    }
+
+    #[test]
+    fn a_per_process_offset_widens_the_interval_to_the_rounds_spread() {
+        // Six rounds of 12 tight pairs each, every round's processes off by
+        // their own −1.5 … +1.5 %: the pairs alone would call a 0 % change
+        // significant, the rounds' spread does not.
+        let offsets = [1.015, 0.985, 1.012, 0.99, 1.01, 0.988];
+        let rounds: Vec<Vec<f64>> =
+            offsets.iter().map(|o| (0..12).map(|i| o * (1.0 + 0.0005 * ((i % 3) as f64 - 1.0))).collect()).collect();
+        let pooled = robust_paired_change(&rounds);
+        let across = across_processes_change(&rounds);
+        assert_eq!(pooled.change_percent, across.change_percent, "same Hodges–Lehmann estimate");
+        let width = |c: &Change| c.ci_high_percent.unwrap() - c.ci_low_percent.unwrap();
+        // Round medians: their mean ± t(5) × s / √6.
+        let logs: Vec<f64> = offsets.iter().map(|o| o.ln()).collect();
+        let half = t_quantile(5.0) * (variance(&logs) / 6.0).sqrt();
+        let est = (across.change_percent / 100.0).ln_1p();
+        assert!((across.ci_low_percent.unwrap() - percent(est - half)).abs() < 1e-9, "{across:?}");
+        assert!((across.ci_high_percent.unwrap() - percent(est + half)).abs() < 1e-9, "{across:?}");
+        assert!(width(&across) > 2.0 * width(&pooled), "{across:?} vs {pooled:?}");
+        assert_eq!(across.verdict, Verdict::NoSignificantChange);
+        // The same offset in every round is a real change: the rounds agree
+        // and the pairs' interval stays the bound.
+        let real: Vec<Vec<f64>> =
+            (0..6).map(|r| (0..12).map(|i| 0.97 * (1.0 + 0.002 * (((i + r) % 5) as f64 - 2.0))).collect()).collect();
+        let c = across_processes_change(&real);
+        assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+        assert_eq!(
+            (c.ci_low_percent, c.ci_high_percent),
+            (robust_paired_change(&real).ci_low_percent, robust_paired_change(&real).ci_high_percent),
+            "rounds that agree leave the pairs' interval"
+        );
+        // One round (or one round with pairs): no interval.
+        assert_eq!(across_processes_change(&rounds[..1]).verdict, Verdict::TooFewRounds);
+        assert_eq!(across_processes_change(&[rounds[0].clone(), Vec::new()]).verdict, Verdict::TooFewRounds);
+        assert_eq!(across_processes_change(&[]).verdict, Verdict::TooFewRounds);
     }
 
     #[test]

@@ -107,7 +107,9 @@ pub fn deltas(
 }
 
 /// The paired deltas of `ab`: per framework and variant, the AFTER server
-/// against the BEFORE server, one pair per block of slices of every round.
+/// against the BEFORE server, one pair per block of slices of every round;
+/// each round ran new processes, so the interval also spans the rounds'
+/// spread ([`analysis::across_processes_change`]).
 pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Variant]) -> Vec<Delta> {
     let mut out = Vec::new();
     for &framework in frameworks {
@@ -126,7 +128,7 @@ pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Varia
             }
             let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
             let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-            let change = analysis::robust_paired_change(&blocks);
+            let change = analysis::across_processes_change(&blocks);
             out.push(delta_of(framework, Scenario::After, variant.path(), variant.path(), &pairs, change, &per_block));
         }
     }

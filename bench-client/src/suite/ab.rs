@@ -3,7 +3,9 @@
 //! the client alternates between their connections in short slices (the
 //! pairing of the suite's scenarios, across two processes): only the server
 //! of the current slice is loaded, the other waits idle in its event loop.
-//! Each route gives a paired delta with its interval, as a scenario does.
+//! Both servers are started anew every round, so the layout of one process
+//! cannot pass for a change. Each route gives a paired delta with its
+//! interval, as a scenario does.
 //!
 //! A revision is built in a detached git worktree under `target/ab-src/`
 //! (removed afterwards) into this workspace's `target/` (its dependencies are
@@ -192,7 +194,32 @@ fn ab_load(
     Ok((load, block))
 }
 
-/// Measures one framework's BEFORE and AFTER servers on every variant.
+/// Starts the BEFORE and the AFTER server of `framework` for `round`, the
+/// side started first alternating (the first may find a colder page cache).
+fn start_pair(
+    plan: &AbPlan,
+    framework: Framework,
+    bins: (&Path, &Path),
+    round: u32,
+) -> anyhow::Result<(ServerProcess, ServerProcess)> {
+    let base = &plan.base;
+    let start = |dir: &Path, side: &Side, name: &str| {
+        start_binary(&dir.join(framework.binary()), &base.server_cpus, side.layers).context(name.to_owned())
+    };
+    if round.is_multiple_of(2) {
+        let after = start(bins.1, &plan.after, "AFTER")?;
+        Ok((start(bins.0, &plan.before, "BEFORE")?, after))
+    } else {
+        let before = start(bins.0, &plan.before, "BEFORE")?;
+        Ok((before, start(bins.1, &plan.after, "AFTER")?))
+    }
+}
+
+/// Measures one framework's BEFORE and AFTER servers on every variant, with
+/// a new pair of processes every round: a process keeps its code and heap
+/// layout for life, and two processes of one binary differ by about 1 % for
+/// as long as they run (A/A, README), so each round draws new layouts and
+/// the deltas' interval spans the rounds ([`results::ab_deltas`]).
 fn measure_framework(
     plan: &AbPlan,
     framework: Framework,
@@ -202,18 +229,19 @@ fn measure_framework(
     runs: &mut Vec<RunRecord>,
 ) -> anyhow::Result<()> {
     let base = &plan.base;
-    let start = |dir: &Path, side: &Side| start_binary(&dir.join(framework.binary()), &base.server_cpus, side.layers);
-    let mut before = start(bins.0, &plan.before).context("BEFORE")?;
-    let mut after = start(bins.1, &plan.after).context("AFTER")?;
-    progress.line(&format!(
-        "  {}: BEFORE pid {} on {}, AFTER pid {} on {}",
-        framework.binary(),
-        before.pid(),
-        before.addr,
-        after.pid(),
-        after.addr
-    ));
     for round in 1..=base.rounds {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let (mut before, mut after) = start_pair(plan, framework, bins, round)?;
+        progress.line(&format!(
+            "  {} round {round}: BEFORE pid {} on {}, AFTER pid {} on {}",
+            framework.binary(),
+            before.pid(),
+            before.addr,
+            after.pid(),
+            after.addr
+        ));
         for &variant in &plan.variants {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -250,9 +278,9 @@ fn measure_framework(
                 }
             }
         }
+        before.stop();
+        after.stop();
     }
-    before.stop();
-    after.stop();
     Ok(())
 }
 

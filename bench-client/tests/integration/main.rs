@@ -2,6 +2,8 @@
 //! a 2-core machine instead of one per file). Tests that load, pin or time
 //! hold `util::exclusive()`.
 
+// `bench-client ab` end to end: new server processes every round, one delta per route.
+mod ab;
 // `bench-client compare`: exit codes and verdicts, unreadable files.
 mod compare;
 // Every server answers every route of the table alike, refusals included.

@@ -1,0 +1,91 @@
+//! `bench-client ab` end to end on the dev builds (`--no-build`, the test
+//! binaries' own servers copied where `ab` keeps the working tree's): both
+//! sides measured in every round, each round on a new pair of server
+//! processes, every process stopped at the end, and one delta per route with
+//! its pairs and an interval over the rounds.
+
+use crate::util;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+#[test]
+fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
+    let _exclusive = util::exclusive();
+    let target = util::temp_dir("ab-e2e-target");
+    let bins = target.join("ab").join("worktree").join("debug");
+    std::fs::create_dir_all(&bins).unwrap();
+    std::fs::copy(util::server_binary("axum"), bins.join("server-axum")).unwrap();
+    let out = util::temp_dir("ab-e2e-out");
+    let cpus = util::all_cpus();
+    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["ab", "--before", "worktree", "--after", "worktree", "--profile", "dev", "--no-build"])
+            .args(["--frameworks", "axum", "--routes", "/plaintext,/state/arc", "--rounds", "3"])
+            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "4"])
+            .args(["--layers-before", "1", "--layers-after", "2"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", &target),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.code().is_some_and(|c| c <= 1), "ab failed: {}\n{stderr}\n{stdout}", output.status);
+
+    // "  server-axum round R: BEFORE pid P on A, AFTER pid Q on B", once per round.
+    let mut pids = Vec::new();
+    for round in 1..=3 {
+        let line = stderr
+            .lines()
+            .chain(stdout.lines())
+            .find(|l| l.contains(&format!("server-axum round {round}: BEFORE pid ")))
+            .unwrap_or_else(|| panic!("round {round}'s servers named:\n{stderr}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let pid_after = |label: &str| {
+            let at = words.iter().position(|w| *w == label).unwrap();
+            words[at + 2].parse::<i32>().unwrap()
+        };
+        pids.extend([pid_after("BEFORE"), pid_after("AFTER")]);
+    }
+    let mut distinct = pids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 6, "a new BEFORE and AFTER process every round: {pids:?}");
+    for pid in pids {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&cmdline).contains("server-axum"), "server {pid} left running");
+    }
+
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["complete"], true, "{stderr}");
+    assert_eq!(results["meta"]["ab"]["before_layers"], 1);
+    assert_eq!(results["meta"]["ab"]["after_layers"], 2);
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3 * 2 * 2, "3 rounds × 2 routes × 2 sides");
+    for run in runs {
+        let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
+        assert!(n("successful") > 0, "{run}");
+        assert_eq!(n("failed_total"), 0, "{run}");
+        let windows = run["windows"].as_array().unwrap();
+        assert_eq!(windows.len(), 4, "two blocks of two own slices: {run}");
+        assert_eq!(windows.iter().map(|w| w.as_u64().unwrap()).sum::<u64>(), n("successful"), "{run}");
+        let layers = if run["scenario"] == "before" { 1 } else { 2 };
+        assert_eq!(run["layers"], layers, "{run}");
+    }
+    let deltas = results["deltas"].as_array().unwrap();
+    assert_eq!(deltas.len(), 2, "one per route: {deltas:?}");
+    for (delta, route) in deltas.iter().zip(["/plaintext", "/state/arc"]) {
+        assert_eq!((delta["from"].as_str(), delta["to"].as_str()), (Some(route), Some(route)), "{delta}");
+        assert_eq!((delta["rounds"].as_u64(), delta["pairs"].as_u64()), (Some(3), Some(6)), "{delta}");
+        let (low, high) = (delta["ci_low_percent"].as_f64().unwrap(), delta["ci_high_percent"].as_f64().unwrap());
+        let change = delta["change_percent"].as_f64().unwrap();
+        assert!(low <= change && change <= high, "{delta}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&target);
+}
