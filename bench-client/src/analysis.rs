@@ -15,6 +15,11 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// Confidence level of every interval, as a fraction.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// The half-width, percentage points, to which the report holds every
+/// delta's 95 % interval when no `--target-ci` is given: it names those
+/// wider and the rounds they would need ([`rounds_for`]).
+pub const RESOLUTION_POINTS: f64 = 1.0;
+
 /// A run drifts when the mean of its last third of windows is this many
 /// percent or more below the mean of its first third.
 pub const DRIFT_PERCENT: f64 = 5.0;
@@ -105,6 +110,28 @@ fn interval_change(log_mean: f64, low: f64, high: f64) -> Change {
         ci_high_percent: Some(percent(high)),
         verdict,
     }
+}
+
+/// Half-width of `change`'s 95 % interval, percentage points: the wider
+/// side about the estimate; `None` without an interval.
+pub fn half_width_points(change: &Change) -> Option<f64> {
+    match (change.ci_low_percent, change.ci_high_percent) {
+        (Some(low), Some(high)) => Some((change.change_percent - low).max(high - change.change_percent)),
+        _ => None,
+    }
+}
+
+/// Rounds that a delta measured over `rounds` would need for a half-width
+/// of `target_points`, assuming its interval narrows as 1/√rounds (the
+/// sample-size rule n = (z·σ / E)², NIST/SEMATECH *e-Handbook of
+/// Statistical Methods*, §7.2.2.2): ⌈rounds · (half-width / target)²⌉.
+/// `None` when the interval already is that narrow or there is none.
+pub fn rounds_for(rounds: u32, change: &Change, target_points: f64) -> Option<u32> {
+    let half = half_width_points(change)?;
+    (half > target_points && target_points > 0.0).then(|| {
+        let needed = (f64::from(rounds) * (half / target_points).powi(2)).ceil();
+        if needed >= f64::from(u32::MAX) { u32::MAX } else { needed as u32 }
+    })
 }
 
 /// The change from `before[i]` to `after[i]`, paired by round (the same
@@ -441,6 +468,26 @@ mod tests {
         assert!(!drifts(&[100, 80, 110, 70, 90]), "noise, not a trend, though the end is 20 % lower");
         assert!(drifts(&[100, 90, 80]), "a perfect decline over three windows");
         assert!(!drifts(&[100]));
+        // At the edge of significance (six windows, t(0.975, 4) = 2.776):
+        // slope / se = −3.07 is a drift, −2.66 is not, though both end 5.6 % lower.
+        assert!(drifts(&[100, 97, 99, 93, 96, 90]), "t = −3.07");
+        assert!(!drifts(&[100, 95, 99, 92, 95, 89]), "t = −2.66");
+    }
+
+    #[test]
+    fn geometric_mean_with_its_t_interval_of_the_logs() {
+        // Logs {0, 1, 2}: mean 1, variance 1, half-width t(0.975, 2) × √(1/3).
+        let values: Vec<f64> = [0.0f64, 1.0, 2.0].iter().map(|l| l.exp()).collect();
+        let (gm, ci) = geometric_mean_interval(&values);
+        let half = 4.302_652_730 * (1.0f64 / 3.0).sqrt();
+        let (low, high) = ci.unwrap();
+        assert!((gm - 1f64.exp()).abs() < 1e-12);
+        assert!((low - (1.0 - half).exp()).abs() < 1e-9 && (high - (1.0 + half).exp()).abs() < 1e-8, "{low} {high}");
+        let mut with_zero = values.clone();
+        with_zero.push(0.0);
+        assert_eq!(geometric_mean_interval(&with_zero), (gm, ci), "a zero is left out");
+        assert_eq!(geometric_mean_interval(&[4.0]), (4.0, None));
+        assert_eq!(geometric_mean_interval(&[0.0]), (0.0, None));
     }
 
     #[test]
@@ -455,6 +502,10 @@ mod tests {
         let exact = signed_rank_critical(300).unwrap() as f64;
         let mean = 300.0 * 301.0 / 4.0;
         assert!((exact - (mean - 1.96 * (300.0f64 * 301.0 * 601.0 / 24.0).sqrt())).abs() < 3.0, "{exact}");
+        // Beyond 300 pairs, the normal approximation: ⌊n(n+1)/4 − z₀.₉₇₅ √(n(n+1)(2n+1)/24)⌋.
+        for (n, c) in [(301, 19_763), (400, 35_565), (1000, 232_344)] {
+            assert_eq!(signed_rank_critical(n), Some(c), "n = {n}");
+        }
     }
 
     #[test]
@@ -482,6 +533,103 @@ mod tests {
         let c_shuffled = robust_paired_change(&[shuffled]);
         let width = |c: &Change| c.ci_high_percent.unwrap() - c.ci_low_percent.unwrap();
         assert!(width(&c_wave) > 1.5 * width(&c_shuffled), "{c_wave:?} vs {c_shuffled:?}");
+    }
+
+    #[test]
+    fn rounds_for_a_target_scale_with_the_square_of_the_width() {
+        let c = |low: f64, change: f64, high: f64| Change {
+            change_percent: change,
+            ci_low_percent: Some(low),
+            ci_high_percent: Some(high),
+            verdict: Verdict::Faster,
+        };
+        // ±2 points (the wider side) over 6 rounds: 4 × 6 rounds for ±1.
+        assert_eq!(half_width_points(&c(8.0, 10.0, 11.5)), Some(2.0));
+        assert_eq!(rounds_for(6, &c(8.0, 10.0, 11.5), 1.0), Some(24));
+        assert_eq!(rounds_for(6, &c(9.0, 10.0, 13.0), 1.0), Some(54), "the upper side is the wider");
+        assert_eq!(rounds_for(5, &c(8.9, 10.0, 11.1), 1.0), Some(7), "⌈5 × 1.21⌉");
+        assert_eq!(rounds_for(6, &c(9.0, 10.0, 11.0), 1.0), None, "exactly at the target");
+        assert_eq!(rounds_for(6, &c(9.5, 10.0, 10.4), 1.0), None);
+        let none = Change { ci_low_percent: None, ci_high_percent: None, ..c(0.0, 1.0, 2.0) };
+        assert_eq!((half_width_points(&none), rounds_for(6, &none, 1.0)), (None, None));
+    }
+
+    #[test]
+    fn verdicts_read_as_the_tables_print_them() {
+        let labels: Vec<&str> = [Verdict::Faster, Verdict::Slower, Verdict::NoSignificantChange, Verdict::TooFewRounds]
+            .iter()
+            .map(|v| v.label())
+            .collect();
+        assert_eq!(labels, ["faster", "slower", "no significant change", "too few rounds"]);
+    }
+
+    #[test]
+    fn paired_change_leaves_out_pairs_with_a_zero_on_either_side() {
+        for (before, after) in
+            [([0.0, 100.0, 200.0], [50.0, 110.0, 220.0]), ([100.0, 100.0, 200.0], [0.0, 110.0, 220.0])]
+        {
+            let c = paired_change(&before, &after);
+            assert!((c.change_percent - 10.0).abs() < 1e-9, "{c:?}");
+            assert_eq!((c.ci_low_percent, c.verdict), (Some(c.change_percent), Verdict::Faster), "{c:?}");
+        }
+        // Unpaired: a zero on either side is left out of that side.
+        let with_zero = unpaired_change(&[0.0, 100.0, 100.0], &[110.0, 110.0, 0.0]);
+        assert!((with_zero.change_percent - 10.0).abs() < 1e-9, "{with_zero:?}");
+        assert_eq!(with_zero.ci_low_percent, Some(with_zero.change_percent), "{with_zero:?}");
+    }
+
+    #[test]
+    fn unpaired_change_is_welchs_interval_and_needs_two_values_a_side() {
+        // Logs {0, 1, 2} against {1, 2, 3}: variances 1 and 1, difference 1,
+        // Welch–Satterthwaite df = (2/3)² / (2 × (1/3)² / 2) = 4,
+        // t(0.975, 4) = 2.776445105, half-width 2.776445105 × √(2/3).
+        let a: Vec<f64> = [0.0f64, 1.0, 2.0].iter().map(|l| l.exp()).collect();
+        let b: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|l| l.exp()).collect();
+        let c = unpaired_change(&a, &b);
+        let half = 2.776_445_105 * (2.0f64 / 3.0).sqrt();
+        assert!((c.change_percent - percent(1.0)).abs() < 1e-6, "{c:?}");
+        assert!((c.ci_low_percent.unwrap() - percent(1.0 - half)).abs() < 1e-6, "{c:?}");
+        assert!((c.ci_high_percent.unwrap() - percent(1.0 + half)).abs() < 1e-4, "{c:?}");
+        // Unequal sizes and spreads: df from both sides (Welch, not pooled).
+        let b5: Vec<f64> = [1.0f64, 1.5, 2.0, 2.5, 3.0].iter().map(|l| l.exp()).collect();
+        let (va, vb) = (1.0 / 3.0, 0.625 / 5.0);
+        let df = (va + vb) * (va + vb) / (va * va / 2.0 + vb * vb / 4.0);
+        let w = unpaired_change(&a, &b5);
+        let half = t_quantile(df) * (va + vb).sqrt();
+        assert!((w.ci_high_percent.unwrap() - percent(1.0 + half)).abs() < 1e-6, "{w:?} df {df}");
+        // One value on a side: the difference, no interval; none on a side: nothing.
+        for (x, y) in [(&a[..1], &b[..]), (&a[..], &b[2..])] {
+            let one = unpaired_change(x, y);
+            assert_eq!(one.verdict, Verdict::TooFewRounds, "{one:?}");
+            assert!(one.change_percent > 0.0 && one.ci_low_percent.is_none(), "{one:?}");
+        }
+        for (x, y) in [(&[][..], &b[..]), (&a[..], &[][..])] {
+            let none = unpaired_change(x, y);
+            assert_eq!((none.change_percent, none.verdict), (0.0, Verdict::TooFewRounds), "{none:?}");
+        }
+    }
+
+    #[test]
+    fn robust_bounds_are_the_signed_rank_walsh_averages_and_bad_ratios_are_left_out() {
+        // Six pairs: C = 1, so the bounds are the smallest and largest Walsh
+        // averages, the smallest and largest log ratio; these alternate, so
+        // the lag-1 autocorrelation is negative and nothing is widened.
+        let logs = [0.01, 0.05, 0.02, 0.06, 0.03, 0.04];
+        let mut ratios: Vec<f64> = logs.iter().map(|l: &f64| l.exp()).collect();
+        let c = robust_paired_change(std::slice::from_ref(&ratios));
+        assert!((c.change_percent - percent(0.035)).abs() < 1e-9, "{c:?}");
+        assert!((c.ci_low_percent.unwrap() - percent(0.01)).abs() < 1e-9, "{c:?}");
+        assert!((c.ci_high_percent.unwrap() - percent(0.06)).abs() < 1e-9, "{c:?}");
+        // A steady climb: lag-1 autocorrelation 0.000875 / 0.00175 = 0.5,
+        // bounds widened about the estimate by √((1 + 0.5) / (1 − 0.5)) = √3.
+        let climb: Vec<f64> = [0.01f64, 0.02, 0.03, 0.04, 0.05, 0.06].iter().map(|l| l.exp()).collect();
+        let w = robust_paired_change(&[climb]);
+        let spread = 0.025 * 3f64.sqrt();
+        assert!((w.ci_low_percent.unwrap() - percent(0.035 - spread)).abs() < 1e-9, "{w:?}");
+        assert!((w.ci_high_percent.unwrap() - percent(0.035 + spread)).abs() < 1e-9, "{w:?}");
+        // Zero, negative, infinite and NaN ratios are not pairs.
+        ratios.extend([0.0, -1.0, f64::INFINITY, f64::NAN]);
+        assert_eq!(robust_paired_change(&[ratios]), c);
     }
 
     #[test]

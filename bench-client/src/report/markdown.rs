@@ -60,6 +60,7 @@ pub fn delta_table(results: &Results) -> String {
         Pairing::Rounds => "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
         Pairing::Slices => "\n`before`/`after`: median successful requests per round in each variant's own slices. `change`: Hodges–Lehmann estimate of the per-block paired ratios − 1 (each block of slices is a pair), with its distribution-free 95 % interval, widened for correlated blocks (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
     });
+    out.push_str(&resolution_note(results));
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
@@ -129,6 +130,40 @@ pub fn delta_table(results: &Results) -> String {
         out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
     }
     out
+}
+
+/// Which deltas' intervals are wider than the target half-width (the
+/// run's `--target-ci`, else [`analysis::RESOLUTION_POINTS`]) and how many
+/// rounds each would need; one line when all are within it.
+fn resolution_note(results: &Results) -> String {
+    let target = results.meta.target_ci_percent.unwrap_or(analysis::RESOLUTION_POINTS);
+    let wide: Vec<String> = results
+        .deltas
+        .iter()
+        .filter_map(|d| {
+            let needed = analysis::rounds_for(d.rounds, &d.change, target)?;
+            Some(format!(
+                "{} {} → {} ±{:.1} (≈ {needed} rounds)",
+                d.framework.name(),
+                d.from,
+                d.to,
+                analysis::half_width_points(&d.change)?
+            ))
+        })
+        .collect();
+    let unresolved = results.deltas.iter().filter(|d| analysis::half_width_points(&d.change).is_none()).count();
+    let mut note = if wide.is_empty() {
+        format!("\nResolution: every delta with an interval is within ±{target} point(s).\n")
+    } else {
+        format!(
+            "\nResolution: wider than ±{target} point(s), with the rounds each would need (an interval narrows as 1/√rounds): {}.\n",
+            wide.join("; ")
+        )
+    };
+    if unresolved > 0 {
+        let _ = writeln!(note, "{unresolved} delta(s) have no interval (too few rounds or pairs).");
+    }
+    note
 }
 
 /// The table of `bench-client ab`: per framework and route, BEFORE's and
@@ -618,6 +653,39 @@ mod tests {
         }
         let all = report(&profiling, &[], &[], &flames);
         assert!(all.contains("`perf record` attached to 4 of the 4 runs") && !all.contains("Not profiled"), "{all}");
+    }
+
+    #[test]
+    fn delta_table_names_each_delta_wider_than_the_target_with_the_rounds_it_needs() {
+        let f = Framework::Axum;
+        // fat → arc: +20 %, +30 %, +25 % over three rounds, a wide interval;
+        // per_request → preserialized: exactly +10 % every round, zero width.
+        let mut runs = Vec::new();
+        for (round, arc) in [(1, 1200), (2, 1300), (3, 1250)] {
+            runs.push(run(f, "state", "fat", round, 1000, true));
+            runs.push(run(f, "state", "arc", round, arc, true));
+            runs.push(run(f, "payload", "per_request", round, 1000, true));
+            runs.push(run(f, "payload", "preserialized", round, 1100, true));
+        }
+        let mut r = results(runs);
+        let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap().clone();
+        let half = analysis::half_width_points(&arc.change).unwrap();
+        let needed = (3.0 * half * half).ceil() as u32;
+        let table = delta_table(&r);
+        let line = table.lines().find(|l| l.starts_with("Resolution:")).unwrap_or_else(|| panic!("{table}"));
+        assert_eq!(
+            line,
+            format!(
+                "Resolution: wider than ±1 point(s), with the rounds each would need (an interval narrows as 1/√rounds): axum /state/fat → /state/arc ±{half:.1} (≈ {needed} rounds)."
+            )
+        );
+        r.meta.target_ci_percent = Some(half + 0.1);
+        assert!(
+            delta_table(&r).contains(&format!("Resolution: every delta with an interval is within ±{}", half + 0.1))
+        );
+        r.deltas.truncate(1);
+        r.deltas[0].change.ci_low_percent = None;
+        assert!(delta_table(&r).contains("1 delta(s) have no interval"), "{}", delta_table(&r));
     }
 
     #[test]

@@ -90,12 +90,7 @@ pub struct PrecisionTarget {
 impl PrecisionTarget {
     /// Whether `change`'s interval is as narrow as asked.
     pub fn reached(&self, change: &crate::analysis::Change) -> bool {
-        match (change.ci_low_percent, change.ci_high_percent) {
-            (Some(lo), Some(hi)) => {
-                (change.change_percent - lo).max(hi - change.change_percent) <= self.half_width_percent
-            }
-            _ => false,
-        }
+        crate::analysis::half_width_points(change).is_some_and(|h| h <= self.half_width_percent)
     }
 }
 
