@@ -189,6 +189,10 @@ mod tests {
             assert_eq!(err.status(), status, "{err}");
             assert_eq!(c.cached_json(), devices_json(), "old list kept");
         }
+        assert_eq!(MAX_BODY_BYTES, 65_536, "64 KiB, as documented");
+        let mut at_limit = b"[]".to_vec();
+        at_limit.resize(MAX_BODY_BYTES, b' ');
+        assert!(c.replace_from_json(&at_limit).is_ok(), "exactly 64 KiB is accepted");
         assert!(c.replace_from_json(b"[]").is_ok(), "an empty fleet is a valid list");
         assert_eq!(c.cached_json(), &b"[]"[..]);
     }

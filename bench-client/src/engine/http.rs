@@ -144,7 +144,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, FrameError> {
     loop {
         let mut headers = vec![httparse::EMPTY_HEADER; room];
         match parse_head_with(buf, &mut headers) {
-            Err(FrameError::Malformed(httparse::Error::TooManyHeaders)) if room < MAX_HEADERS => room *= 8,
+            Err(FrameError::Malformed(httparse::Error::TooManyHeaders)) if room < MAX_HEADERS => {
+                room = (room * 8).min(MAX_HEADERS);
+            }
             other => return other,
         }
     }
@@ -404,6 +406,29 @@ mod tests {
         buf.extend_from_slice(b"Content-Length: 2\r\n\r\nOK");
         let f = frame(&buf).unwrap().unwrap();
         assert!(f.body_eq(&buf, b"OK") && f.len == buf.len());
+    }
+
+    #[test]
+    fn a_head_of_exactly_max_headers_is_framed_and_one_more_is_refused() {
+        let head = |headers: usize| {
+            let mut buf = b"HTTP/1.1 200 OK\r\n".to_vec();
+            buf.extend(std::iter::repeat_n(&b"a: b\r\n"[..], headers - 1).flatten());
+            buf.extend_from_slice(b"Content-Length: 2\r\n\r\nOK");
+            buf
+        };
+        let at_max = head(MAX_HEADERS);
+        assert!(frame(&at_max).unwrap().unwrap().body_eq(&at_max, b"OK"));
+        assert!(matches!(frame(&head(MAX_HEADERS + 1)), Err(FrameError::Malformed(httparse::Error::TooManyHeaders))));
+    }
+
+    #[test]
+    fn connection_close_wins_over_keep_alive_in_http11_and_http10_closes_unless_kept_alive() {
+        let close = |head: &[u8]| frame(head).unwrap().unwrap().close;
+        assert!(close(b"HTTP/1.1 200 OK\r\nConnection: close, keep-alive\r\nContent-Length: 0\r\n\r\n"));
+        assert!(close(b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"));
+        assert!(!close(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"));
+        assert!(close(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"));
+        assert!(!close(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"));
     }
 
     #[test]

@@ -170,5 +170,8 @@ mod tests {
         assert_eq!(Segment::WHOLE.share(64), 64);
         assert_eq!(Segment::new(3, 3), None);
         assert_eq!(Segment::new(0, 0), None);
+        let s = Segment::new(2, 3).unwrap();
+        assert_eq!((s.index(), s.count()), (2, 3));
+        assert_eq!((Segment::WHOLE.index(), Segment::WHOLE.count()), (0, 1));
     }
 }

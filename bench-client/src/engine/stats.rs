@@ -244,6 +244,78 @@ mod tests {
     use super::*;
 
     #[test]
+    fn failed_requests_are_every_kind_but_connect() {
+        let f = Failures {
+            connect: 100,
+            io: 1,
+            timeout: 2,
+            status: BTreeMap::from([(503, 4), (404, 32)]),
+            body: 8,
+            protocol: 16,
+        };
+        assert_eq!(f.requests(), 63);
+    }
+
+    #[test]
+    fn every_failure_kind_is_counted_apart_and_merged() {
+        let kinds = [
+            FailureKind::Connect,
+            FailureKind::Io,
+            FailureKind::Timeout,
+            FailureKind::Status(503),
+            FailureKind::Body,
+            FailureKind::Protocol,
+        ];
+        let mut a = RunStats::new(1, false);
+        for (i, kind) in kinds.iter().enumerate() {
+            for _ in 0..=i {
+                a.record_failure(Some(0), *kind);
+            }
+        }
+        let one_to_six =
+            Failures { connect: 1, io: 2, timeout: 3, status: BTreeMap::from([(503, 4)]), body: 5, protocol: 6 };
+        assert_eq!(a.failures, one_to_six);
+        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6, "a connect failure has no window");
+        let mut b = a.failures.clone();
+        b += &one_to_six;
+        b += &one_to_six;
+        let three_times =
+            Failures { connect: 3, io: 6, timeout: 9, status: BTreeMap::from([(503, 12)]), body: 15, protocol: 18 };
+        assert_eq!(b, three_times);
+        // Every counter of a run adds up over threads.
+        let counters = |s: &RunStats| {
+            [
+                s.sent,
+                s.warmup_completed,
+                s.warmup_failed,
+                s.in_flight_at_deadline,
+                s.connections_established,
+                s.reconnects,
+                s.late_sends,
+                s.unsent_at_deadline,
+            ]
+        };
+        let numbered = |from: u64| {
+            let mut s = RunStats::new(1, false);
+            [
+                s.sent,
+                s.warmup_completed,
+                s.warmup_failed,
+                s.in_flight_at_deadline,
+                s.connections_established,
+                s.reconnects,
+                s.late_sends,
+                s.unsent_at_deadline,
+            ] = std::array::from_fn(|i| from + i as u64);
+            s
+        };
+        let mut x = numbered(2);
+        x += &numbered(10);
+        x += &numbered(10);
+        assert_eq!(counters(&x), std::array::from_fn(|i| 22 + 3 * i as u64));
+    }
+
+    #[test]
     fn merge_adds_windows_failures_and_histograms() {
         let mut a = RunStats::new(2, false);
         a.record_success(0, 100, 100);

@@ -391,6 +391,60 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupted_route_counts_only_its_own_slices_it_lived() {
+        // Block [0, 1, 1, 0] over 250 ms slices, interrupted at 1.5 s: six
+        // slices lived (0 … 5); route 1 owns 1, 2 and 5 of them (not 6).
+        let block = [0, 1, 1, 0];
+        let route1 = stats(&[0, 100, 100, 0, 0, 90, 110, 0]);
+        let total = stats(&[100, 100, 100, 100, 100, 90, 110, 100]);
+        let mut run = measured(
+            total,
+            vec![stats(&[100, 0, 0, 100, 100, 0, 0, 100]), route1],
+            Duration::from_millis(1_500),
+            CpuWindows::default(),
+        );
+        run.interrupted = true;
+        let f = RunFigures::of_route(&run, &settings(250, 8), None, 1, &block);
+        assert_eq!(f.duration_s, 0.75, "three own slices lived");
+        assert_eq!(f.window_cv_percent, analysis::cv_percent(&[100.0, 100.0, 90.0]));
+    }
+
+    #[test]
+    fn edges_of_the_rate_the_percentiles_saturation_cpu_cost_and_profiled() {
+        // Latencies 1 … 1,000 µs: the ladder reads each percentile, not the maximum.
+        let mut s = RunStats::new(1, false);
+        for us in 1..=1_000 {
+            s.record_success(0, us, us);
+        }
+        s.sent = 1_000;
+        let cpu = CpuWindows { server: vec![95.0], client: vec![50.0] };
+        let mut run = measured(s, Vec::new(), Duration::from_secs(1), cpu);
+        run.folded = Some(Ok(String::new()));
+        let f = RunFigures::new(&run, &settings(1_000, 1), Some(1));
+        let p50 = f.latency_percentiles_us.iter().find(|p| p.percentile == 50.0).unwrap().latency_us;
+        assert!((495..=505).contains(&p50), "p50 {p50} µs");
+        assert!(!f.client_bound, "exactly 95 % of one CPU is saturated");
+        assert!(f.profiled, "a whole run with folded stacks was profiled");
+        let two = RunFigures::new(&run, &settings(1_000, 1), Some(2));
+        assert!(two.client_bound, "95 % of two CPUs (190 %) is not saturated");
+        // One route of an alternation is never the profiled one.
+        let mut alt = measured(
+            stats(&[5, 5]),
+            vec![stats(&[5, 0]), stats(&[0, 5])],
+            Duration::from_secs(2),
+            CpuWindows::default(),
+        );
+        alt.folded = Some(Ok(String::new()));
+        assert!(!RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &[0, 1]).profiled);
+        assert!(RunFigures::new(&alt, &settings(1_000, 2), None).profiled);
+        // Nothing lived, nothing served: a rate of 0, no CPU cost per request.
+        let mut empty = measured(stats(&[0]), Vec::new(), Duration::ZERO, CpuWindows::default());
+        empty.interrupted = true;
+        let e = RunFigures::new(&empty, &settings(1_000, 1), None);
+        assert_eq!((e.duration_s, e.requests_per_s, e.client_cpu_ms_per_1k), (0.0, 0.0, None));
+    }
+
+    #[test]
     fn a_clean_run_is_usable_and_not_a_failure_and_old_files_default_to_no_pipelining() {
         let clean = RunFigures::new(
             &measured(stats(&[10]), Vec::new(), Duration::from_secs(1), CpuWindows::default()),

@@ -203,21 +203,40 @@ mod tests {
     fn ab_pairs_after_against_before_per_route_and_round_only() {
         let mut runs = Vec::new();
         for round in 1..=4 {
-            runs.push(sliced("before", "arc", round, &[100, 100, 100, 100]));
-            runs.push(sliced("after", "arc", round, &[98, 98, 96, 96]));
-            // Another route and another framework must not mix in.
+            // Each round its own level, AFTER 2 % then 4 % below BEFORE in its blocks.
+            let level = 100 * u64::from(round);
+            runs.push(sliced("before", "arc", round, &[level, level, level, level]));
+            runs.push(sliced(
+                "after",
+                "arc",
+                round,
+                &[level * 98 / 100, level * 98 / 100, level * 96 / 100, level * 96 / 100],
+            ));
+            // Another route must not mix in.
             runs.push(sliced("before", "fat", round, &[100, 100, 100, 100]));
             runs.push(sliced("after", "fat", round, &[200, 200, 200, 200]));
         }
         runs.push(sliced("after", "arc", 5, &[1, 1, 1, 1]));
+        // Another framework's runs must not mix in either.
+        let mut actix = sliced("after", "arc", 1, &[1, 1, 1, 1]);
+        actix.framework = Framework::Actix;
+        runs.push(actix);
+        // A cut-short run on either side leaves its round out.
+        for (round, cut_side, other) in [(6, "before", "after"), (7, "after", "before")] {
+            let mut cut = sliced(cut_side, "fat", round, &[100, 100, 100, 100]);
+            cut.figures.complete = false;
+            runs.push(cut);
+            runs.push(sliced(other, "fat", round, &[1, 1, 1, 1]));
+        }
         let d = ab_deltas(&runs, &[Framework::Axum, Framework::Actix], &[Variant::Arc, Variant::Fat]);
-        assert_eq!(d.len(), 2, "one per framework with runs and route: {d:?}");
+        assert_eq!(d.len(), 2, "one per framework with runs on both sides and route: {d:?}");
         let arc = &d[0];
+        assert_eq!(arc.framework, Framework::Axum);
         assert_eq!((arc.to.as_str(), arc.scenario, arc.rounds, arc.pairs), ("/state/arc", Scenario::After, 4, 8));
-        assert!((arc.change_min_percent + 4.0).abs() < 1e-9 && (arc.change_max_percent + 2.0).abs() < 1e-9);
+        assert!((arc.change_min_percent + 4.0).abs() < 1e-9 && (arc.change_max_percent + 2.0).abs() < 1e-9, "{arc:?}");
         assert!((arc.change.change_percent + 3.0).abs() < 0.05, "{arc:?}");
         assert_eq!(arc.change.verdict, crate::analysis::Verdict::Slower);
+        assert_eq!((d[1].framework, d[1].to.as_str(), d[1].rounds), (Framework::Axum, "/state/fat", 4), "{:?}", d[1]);
         assert!((d[1].change.change_percent - 100.0).abs() < 1e-9);
-        assert_eq!(d[1].to, "/state/fat");
     }
 }
