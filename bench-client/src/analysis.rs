@@ -121,17 +121,46 @@ pub fn half_width_points(change: &Change) -> Option<f64> {
     }
 }
 
+/// What an interval is computed over, for [`rounds_for`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntervalOver {
+    /// Many pairs (the suite's blocks): the quantile barely moves with
+    /// more rounds, the width shrinks as 1/√rounds.
+    Pairs,
+    /// The rounds themselves (`ab`): the width shrinks as
+    /// t₀.₉₇₅(rounds − 1)/√rounds.
+    Rounds,
+}
+
 /// Rounds that a delta measured over `rounds` would need for a half-width
-/// of `target_points`, assuming its interval narrows as 1/√rounds (the
-/// sample-size rule n = (z·σ / E)², NIST/SEMATECH *e-Handbook of
-/// Statistical Methods*, §7.2.2.2): ⌈rounds · (half-width / target)²⌉.
-/// `None` when the interval already is that narrow or there is none.
-pub fn rounds_for(rounds: u32, change: &Change, target_points: f64) -> Option<u32> {
+/// of `target_points`, by the sample-size rule n = (t·σ / E)² (NIST/SEMATECH
+/// *e-Handbook of Statistical Methods*, §7.2.2.2): over pairs,
+/// ⌈rounds · (half-width / target)²⌉; over rounds, the smallest N with
+/// half-width · t(N − 1)/t(rounds − 1) · √(rounds / N) ≤ target. `None`
+/// when the interval already is that narrow or there is none.
+pub fn rounds_for(rounds: u32, change: &Change, target_points: f64, over: IntervalOver) -> Option<u32> {
     let half = half_width_points(change)?;
-    (half > target_points && target_points > 0.0).then(|| {
-        let needed = (f64::from(rounds) * (half / target_points).powi(2)).ceil();
-        if needed >= f64::from(u32::MAX) { u32::MAX } else { needed as u32 }
-    })
+    if half <= target_points || target_points <= 0.0 || rounds == 0 {
+        return None;
+    }
+    let n = f64::from(rounds);
+    let width_at = |big_n: f64| match over {
+        IntervalOver::Pairs => half * (n / big_n).sqrt(),
+        IntervalOver::Rounds => half * t_quantile(big_n - 1.0) / t_quantile((n - 1.0).max(1.0)) * (n / big_n).sqrt(),
+    };
+    let (mut low, mut high) = (rounds, rounds.saturating_mul(2).max(2));
+    while width_at(f64::from(high)) > target_points {
+        if high == u32::MAX {
+            return Some(u32::MAX);
+        }
+        (low, high) = (high, high.saturating_mul(2));
+    }
+    // The smallest N in (low, high] that reaches the target.
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if width_at(f64::from(mid)) > target_points { low = mid } else { high = mid }
+    }
+    Some(high)
 }
 
 /// The change from `before[i]` to `after[i]`, paired by round (the same
@@ -203,10 +232,12 @@ pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
 /// their mean has a Student-t interval with rounds − 1 degrees of freedom
 /// (the cluster-level analysis of grouped data; Donner & Klar, *Design and
 /// Analysis of Cluster Randomization Trials*, 2000, ch. 6). The estimate
-/// stays the Hodges–Lehmann one over all pairs, and the interval is the
-/// union of the two: the pairs' interval, which one spoiled pair cannot move,
-/// and the rounds' interval, which carries the process-to-process spread.
-/// Fewer than two rounds with pairs give no interval.
+/// stays the Hodges–Lehmann one over all pairs; the interval is the union
+/// of the rounds' interval and the pairs' interval, a conservative choice
+/// (coverage at least that of either) that keeps a few rounds whose medians
+/// agree by chance from giving an interval narrower than their pairs allow.
+/// Fewer than two rounds with pairs give no interval; with few rounds the
+/// t quantile is large (t₀.₉₇₅ = 2.57 at 6 rounds, 12.7 at 2).
 pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
     let series = log_series(runs);
     let Some((estimate, within)) = robust_log_interval(&series) else { return change_from(0.0, None) };
@@ -215,9 +246,10 @@ pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
         return change_from(estimate, None);
     }
     let n = per_round.len() as f64;
+    let centre = mean(&per_round);
     let half = t_quantile(n - 1.0) * (variance(&per_round) / n).sqrt();
     let (low, high) = within.unwrap_or((estimate, estimate));
-    interval_change(estimate, low.min(estimate - half), high.max(estimate + half))
+    interval_change(estimate, low.min(centre - half), high.max(centre + half))
 }
 
 /// The logarithms of the positive, finite ratios of each run.
@@ -543,15 +575,24 @@ mod tests {
             ci_high_percent: Some(high),
             verdict: Verdict::Faster,
         };
+        let pairs = IntervalOver::Pairs;
         // ±2 points (the wider side) over 6 rounds: 4 × 6 rounds for ±1.
         assert_eq!(half_width_points(&c(8.0, 10.0, 11.5)), Some(2.0));
-        assert_eq!(rounds_for(6, &c(8.0, 10.0, 11.5), 1.0), Some(24));
-        assert_eq!(rounds_for(6, &c(9.0, 10.0, 13.0), 1.0), Some(54), "the upper side is the wider");
-        assert_eq!(rounds_for(5, &c(8.9, 10.0, 11.1), 1.0), Some(7), "⌈5 × 1.21⌉");
-        assert_eq!(rounds_for(6, &c(9.0, 10.0, 11.0), 1.0), None, "exactly at the target");
-        assert_eq!(rounds_for(6, &c(9.5, 10.0, 10.4), 1.0), None);
+        assert_eq!(rounds_for(6, &c(8.0, 10.0, 11.5), 1.0, pairs), Some(24));
+        assert_eq!(rounds_for(6, &c(9.0, 10.0, 13.0), 1.0, pairs), Some(54), "the upper side is the wider");
+        assert_eq!(rounds_for(5, &c(8.9, 10.0, 11.1), 1.0, pairs), Some(7), "⌈5 × 1.21⌉");
+        assert_eq!(rounds_for(6, &c(9.0, 10.0, 11.0), 1.0, pairs), None, "exactly at the target");
+        assert_eq!(rounds_for(6, &c(9.5, 10.0, 10.4), 1.0, pairs), None);
         let none = Change { ci_low_percent: None, ci_high_percent: None, ..c(0.0, 1.0, 2.0) };
-        assert_eq!((half_width_points(&none), rounds_for(6, &none, 1.0)), (None, None));
+        assert_eq!((half_width_points(&none), rounds_for(6, &none, 1.0, pairs)), (None, None));
+        // Over rounds the t quantile shrinks too: ±3 points at 6 rounds
+        // (t(5) = 2.571) is s/√6 = 1.167; ±1 needs t(N − 1)·1.167·√6/√N ≤ 1:
+        // N = 31 gives 2.042 × 2.859 / 5.568 = 1.0487 … N = 34 gives
+        // 2.035 × 2.859 / 5.831 = 0.9977.
+        let rounds = IntervalOver::Rounds;
+        assert_eq!(rounds_for(6, &c(7.0, 10.0, 13.0), 1.0, rounds), Some(34));
+        assert!(rounds_for(6, &c(7.0, 10.0, 13.0), 1.0, pairs).unwrap() > 34, "pairs' rule asks more");
+        assert_eq!(rounds_for(6, &c(9.0, 10.0, 11.0), 1.0, rounds), None);
     }
 
     #[test]
@@ -635,9 +676,9 @@ mod tests {
     #[test]
     fn a_per_process_offset_widens_the_interval_to_the_rounds_spread() {
         // Six rounds of 12 tight pairs each, every round's processes off by
-        // their own −1.5 … +1.5 %: the pairs alone would call a 0 % change
-        // significant, the rounds' spread does not.
-        let offsets = [1.015, 0.985, 1.012, 0.99, 1.01, 0.988];
+        // their own −1 … +1.5 %: the pairs alone call this 0 % change
+        // faster, the rounds' spread does not.
+        let offsets = [1.015, 0.995, 1.012, 0.99, 1.01, 0.998];
         let rounds: Vec<Vec<f64>> =
             offsets.iter().map(|o| (0..12).map(|i| o * (1.0 + 0.0005 * ((i % 3) as f64 - 1.0))).collect()).collect();
         let pooled = robust_paired_change(&rounds);
@@ -647,10 +688,10 @@ mod tests {
         // Round medians: their mean ± t(5) × s / √6.
         let logs: Vec<f64> = offsets.iter().map(|o| o.ln()).collect();
         let half = t_quantile(5.0) * (variance(&logs) / 6.0).sqrt();
-        let est = (across.change_percent / 100.0).ln_1p();
-        assert!((across.ci_low_percent.unwrap() - percent(est - half)).abs() < 1e-9, "{across:?}");
-        assert!((across.ci_high_percent.unwrap() - percent(est + half)).abs() < 1e-9, "{across:?}");
+        assert!((across.ci_low_percent.unwrap() - percent(mean(&logs) - half)).abs() < 1e-9, "{across:?}");
+        assert!((across.ci_high_percent.unwrap() - percent(mean(&logs) + half)).abs() < 1e-9, "{across:?}");
         assert!(width(&across) > 2.0 * width(&pooled), "{across:?} vs {pooled:?}");
+        assert_eq!(pooled.verdict, Verdict::Faster, "{pooled:?}");
         assert_eq!(across.verdict, Verdict::NoSignificantChange);
         // The same offset in every round is a real change: the rounds agree
         // and the pairs' interval stays the bound.

@@ -46,8 +46,9 @@ pub struct AbArgs {
     /// Length of one slice, e.g. 250ms.
     #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
     pub slice: Duration,
-    /// Rounds; each measures every route once, the side loaded first alternating.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Rounds (2 or more), each on a new pair of server processes measuring every route once, the side
+    /// started first alternating; the interval's t quantile is over rounds − 1 degrees of freedom.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rounds: u32,
     /// Keep-alive connections to each server.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]

@@ -160,7 +160,9 @@ fn parse_head_with<'b>(buf: &'b [u8], headers: &mut [httparse::Header<'b>]) -> R
         Err(e) => return Err(FrameError::Malformed(e)),
     };
     let status = response.code.unwrap_or(0);
-    let mut close = response.version == Some(0);
+    // RFC 9112 §9.3: HTTP/1.1 persists unless "close" is said; HTTP/1.0
+    // closes unless kept alive. "close" wins wherever it stands (§9.6).
+    let (mut said_close, mut kept_alive) = (false, false);
     let mut content_length: Option<usize> = None;
     let mut transfer_encoding: Option<bool> = None;
     for h in response.headers.iter() {
@@ -180,9 +182,9 @@ fn parse_head_with<'b>(buf: &'b [u8], headers: &mut [httparse::Header<'b>]) -> R
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
                 if token.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") && response.version == Some(0) {
-                    close = false;
+                    said_close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    kept_alive = true;
                 }
             }
         }
@@ -193,6 +195,7 @@ fn parse_head_with<'b>(buf: &'b [u8], headers: &mut [httparse::Header<'b>]) -> R
         (None, Some(n)) => Length::Content(n),
         (None, None) => Length::UntilClose,
     };
+    let close = said_close || (response.version == Some(0) && !kept_alive);
     Ok(Some(Head { len, status, close, length }))
 }
 
@@ -422,13 +425,14 @@ mod tests {
     }
 
     #[test]
-    fn connection_close_wins_over_keep_alive_in_http11_and_http10_closes_unless_kept_alive() {
+    fn connection_close_wins_wherever_it_stands_and_http10_closes_unless_kept_alive() {
         let close = |head: &[u8]| frame(head).unwrap().unwrap().close;
         assert!(close(b"HTTP/1.1 200 OK\r\nConnection: close, keep-alive\r\nContent-Length: 0\r\n\r\n"));
         assert!(close(b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n"));
         assert!(!close(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"));
         assert!(close(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"));
         assert!(!close(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"));
+        assert!(close(b"HTTP/1.0 200 OK\r\nConnection: close, keep-alive\r\nContent-Length: 0\r\n\r\n"));
     }
 
     #[test]

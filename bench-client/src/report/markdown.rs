@@ -137,11 +137,17 @@ pub fn delta_table(results: &Results) -> String {
 /// rounds each would need; one line when all are within it.
 fn resolution_note(results: &Results) -> String {
     let target = results.meta.target_ci_percent.unwrap_or(analysis::RESOLUTION_POINTS);
+    // `ab` and pairing by rounds compute their intervals over the rounds.
+    let over = if results.meta.ab.is_none() && results.meta.pairing == Pairing::Slices {
+        analysis::IntervalOver::Pairs
+    } else {
+        analysis::IntervalOver::Rounds
+    };
     let wide: Vec<String> = results
         .deltas
         .iter()
         .filter_map(|d| {
-            let needed = analysis::rounds_for(d.rounds, &d.change, target)?;
+            let needed = analysis::rounds_for(d.rounds, &d.change, target, over)?;
             Some(format!(
                 "{} {} → {} ±{:.1} (≈ {needed} rounds)",
                 d.framework.name(),
@@ -156,7 +162,11 @@ fn resolution_note(results: &Results) -> String {
         format!("\nResolution: every delta with an interval is within ±{target} point(s).\n")
     } else {
         format!(
-            "\nResolution: wider than ±{target} point(s), with the rounds each would need (an interval narrows as 1/√rounds): {}.\n",
+            "\nResolution: wider than ±{target} point(s), with the rounds each would need ({}): {}.\n",
+            match over {
+                analysis::IntervalOver::Pairs => "its interval narrowing as 1/√rounds",
+                analysis::IntervalOver::Rounds => "its interval narrowing as t(rounds − 1)/√rounds",
+            },
             wide.join("; ")
         )
     };
@@ -202,7 +212,8 @@ pub fn ab_table(results: &Results) -> String {
             ms(d.after_p99_us)
         );
     }
-    out.push_str("\nBoth servers run on the same CPUs; the client alternates between their connections every slice, so each block of slices is a pair. `change`: Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % interval (docs/METHODOLOGY.md).\n");
+    out.push_str("\nBoth servers run on the same CPUs, started anew every round; the client alternates between their connections every slice, so each block of slices is a pair. `change`: Hodges–Lehmann estimate of the per-block ratios − 1; its 95 % interval is the union of the blocks' signed-rank interval and the Student-t interval over the rounds' medians, so that the process-to-process spread is in it (docs/METHODOLOGY.md).\n");
+    out.push_str(&resolution_note(results));
     let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
     if bound > 0 {
         let _ = writeln!(
@@ -670,13 +681,14 @@ mod tests {
         let mut r = results(runs);
         let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap().clone();
         let half = analysis::half_width_points(&arc.change).unwrap();
-        let needed = (3.0 * half * half).ceil() as u32;
+        let needed = analysis::rounds_for(3, &arc.change, 1.0, analysis::IntervalOver::Rounds).unwrap();
+        assert!(needed > 3 && needed < (3.0 * half * half).ceil() as u32, "t-aware: fewer than the pairs' rule");
         let table = delta_table(&r);
         let line = table.lines().find(|l| l.starts_with("Resolution:")).unwrap_or_else(|| panic!("{table}"));
         assert_eq!(
             line,
             format!(
-                "Resolution: wider than ±1 point(s), with the rounds each would need (an interval narrows as 1/√rounds): axum /state/fat → /state/arc ±{half:.1} (≈ {needed} rounds)."
+                "Resolution: wider than ±1 point(s), with the rounds each would need (its interval narrowing as t(rounds − 1)/√rounds): axum /state/fat → /state/arc ±{half:.1} (≈ {needed} rounds)."
             )
         );
         r.meta.target_ci_percent = Some(half + 0.1);

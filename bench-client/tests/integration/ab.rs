@@ -89,3 +89,15 @@ fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&target);
 }
+
+#[test]
+fn ab_refuses_a_single_round_in_one_line() {
+    let out = util::output_within(
+        Command::new(util::CLIENT).args(["ab", "--no-build", "--rounds", "1"]),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("--rounds"), "{stderr}");
+}
