@@ -593,6 +593,15 @@ mod tests {
         assert_eq!(rounds_for(6, &c(7.0, 10.0, 13.0), 1.0, rounds), Some(34));
         assert!(rounds_for(6, &c(7.0, 10.0, 13.0), 1.0, pairs).unwrap() > 34, "pairs' rule asks more");
         assert_eq!(rounds_for(6, &c(9.0, 10.0, 11.0), 1.0, rounds), None);
+        // From 2 rounds the quantile moves most: ±10 at 2 rounds (t(1) = 12.706)
+        // reaches ±2.5 at 4 rounds (10 × 3.182/12.706 × √(2/4) = 1.77), not at
+        // 3 (10 × 4.303/12.706 × √(2/3) = 2.77).
+        assert_eq!(rounds_for(2, &c(0.0, 10.0, 20.0), 2.5, rounds), Some(4));
+        // No target, or no rounds to scale from: nothing to say.
+        for over in [pairs, rounds] {
+            assert_eq!(rounds_for(6, &c(7.0, 10.0, 13.0), 0.0, over), None);
+            assert_eq!(rounds_for(0, &c(7.0, 10.0, 13.0), 1.0, over), None);
+        }
     }
 
     #[test]
@@ -704,6 +713,9 @@ mod tests {
             (robust_paired_change(&real).ci_low_percent, robust_paired_change(&real).ci_high_percent),
             "rounds that agree leave the pairs' interval"
         );
+        // Two rounds are enough for an interval (t(1) = 12.706).
+        let two = across_processes_change(&rounds[..2]);
+        assert!(two.ci_low_percent.is_some() && two.verdict == Verdict::NoSignificantChange, "{two:?}");
         // One round (or one round with pairs): no interval.
         assert_eq!(across_processes_change(&rounds[..1]).verdict, Verdict::TooFewRounds);
         assert_eq!(across_processes_change(&[rounds[0].clone(), Vec::new()]).verdict, Verdict::TooFewRounds);
