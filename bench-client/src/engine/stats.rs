@@ -283,36 +283,29 @@ mod tests {
             Failures { connect: 3, io: 6, timeout: 9, status: BTreeMap::from([(503, 12)]), body: 15, protocol: 18 };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads.
-        let counters = |s: &RunStats| {
+        fn counters(s: &mut RunStats) -> [&mut u64; 8] {
             [
-                s.sent,
-                s.warmup_completed,
-                s.warmup_failed,
-                s.in_flight_at_deadline,
-                s.connections_established,
-                s.reconnects,
-                s.late_sends,
-                s.unsent_at_deadline,
+                &mut s.sent,
+                &mut s.warmup_completed,
+                &mut s.warmup_failed,
+                &mut s.in_flight_at_deadline,
+                &mut s.connections_established,
+                &mut s.reconnects,
+                &mut s.late_sends,
+                &mut s.unsent_at_deadline,
             ]
-        };
+        }
         let numbered = |from: u64| {
             let mut s = RunStats::new(1, false);
-            [
-                s.sent,
-                s.warmup_completed,
-                s.warmup_failed,
-                s.in_flight_at_deadline,
-                s.connections_established,
-                s.reconnects,
-                s.late_sends,
-                s.unsent_at_deadline,
-            ] = std::array::from_fn(|i| from + i as u64);
+            for (i, c) in counters(&mut s).into_iter().enumerate() {
+                *c = from + i as u64;
+            }
             s
         };
         let mut x = numbered(2);
         x += &numbered(10);
         x += &numbered(10);
-        assert_eq!(counters(&x), std::array::from_fn(|i| 22 + 3 * i as u64));
+        assert_eq!(counters(&mut x).map(|c| *c), std::array::from_fn(|i| 22 + 3 * i as u64));
     }
 
     #[test]
