@@ -10,7 +10,7 @@
 //! difference of mean log rates. The t quantile comes from `statrs`.
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// Confidence level of every interval, as a fraction.
 pub const CONFIDENCE: f64 = 0.95;
@@ -74,7 +74,11 @@ fn variance(v: &[f64]) -> f64 {
 }
 
 /// Two-sided Student-t quantile for [`CONFIDENCE`] with `df` degrees of freedom.
+/// From [`MAX_DF`] degrees of freedom on, the normal quantile.
 fn t_quantile(df: f64) -> f64 {
+    if df >= MAX_DF {
+        return Normal::standard().inverse_cdf(0.5 + CONFIDENCE / 2.0);
+    }
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
 }
 
@@ -180,6 +184,19 @@ pub fn paired_change(before: &[f64], after: &[f64]) -> Change {
 /// The change from the runs `a` to the independent runs `b` (say, two result
 /// files): Welch's t interval on the difference of mean log values.
 pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
+    unpaired_change_across_sessions(a, b, 0.0)
+}
+
+/// The change from the runs `a` of one session to the runs `b` of another:
+/// Welch's interval on the difference of mean log values, widened by each
+/// session's own offset, a known standard deviation `session_sd_log` (natural
+/// log units) per session that the rounds within a session cannot show (a
+/// speed phase of the machine, the memory layout a server process drew).
+/// The variance of the difference is `va/na + vb/nb + 2·session_sd_log²`;
+/// Welch–Satterthwaite degrees of freedom with the known term counted as
+/// exact (infinite degrees of freedom). `session_sd_log = 0` is Welch's
+/// interval. Values ≤ 0 are left out; under two values on a side, no interval.
+pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64) -> Change {
     let la: Vec<f64> = a.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
     let lb: Vec<f64> = b.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
     if la.is_empty() || lb.is_empty() {
@@ -190,13 +207,42 @@ pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
         return change_from(diff, None);
     }
     let (va, vb) = (variance(&la) / la.len() as f64, variance(&lb) / lb.len() as f64);
-    let se2 = va + vb;
+    let se2 = va + vb + 2.0 * session_sd_log.powi(2);
     if se2 == 0.0 {
         return change_from(diff, Some(0.0));
     }
-    // Welch–Satterthwaite degrees of freedom.
+    // Welch–Satterthwaite degrees of freedom; the known session term adds none
+    // to the denominator (a known term alone: infinite, the normal quantile).
     let df = se2.powi(2) / (va.powi(2) / (la.len() as f64 - 1.0) + vb.powi(2) / (lb.len() as f64 - 1.0));
     change_from(diff, Some(t_quantile(df) * se2.sqrt()))
+}
+
+/// Degrees of freedom from which the t quantile is taken as the normal one
+/// (they differ by under 1e-5 there).
+const MAX_DF: f64 = 1.0e6;
+
+/// How much two sessions that ran the same code differ beyond their rounds:
+/// the session-to-session standard deviation, natural log units, estimated
+/// from `rows`, each the values of one run type in session A and in session B.
+/// Each row's squared difference of mean logs, less its within-session
+/// variance `va/na + vb/nb`, is an unbiased estimate of twice the session
+/// variance; the estimate is half their mean, floored at zero (the ANOVA,
+/// method-of-moments estimator of a variance component: Searle, Casella &
+/// McCulloch, *Variance Components*, 1992, ch. 3). `None` without a row of
+/// two or more positive values a side. Only meaningful for an A/A pair: a
+/// real change between the sessions inflates it.
+pub fn session_sd_estimate(rows: &[(&[f64], &[f64])]) -> Option<f64> {
+    let logs = |v: &[f64]| -> Vec<f64> { v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect() };
+    let terms: Vec<f64> = rows
+        .iter()
+        .map(|(a, b)| (logs(a), logs(b)))
+        .filter(|(la, lb)| la.len() >= 2 && lb.len() >= 2)
+        .map(|(la, lb)| {
+            let within = variance(&la) / la.len() as f64 + variance(&lb) / lb.len() as f64;
+            (mean(&lb) - mean(&la)).powi(2) - within
+        })
+        .collect();
+    (!terms.is_empty()).then(|| (mean(&terms) / 2.0).max(0.0).sqrt())
 }
 
 /// The change over many short pairs (the alternating slices of one or more
@@ -309,7 +355,7 @@ fn signed_rank_critical(n: usize) -> Option<usize> {
     } else {
         let mean = total as f64 / 2.0;
         let sd = (n as f64 * (n as f64 + 1.0) * (2.0 * n as f64 + 1.0) / 24.0).sqrt();
-        let z = statrs::distribution::Normal::standard().inverse_cdf(1.0 - alpha);
+        let z = Normal::standard().inverse_cdf(1.0 - alpha);
         (mean - z * sd).floor().max(0.0) as usize
     };
     (c >= 1).then_some(c)
@@ -657,6 +703,47 @@ mod tests {
             let none = unpaired_change(x, y);
             assert_eq!((none.change_percent, none.verdict), (0.0, Verdict::TooFewRounds), "{none:?}");
         }
+    }
+
+    #[test]
+    fn a_session_term_widens_welchs_interval_as_a_known_variance() {
+        // Logs {0, 1, 2} against {1, 2, 3} with a session SD of 0.5 a side:
+        // variance of the difference 1/3 + 1/3 + 2 × 0.25 = 7/6, degrees of
+        // freedom (7/6)² / ((1/3)²/2 + (1/3)²/2) = 12.25.
+        let a: Vec<f64> = [0.0f64, 1.0, 2.0].iter().map(|l| l.exp()).collect();
+        let b: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|l| l.exp()).collect();
+        let c = unpaired_change_across_sessions(&a, &b, 0.5);
+        let half = t_quantile(12.25) * (7.0f64 / 6.0).sqrt();
+        assert!((c.ci_low_percent.unwrap() - percent(1.0 - half)).abs() < 1e-6, "{c:?}");
+        assert!((c.ci_high_percent.unwrap() - percent(1.0 + half)).abs() < 1e-4, "{c:?}");
+        assert_eq!(unpaired_change_across_sessions(&a, &b, 0.0), unpaired_change(&a, &b));
+        // Rounds without spread: the session term alone, at the normal quantile.
+        let flat = unpaired_change_across_sessions(&[100.0, 100.0], &[110.0, 110.0], 0.01);
+        let log = 1.1f64.ln();
+        let half = 1.959_964 * 2.0f64.sqrt() * 0.01;
+        assert!((flat.ci_low_percent.unwrap() - percent(log - half)).abs() < 1e-4, "{flat:?}");
+        assert_eq!(flat.verdict, Verdict::Faster, "+10 % against ±2.8 %");
+        let wide = unpaired_change_across_sessions(&[100.0, 100.0], &[110.0, 110.0], 0.05);
+        assert_eq!(wide.verdict, Verdict::NoSignificantChange, "+10 % against ±14 %: {wide:?}");
+    }
+
+    #[test]
+    fn session_sd_is_half_the_excess_of_squared_differences_over_the_rounds() {
+        // Logs {0, 0.02} against {0.05, 0.07}: difference 0.05, within-session
+        // variance 0.0002/2 + 0.0002/2 = 0.0002; 2σ² = 0.0025 − 0.0002.
+        let e = |v: &[f64]| -> Vec<f64> { v.iter().map(|l| l.exp()).collect() };
+        let (a, b) = (e(&[0.0, 0.02]), e(&[0.05, 0.07]));
+        let one = session_sd_estimate(&[(&a, &b)]).unwrap();
+        assert!((one - (0.0023f64 / 2.0).sqrt()).abs() < 1e-9, "{one}");
+        // A second row with no difference: the mean of 0.0023 and −0.0002.
+        let (c, d) = (e(&[0.0, 0.02]), e(&[0.0, 0.02]));
+        let two = session_sd_estimate(&[(&a, &b), (&c, &d)]).unwrap();
+        assert!((two - (0.0021f64 / 4.0).sqrt()).abs() < 1e-9, "{two}");
+        // Differences smaller than the rounds explain: zero, not an imaginary SD.
+        assert_eq!(session_sd_estimate(&[(&c, &d)]), Some(0.0));
+        // Under two values a side: nothing to estimate from.
+        assert_eq!(session_sd_estimate(&[(&a[..1], &b)]), None);
+        assert_eq!(session_sd_estimate(&[]), None);
     }
 
     #[test]

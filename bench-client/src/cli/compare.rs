@@ -8,7 +8,7 @@ use clap::Args;
 use super::Outcome;
 use super::args::percent;
 use crate::report::{change_with_ci, comparison_table};
-use crate::results::{self, Basis, compare};
+use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
 
 /// Flags of `compare`, as typed.
 #[derive(Debug, Args)]
@@ -23,6 +23,12 @@ pub struct CompareArgs {
     /// Compare even when the settings (duration, connections, profile, machine, …) differ.
     #[arg(long)]
     pub force: bool,
+    /// How much one session's speed differs from another's for the same code,
+    /// beyond what its rounds show: SD, percent per session, added to each
+    /// side's interval. Default: this project's machine (README); an A/A pair
+    /// of your own prints your machine's value. 0 trusts the rounds alone.
+    #[arg(long, default_value_t = SESSION_SD_PERCENT, value_parser = percent)]
+    pub session_sd_percent: f64,
 }
 
 /// Reads both files, prints the table, and says how it ended:
@@ -35,7 +41,7 @@ pub struct CompareArgs {
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
-    let cmp = compare(&ra, &rb, Basis::Floor);
+    let cmp = compare(&ra, &rb, Basis::Floor { session_sd_percent: args.session_sd_percent });
     if !cmp.differences.is_empty() {
         eprintln!("the two runs differ in their settings:");
         for d in &cmp.differences {
@@ -59,11 +65,18 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     }
     println!(
         "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
-         running slower cancels; what else moves between sessions on a shared machine does not. These files \
-         resolve changes above ±{:.1} % at best; for a change of your own, `bench-client ab` (make ab) pairs \
-         BEFORE and AFTER in one session, slice by slice.",
+         running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
+         ±{:.1} % SD per session (--session-sd-percent). These files resolve changes above ±{:.1} % at best; \
+         for a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one session, slice by slice.",
+        cmp.session_sd_percent,
         cmp.resolution_percent().unwrap_or(f64::NAN)
     );
+    if let Some(observed) = cmp.observed_session_sd_percent {
+        println!(
+            "If A and B ran the same code, these two sessions differ by {observed:.1} % SD per session beyond their \
+             rounds: the --session-sd-percent for this machine (take the largest of several such pairs)."
+        );
+    }
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {} %", args.threshold);
         Ok(Outcome::Success)

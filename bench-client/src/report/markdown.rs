@@ -505,11 +505,16 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
             r.a_per_s,
             r.b_per_s,
             change_with_ci(&r.change),
-            r.change.verdict.label()
+            if cmp.judged(r) { r.change.verdict.label() } else { "not judged (session speed)" }
         );
     }
     if cmp.rows.iter().any(|r| r.against_floor) {
-        out.push_str("\n`change`: of each run's rate over its round's floor (`/plaintext`); the floor rows are raw and not judged.\n");
+        let _ = writeln!(
+            out,
+            "\n`change`: of each run's rate over its round's floor (`/plaintext`), interval widened by ±{:.1} % SD per \
+             session; the floor rows are raw and show how fast each session ran.",
+            cmp.session_sd_percent
+        );
     }
     out
 }

@@ -4,7 +4,12 @@
 //!
 //! Each run type (framework, scenario, variant) has one rate per round in
 //! each file; the rounds of A and B are independent, so the change is
-//! Welch's interval on the mean log rates ([`crate::analysis::unpaired_change`]).
+//! Welch's interval on the mean log rates. Between two sessions, each
+//! session's own offset (a speed phase, the layout a server process drew)
+//! moves every round of it alike, which its rounds cannot show: the
+//! interval adds an assumed session-to-session SD per side
+//! ([`crate::analysis::unpaired_change_across_sessions`]), and the
+//! comparison estimates that SD from the two files for an A/A pair.
 
 use super::{Results, RunRecord};
 use crate::analysis::{self, Change, Verdict};
@@ -35,6 +40,14 @@ pub struct Comparison {
     /// Run types with usable runs in A but none in B (failed, missing or
     /// without a successful request): counted as regressions.
     pub missing_in_b: Vec<String>,
+    /// The session-to-session SD assumed in the judged rows' intervals,
+    /// percent per session (0 for runs of one session).
+    pub session_sd_percent: f64,
+    /// The session-to-session SD the judged rows show, percent per session
+    /// ([`analysis::session_sd_estimate`]): if A and B ran the same code (an
+    /// A/A pair), the value to assume on this machine. `None` without a row
+    /// of two rounds a side.
+    pub observed_session_sd_percent: Option<f64>,
 }
 
 impl Comparison {
@@ -42,12 +55,17 @@ impl Comparison {
     /// (with a floor basis, the floor rows are not judged: a whole session
     /// running slower moves them, which is not a change of the code).
     pub fn regressions(&self, threshold_percent: f64) -> Vec<&Row> {
-        let judged = |r: &&Row| r.against_floor || !self.rows.iter().any(|o| o.against_floor);
         self.rows
             .iter()
-            .filter(judged)
+            .filter(|r| self.judged(r))
             .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
             .collect()
+    }
+
+    /// Whether `row` gets a verdict: with a floor basis only the rows over
+    /// the floor do (the floor rows show how fast each session ran).
+    pub fn judged(&self, row: &Row) -> bool {
+        row.against_floor || !self.rows.iter().any(|o| o.against_floor)
     }
 
     /// The widest interval half-width among the judged rows, percentage
@@ -55,6 +73,7 @@ impl Comparison {
     pub fn resolution_percent(&self) -> Option<f64> {
         self.rows
             .iter()
+            .filter(|r| self.judged(r))
             .filter_map(|r| Some((r.change.ci_high_percent? - r.change.ci_low_percent?) / 2.0))
             .fold(None, |m, w| Some(m.map_or(w, |m: f64| m.max(w))))
     }
@@ -105,8 +124,17 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
     out
 }
 
+/// The session-to-session SD `compare` assumes by default, percent per
+/// session, on the rate over the floor. Measured on this project's 2-core VM
+/// (README, "Two sessions"): over 6 suites in one day, the largest
+/// run type's session SD was 1.9 % (floor-relative rates; two server
+/// processes of one binary differ by a median 2.7 % in `ab`, 1.9 % each).
+/// Another machine has its own: run the same code twice and read the value
+/// `compare` reports for the pair.
+pub const SESSION_SD_PERCENT: f64 = 1.5;
+
 /// What a comparison's rates are measured against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Basis {
     /// Each run's rate as measured: for runs of one session (e.g. the cost
     /// of profiling, measured in one `make bench-all`).
@@ -115,8 +143,13 @@ pub enum Basis {
     /// round and file: a session that runs the whole machine slower or
     /// faster (a speed phase, another neighbour) moves both and cancels.
     /// Runs without a usable floor in their round keep their raw rate; the
-    /// floor rows themselves are raw.
-    Floor,
+    /// floor rows themselves are raw. What the floor does not cancel is
+    /// `session_sd_percent`, the SD of a session's offset (percent per
+    /// session), added to each side of the rows over the floor.
+    Floor {
+        /// Session-to-session SD assumed, percent per session (0: none).
+        session_sd_percent: f64,
+    },
 }
 
 /// Matches the run types of `a` and `b` and computes each change on `basis`.
@@ -142,7 +175,7 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             .filter(|r| r.key() == *k)
             .filter(|r| r.figures.usable())
             .map(|r| match (basis, r.scenario) {
-                (Basis::Floor, scenario) if scenario != Scenario::Floor => {
+                (Basis::Floor { .. }, scenario) if scenario != Scenario::Floor => {
                     floor_of(res, r).map_or(r.figures.requests_per_s, |floor| r.figures.requests_per_s / floor)
                 }
                 _ => r.figures.requests_per_s,
@@ -152,8 +185,14 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
     let per_s = |res: &Results, k: &RunKey| -> Vec<f64> {
         res.runs.iter().filter(|r| r.key() == *k && r.figures.usable()).map(|r| r.figures.requests_per_s).collect()
     };
+    let session_sd_percent = match basis {
+        Basis::Floor { session_sd_percent } => session_sd_percent,
+        Basis::Raw => 0.0,
+    };
+    let session_sd_log = (session_sd_percent / 100.0).ln_1p();
     let mut missing_in_b = Vec::new();
-    let rows = keys
+    let mut judged_rates = Vec::new();
+    let rows: Vec<Row> = keys
         .into_iter()
         .filter_map(|k| {
             let (ra, rb) = (rates(a, &k), rates(b, &k));
@@ -170,16 +209,29 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
                 ));
                 return None;
             }
+            let against_floor = matches!(basis, Basis::Floor { .. }) && k.scenario != Scenario::Floor;
+            let sd = if against_floor { session_sd_log } else { 0.0 };
+            let change = analysis::unpaired_change_across_sessions(&ra, &rb, sd);
+            judged_rates.push((against_floor, ra, rb));
             Some(Row {
                 a_per_s: analysis::geometric_mean_interval(&per_s(a, &k)).0,
                 b_per_s: analysis::geometric_mean_interval(&per_s(b, &k)).0,
-                change: analysis::unpaired_change(&ra, &rb),
-                against_floor: basis == Basis::Floor && k.scenario != Scenario::Floor,
+                change,
+                against_floor,
                 key: k,
             })
         })
         .collect();
-    Comparison { differences: differences(a, b), rows, missing_in_b }
+    let any_floor = judged_rates.iter().any(|(f, _, _)| *f);
+    let judged: Vec<(&[f64], &[f64])> =
+        judged_rates.iter().filter(|(f, _, _)| *f || !any_floor).map(|(_, x, y)| (&x[..], &y[..])).collect();
+    Comparison {
+        differences: differences(a, b),
+        rows,
+        missing_in_b,
+        session_sd_percent,
+        observed_session_sd_percent: analysis::session_sd_estimate(&judged).map(|l| l.exp_m1() * 100.0),
+    }
 }
 
 #[cfg(test)]

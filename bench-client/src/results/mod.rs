@@ -20,7 +20,7 @@ mod sweep;
 use serde::{Deserialize, Serialize};
 
 pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
-pub use self::compare::{Basis, Comparison, Row, compare};
+pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
 pub use self::deltas::{ab_deltas, deltas};
 pub use self::file::{read, read_load, read_loads, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};

@@ -133,10 +133,26 @@ fn a_whole_session_running_slower_is_not_called_a_change() {
         assert!(row.ends_with("| no significant change |"), "{row}");
     }
     assert!(text.contains("bench-client ab"), "points to ab: {text}");
+    let floor = text.lines().find(|l| l.starts_with("| axum | 10 | floor | plaintext |")).unwrap();
+    assert!(floor.ends_with("| -10.0 % [-10.0 … -10.0] | not judged (session speed) |"), "{floor}");
     // A real slowdown of the code, in a session of the same speed, still is one.
     let slower = write(&dir, "slower-code.json", &session(0.90, 1.0, 64));
     let (code, text) = compare(&[&a, &slower], &[]);
     assert_eq!(code, 1, "{text}");
+    // The same code in a session whose server drew a 3 % slower layout for the
+    // routes but not for the floor: tight rounds, yet within ±1.5 % SD a session.
+    let layout = write(&dir, "layout.json", &session(0.97, 1.0, 64));
+    let (code, text) = compare(&[&a, &layout], &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("taken as ±1.5 % SD per session"), "{text}");
+    // The rows moved by −3.0 % and −2.9 % (ln: −0.0305, −0.0290) against a
+    // within-session variance of the difference of 2 × 0.000133/4 (rounds
+    // ±1 %): √((0.000884 − 0.000067)/2) = 2.0 %.
+    assert!(text.contains("these two sessions differ by 2.0 % SD per session"), "{text}");
+    // Trusting the rounds alone would call that layout a regression.
+    let (code, text) = compare(&[&a, &layout], &["--session-sd-percent", "0"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("REGRESSION: axum payload/per_request -3.0 %"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
