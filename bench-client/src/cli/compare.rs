@@ -25,8 +25,8 @@ pub struct CompareArgs {
     pub force: bool,
     /// How much one session's speed differs from another's for the same code,
     /// beyond what its rounds show: SD, percent per session, added to each
-    /// side's interval. Default: this project's machine (README); an A/A pair
-    /// of your own prints your machine's value. 0 trusts the rounds alone.
+    /// side's interval. Default: this project's machine (README); A/A pairs of
+    /// your own print your machine's value. 0 trusts the rounds alone.
     #[arg(long, default_value_t = SESSION_SD_PERCENT, value_parser = percent)]
     pub session_sd_percent: f64,
 }
@@ -74,7 +74,7 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     if let Some(observed) = cmp.observed_session_sd_percent {
         println!(
             "If A and B ran the same code, these two sessions differ by {observed:.1} % SD per session beyond their \
-             rounds: the --session-sd-percent for this machine (take the largest of several such pairs)."
+             rounds (one pair of sessions is a noisy estimate: pool several A/A pairs, the root of their mean square)."
         );
     }
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {
