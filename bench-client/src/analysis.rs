@@ -707,13 +707,13 @@ mod tests {
 
     #[test]
     fn a_session_term_widens_welchs_interval_as_a_known_variance() {
-        // Logs {0, 1, 2} against {1, 2, 3} with a session SD of 0.5 a side:
-        // variance of the difference 1/3 + 1/3 + 2 × 0.25 = 7/6, degrees of
-        // freedom (7/6)² / ((1/3)²/2 + (1/3)²/2) = 12.25.
+        // Logs {0, 1, 2} against {1, 2, 3} with a session SD of √(1/6) a side:
+        // variance of the difference 1/3 + 1/3 + 2 × 1/6 = 1, degrees of
+        // freedom 1² / ((1/3)²/2 + (1/3)²/2) = 9, t(0.975, 9) = 2.262157163.
         let a: Vec<f64> = [0.0f64, 1.0, 2.0].iter().map(|l| l.exp()).collect();
         let b: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|l| l.exp()).collect();
-        let c = unpaired_change_across_sessions(&a, &b, 0.5);
-        let half = t_quantile(12.25) * (7.0f64 / 6.0).sqrt();
+        let c = unpaired_change_across_sessions(&a, &b, (1.0f64 / 6.0).sqrt());
+        let half = 2.262_157_163;
         assert!((c.ci_low_percent.unwrap() - percent(1.0 - half)).abs() < 1e-6, "{c:?}");
         assert!((c.ci_high_percent.unwrap() - percent(1.0 + half)).abs() < 1e-4, "{c:?}");
         assert_eq!(unpaired_change_across_sessions(&a, &b, 0.0), unpaired_change(&a, &b));
@@ -739,6 +739,9 @@ mod tests {
         let (c, d) = (e(&[0.0, 0.02]), e(&[0.0, 0.02]));
         let two = session_sd_estimate(&[(&a, &b), (&c, &d)]).unwrap();
         assert!((two - (0.0021f64 / 4.0).sqrt()).abs() < 1e-9, "{two}");
+        // Values ≤ 0 are left out of a row, as in the intervals.
+        let with_zero: Vec<f64> = [&[0.0][..], &a].concat();
+        assert_eq!(session_sd_estimate(&[(&with_zero, &b)]), Some(one));
         // Differences smaller than the rounds explain: zero, not an imaginary SD.
         assert_eq!(session_sd_estimate(&[(&c, &d)]), Some(0.0));
         // Under two values a side: nothing to estimate from.

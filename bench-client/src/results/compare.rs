@@ -313,6 +313,18 @@ mod tests {
         let expected = 1.959_964 * 2.0f64.sqrt() * 1.015f64.ln() * 100.0;
         assert!(half > expected && half < expected + 0.2, "{half} against the term alone {expected}");
         assert_eq!(cmp.observed_session_sd_percent, Some(0.0), "same ratio in every round");
+        // The routes 10 % slower on a floor of the same speed: a change of the code.
+        let mut slower = a.clone();
+        for r in slower.runs.iter_mut().filter(|r| r.scenario != Scenario::Floor) {
+            r.figures.requests_per_s *= 0.9;
+        }
+        let cmp = compare(&a, &slower, Basis::Floor { session_sd_percent: 1.5 });
+        let route = cmp.rows.iter().find(|r| r.key.scenario != Scenario::Floor).unwrap();
+        assert!((route.change.change_percent + 10.0).abs() < 0.01, "{:?}", route.change);
+        assert_eq!(cmp.regressions(2.0).len(), 1);
+        // The rates shown are the raw ones: the geometric mean of the rounds.
+        let raw_mean = (10_000.0f64 * 0.99 * 10_000.0 * 1.01).sqrt();
+        assert!((route.a_per_s - raw_mean).abs() < 1.0 && (route.b_per_s - 0.9 * raw_mean).abs() < 1.0, "{route:?}");
         // A round whose floor failed: its route run is left out, not mixed in raw.
         let mut lost = b.clone();
         lost.runs.retain(|r| !(r.scenario == Scenario::Floor && r.round == 4));
