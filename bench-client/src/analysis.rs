@@ -77,7 +77,7 @@ fn variance(v: &[f64]) -> f64 {
 /// From [`MAX_DF`] degrees of freedom on, the normal quantile.
 fn t_quantile(df: f64) -> f64 {
     if df >= MAX_DF {
-        return Normal::standard().inverse_cdf(0.5 + CONFIDENCE / 2.0);
+        return normal_quantile();
     }
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
 }
@@ -215,6 +215,11 @@ pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64
     // to the denominator (a known term alone: infinite, the normal quantile).
     let df = se2.powi(2) / (va.powi(2) / (la.len() as f64 - 1.0) + vb.powi(2) / (lb.len() as f64 - 1.0));
     change_from(diff, Some(t_quantile(df) * se2.sqrt()))
+}
+
+/// Two-sided standard normal quantile for [`CONFIDENCE`] (1.959964 at 95 %).
+pub fn normal_quantile() -> f64 {
+    Normal::standard().inverse_cdf(0.5 + CONFIDENCE / 2.0)
 }
 
 /// Degrees of freedom from which the t quantile is taken as the normal one

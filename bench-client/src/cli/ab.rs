@@ -63,7 +63,7 @@ pub struct AbArgs {
     #[arg(long, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers_after: Option<u16>,
     /// Smallest significant slowdown, percent, that counts as a regression (exit 1).
-    #[arg(long, default_value = "2", value_parser = percent)]
+    #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
     pub threshold: f64,
     /// Where the servers and the client run.
     #[command(flatten)]

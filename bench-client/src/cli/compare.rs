@@ -18,7 +18,7 @@ pub struct CompareArgs {
     /// The candidate: a results.json or the run folder holding it.
     pub b: PathBuf,
     /// Smallest significant slowdown, percent, that counts as a regression.
-    #[arg(long, default_value = "2", value_parser = percent)]
+    #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
     pub threshold: f64,
     /// Compare even when the settings (duration, connections, profile, machine, …) differ.
     #[arg(long)]
@@ -66,15 +66,20 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     println!(
         "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
          running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
-         ±{:.1} % SD per session (--session-sd-percent). These files resolve changes above ±{:.1} % at best; \
-         for a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one session, slice by slice.",
+         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{:.1} % \
+         (the narrowest row) to ±{:.1} % (the widest); with this session SD no number of rounds resolves less \
+         than ±{:.1} %. For a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one \
+         session, slice by slice.",
         cmp.session_sd_percent,
-        cmp.resolution_percent().unwrap_or(f64::NAN)
+        cmp.best_resolution_percent().unwrap_or(f64::NAN),
+        cmp.resolution_percent().unwrap_or(f64::NAN),
+        cmp.session_floor_percent()
     );
     if let Some(observed) = cmp.observed_session_sd_percent {
         println!(
-            "If A and B ran the same code, these two sessions differ by {observed:.1} % SD per session beyond their \
-             rounds (one pair of sessions is a noisy estimate: pool several A/A pairs, the root of their mean square)."
+            "If A and B ran the same code, their judged rows show a session SD of {observed:.1} % beyond their \
+             rounds: one pair is a noisy estimate, so pool several A/A pairs (the root of their mean square) and \
+             lean cautious (this project pooled 0.5 % and took 1.5 %, README)."
         );
     }
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {

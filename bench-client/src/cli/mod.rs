@@ -63,7 +63,7 @@ pub enum Commands {
     /// Did my change make it faster? Build BEFORE and AFTER, run both servers side by side, and
     /// alternate between them in short slices: paired per-route deltas with their 95 % CI.
     ///
-    /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one, or a failure.
+    /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one, or a failure.
     Ab(AbArgs),
     /// Profile one server on one route with perf and write its flame graph (SVG).
     Flamegraph(FlamegraphArgs),
@@ -74,7 +74,7 @@ pub enum Commands {
     Responder(ResponderArgs),
     /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
     ///
-    /// Exit codes: 0 no significant regression beyond --threshold; 1 at least one; 2 bad input or
+    /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one; 2 bad input or
     /// different settings without --force.
     Compare(CompareArgs),
     /// Merge several clients' `load --json` files of one load (--clients N --segment i) exactly:

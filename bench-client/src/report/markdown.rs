@@ -511,8 +511,9 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
     if cmp.rows.iter().any(|r| r.against_floor) {
         let _ = writeln!(
             out,
-            "\n`change`: of each run's rate over its round's floor (`/plaintext`), interval widened by ±{:.1} % SD per \
-             session; the floor rows are raw and show how fast each session ran.",
+            "\n`change`: of each run's rate over its round's floor (`/plaintext`), so it can differ from the two rate \
+             columns; the interval includes a session SD of {:.1} % a side. The floor rows are raw, show how fast each \
+             session ran, and are not widened or judged.",
             cmp.session_sd_percent
         );
     }

@@ -69,13 +69,29 @@ impl Comparison {
     }
 
     /// The widest interval half-width among the judged rows, percentage
-    /// points: changes smaller than this cannot be resolved by these files.
+    /// points: changes smaller than this cannot be resolved in every row.
     pub fn resolution_percent(&self) -> Option<f64> {
+        self.half_widths().fold(None, |m, w| Some(m.map_or(w, |m: f64| m.max(w))))
+    }
+
+    /// The narrowest interval half-width among the judged rows, percentage
+    /// points: the smallest change any row of these files resolves.
+    pub fn best_resolution_percent(&self) -> Option<f64> {
+        self.half_widths().fold(None, |m, w| Some(m.map_or(w, |m: f64| m.min(w))))
+    }
+
+    /// The half-width, percentage points, that the session SD alone gives a
+    /// row however many rounds it has: `100 · sinh(z · √2 · ln(1 + sd))`.
+    pub fn session_floor_percent(&self) -> f64 {
+        let z = analysis::normal_quantile();
+        (z * 2.0f64.sqrt() * (self.session_sd_percent / 100.0).ln_1p()).sinh() * 100.0
+    }
+
+    fn half_widths(&self) -> impl Iterator<Item = f64> + '_ {
         self.rows
             .iter()
             .filter(|r| self.judged(r))
             .filter_map(|r| Some((r.change.ci_high_percent? - r.change.ci_low_percent?) / 2.0))
-            .fold(None, |m, w| Some(m.map_or(w, |m: f64| m.max(w))))
     }
 
     /// Rows for which no interval can be given (under two rounds on a side).
@@ -312,6 +328,11 @@ mod tests {
         let half = cmp.resolution_percent().unwrap();
         let expected = 1.959_964 * 2.0f64.sqrt() * 1.015f64.ln() * 100.0;
         assert!(half > expected && half < expected + 0.2, "{half} against the term alone {expected}");
+        // No spread in the rounds: the row is at the floor the session SD sets,
+        // 100 · sinh(1.959964 · √2 · ln 1.015) = 4.128; one judged row, so best = widest.
+        assert!((cmp.session_floor_percent() - 4.128).abs() < 0.001, "{}", cmp.session_floor_percent());
+        assert!((half - cmp.session_floor_percent()).abs() < 0.01, "{half}");
+        assert_eq!(cmp.best_resolution_percent(), cmp.resolution_percent());
         assert_eq!(cmp.observed_session_sd_percent, Some(0.0), "same ratio in every round");
         // The routes 10 % slower on a floor of the same speed: a change of the code.
         let mut slower = a.clone();
@@ -333,7 +354,9 @@ mod tests {
         assert!(route.change.change_percent.abs() < 0.01, "three rounds of ratios: {:?}", route.change);
         // Raw: same session, no term; every row is judged, the floor's 10 % too.
         let raw = compare(&a, &b, Basis::Raw);
-        assert_eq!(raw.session_sd_percent, 0.0);
+        assert_eq!((raw.session_sd_percent, raw.session_floor_percent()), (0.0, 0.0));
+        // Two judged rows: the floor's rounds spread less than the route's.
+        assert!(raw.best_resolution_percent().unwrap() <= raw.resolution_percent().unwrap());
         assert_eq!(raw.regressions(2.0).len(), 2);
         // A real offset inflates the estimate: (ln 0.9)² = 0.011101 less the
         // rounds' variance of the difference (±1 %: 2 × 0.000133/4 = 0.000067),

@@ -144,11 +144,13 @@ fn a_whole_session_running_slower_is_not_called_a_change() {
     let layout = write(&dir, "layout.json", &session(0.97, 1.0, 64));
     let (code, text) = compare(&[&a, &layout], &[]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("taken as ±1.5 % SD per session"), "{text}");
+    assert!(text.contains("taken as a session SD of 1.5 %"), "{text}");
+    // 100 · sinh(1.959964 · √2 · ln 1.015) = 4.13: the floor of any row's resolution.
+    assert!(text.contains("no number of rounds resolves less than ±4.1 %"), "{text}");
     // The rows moved by −3.0 % and −2.9 % (ln: −0.0305, −0.0290) against a
     // within-session variance of the difference of 2 × 0.000133/4 (rounds
     // ±1 %): √((0.000884 − 0.000067)/2) = 2.0 %.
-    assert!(text.contains("these two sessions differ by 2.0 % SD per session"), "{text}");
+    assert!(text.contains("their judged rows show a session SD of 2.0 %"), "{text}");
     // Trusting the rounds alone would call that layout a regression.
     let (code, text) = compare(&[&a, &layout], &["--session-sd-percent", "0"]);
     assert_eq!(code, 1, "{text}");
