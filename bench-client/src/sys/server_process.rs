@@ -1,6 +1,9 @@
 //! A server process under the suite's control: started pinned, its address
 //! read from its first line, stopped with SIGTERM then SIGKILL, and never
-//! left behind (also stopped on drop, so on errors and Ctrl-C).
+//! left behind (also stopped on drop, so on errors and Ctrl-C), nor its
+//! temporary files: it runs with `TMPDIR` set to a directory of its own,
+//! removed once it has exited (a server killed with SIGKILL cannot remove
+//! its fortunes database itself).
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -28,21 +31,31 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct ServerProcess {
     name: String,
     child: Option<Child>,
+    /// The server's `TMPDIR` (`bench-server-XXXXXX` under ours), removed
+    /// after the child is reaped.
+    scratch: Option<tempfile::TempDir>,
     /// The address it listens on, from its listening line (`common::process`).
     pub addr: SocketAddr,
 }
 
 impl ServerProcess {
-    /// Starts `binary args…` pinned to `cpus` and waits for its listening line.
+    /// Starts `binary args…` pinned to `cpus`, with `TMPDIR` a new directory
+    /// of its own, and waits for its listening line.
     ///
     /// # Errors
-    /// When the binary is missing, fails to start, exits or prints anything
-    /// else first (its stderr is quoted), or is silent for 30 s.
+    /// When the binary is missing, the temporary directory cannot be made,
+    /// the binary fails to start, exits or prints anything else first (its
+    /// stderr is quoted), or is silent for 30 s.
     pub fn start(binary: &Path, args: &[String], cpus: &CpuList) -> anyhow::Result<Self> {
         let name =
             binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
         Self::check_binary(binary)?;
+        let scratch = tempfile::Builder::new()
+            .prefix("bench-server-")
+            .tempdir()
+            .with_context(|| format!("cannot make a temporary directory for {name}"))?;
         let mut command = Command::new(binary);
+        command.env("TMPDIR", scratch.path());
         // Its own process group: a terminal's Ctrl-C reaches the client only,
         // which records what it measured and then stops the server itself.
         command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
@@ -65,7 +78,8 @@ impl ServerProcess {
             let _ = stderr.read_to_string(&mut text);
             let _ = err_tx.send(text);
         });
-        let mut server = Self { name, child: Some(child), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let mut server =
+            Self { name, child: Some(child), scratch: Some(scratch), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
         let first = rx.recv_timeout(START_TIMEOUT);
         let addr = match first {
             Ok(Some(Ok(line))) => parse_listening_line(&line),
@@ -111,9 +125,19 @@ impl ServerProcess {
         self.child.as_mut().is_none_or(|c| matches!(c.try_wait(), Ok(Some(_)) | Err(_)))
     }
 
-    /// Stops it: SIGTERM, then SIGKILL after [`STOP_GRACE`]; waits for it.
-    /// Idempotent; returns its exit status when it was still ours to reap.
+    /// Stops it: SIGTERM, then SIGKILL after [`STOP_GRACE`]; waits for it,
+    /// then removes its `TMPDIR` with whatever it left there. Idempotent;
+    /// returns its exit status when it was still ours to reap.
     pub fn stop(&mut self) -> Option<ExitStatus> {
+        let status = self.reap();
+        // Only after the child is gone: nothing writes there any more.
+        if let Some(scratch) = self.scratch.take() {
+            let _ = scratch.close();
+        }
+        status
+    }
+
+    fn reap(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         if let Ok(Some(status)) = child.try_wait() {
             return Some(status);

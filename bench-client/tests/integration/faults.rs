@@ -118,6 +118,9 @@ fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
     let _exclusive = util::exclusive();
     let cpus = util::all_cpus();
     let out = out_dir("suite");
+    // The servers' temporary files go under TMPDIR: none may be left there,
+    // not even the fortunes database of the server killed with SIGKILL.
+    let tmp = out_dir("suite-tmp");
     let mut suite = Command::new(CLIENT)
         .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum,actix", "--scenarios", "payload"])
         .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
@@ -126,6 +129,7 @@ fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
         .arg("--out")
         .arg(&out)
         .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
+        .env("TMPDIR", &tmp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -153,4 +157,6 @@ fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
     let runs = results["runs"].as_array().unwrap();
     let actix = runs.iter().filter(|r| r["framework"] == "actix" && r["complete"] == true).count();
     assert_eq!(actix, 2 * 4, "actix measured in full after axum failed: 2 rounds × (floor + 3 payload variants)");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "temporary files left behind: {left:?}");
 }
