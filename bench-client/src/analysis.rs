@@ -16,7 +16,7 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 pub const CONFIDENCE: f64 = 0.95;
 
 /// The half-width, percentage points, to which the report holds every
-/// delta's 95 % interval when no `--target-ci` is given: it names those
+/// delta's 95 % interval when no `--target-ci-points` is given: it names those
 /// wider and the rounds they would need ([`rounds_for`]).
 pub const RESOLUTION_POINTS: f64 = 1.0;
 

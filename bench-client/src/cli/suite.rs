@@ -70,9 +70,9 @@ pub struct SuiteArgs {
     pub pairing: PairingChoice,
     /// Measure until every delta's 95 % interval is at most this many percentage points on each side
     /// (e.g. 0.5), or --budget is spent; --rounds is then ignored.
-    #[arg(long, value_parser = positive_percent)]
+    #[arg(long = "target-ci-points", visible_alias = "target-ci", value_parser = positive_percent)]
     pub target_ci: Option<f64>,
-    /// Wall time the measurements may take with --target-ci, shared by the frameworks, e.g. 15m.
+    /// Wall time the measurements may take with --target-ci-points, shared by the frameworks, e.g. 15m.
     #[arg(long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
     pub budget: Duration,
     /// Length of one slice with pairing by slices, e.g. 250ms.

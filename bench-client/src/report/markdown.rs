@@ -133,7 +133,7 @@ pub fn delta_table(results: &Results) -> String {
 }
 
 /// Which deltas' intervals are wider than the target half-width (the
-/// run's `--target-ci`, else [`analysis::RESOLUTION_POINTS`]) and how many
+/// run's `--target-ci-points`, else [`analysis::RESOLUTION_POINTS`]) and how many
 /// rounds each would need; one line when all are within it.
 fn resolution_note(results: &Results) -> String {
     let target = results.meta.target_ci_percent.unwrap_or(analysis::RESOLUTION_POINTS);

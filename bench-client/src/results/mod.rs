@@ -108,7 +108,7 @@ pub struct Delta {
     pub before_p99_us: f64,
     /// Median over rounds of the changed variant's p99 latency, microseconds.
     pub after_p99_us: f64,
-    /// With `--target-ci`: whether the interval reached the target (else
+    /// With `--target-ci-points`: whether the interval reached the target (else
     /// the budget ran out first); `None` without a target.
     #[serde(default)]
     pub target_reached: Option<bool>,
@@ -169,7 +169,7 @@ pub struct Meta {
     /// `ab` only: the two sides compared.
     #[serde(default)]
     pub ab: Option<AbMeta>,
-    /// With `--target-ci`: the half-width asked of every delta's interval,
+    /// With `--target-ci-points`: the half-width asked of every delta's interval,
     /// percentage points (rounds then ran until it or the budget was reached).
     #[serde(default)]
     pub target_ci_percent: Option<f64>,
