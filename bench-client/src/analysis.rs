@@ -197,8 +197,7 @@ pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
 /// exact (infinite degrees of freedom). `session_sd_log = 0` is Welch's
 /// interval. Values ≤ 0 are left out; under two values on a side, no interval.
 pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64) -> Change {
-    let la: Vec<f64> = a.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
-    let lb: Vec<f64> = b.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    let (la, lb) = (positive_logs(a), positive_logs(b));
     if la.is_empty() || lb.is_empty() {
         return change_from(0.0, None);
     }
@@ -215,6 +214,11 @@ pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64
     // to the denominator (a known term alone: infinite, the normal quantile).
     let df = se2.powi(2) / (va.powi(2) / (la.len() as f64 - 1.0) + vb.powi(2) / (lb.len() as f64 - 1.0));
     change_from(diff, Some(t_quantile(df) * se2.sqrt()))
+}
+
+/// The natural logarithms of the positive values of `v` (the others left out).
+fn positive_logs(v: &[f64]) -> Vec<f64> {
+    v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect()
 }
 
 /// Two-sided standard normal quantile for [`CONFIDENCE`] (1.959964 at 95 %).
@@ -237,10 +241,9 @@ const MAX_DF: f64 = 1.0e6;
 /// two or more positive values a side. Only meaningful for an A/A pair: a
 /// real change between the sessions inflates it.
 pub fn session_sd_estimate(rows: &[(&[f64], &[f64])]) -> Option<f64> {
-    let logs = |v: &[f64]| -> Vec<f64> { v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect() };
     let terms: Vec<f64> = rows
         .iter()
-        .map(|(a, b)| (logs(a), logs(b)))
+        .map(|(a, b)| (positive_logs(a), positive_logs(b)))
         .filter(|(la, lb)| la.len() >= 2 && lb.len() >= 2)
         .map(|(la, lb)| {
             let within = variance(&la) / la.len() as f64 + variance(&lb) / lb.len() as f64;
@@ -381,7 +384,7 @@ fn lag1_autocorrelation(series: &[Vec<f64>]) -> Option<f64> {
 /// Geometric mean of positive `values` with the 95 % Student-t interval of
 /// the mean log value mapped back (`None` under two values).
 pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
-    let logs: Vec<f64> = values.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    let logs = positive_logs(values);
     if logs.is_empty() {
         return (0.0, None);
     }

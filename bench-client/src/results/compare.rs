@@ -210,7 +210,8 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
     };
     let session_sd_log = (session_sd_percent / 100.0).ln_1p();
     let mut missing_in_b = Vec::new();
-    let mut judged_rates = Vec::new();
+    // Each row's two series of rates, in the order of the rows.
+    let mut rates_of_rows = Vec::new();
     let rows: Vec<Row> = keys
         .into_iter()
         .filter_map(|k| {
@@ -231,7 +232,7 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             let against_floor = matches!(basis, Basis::Floor { .. }) && k.scenario != Scenario::Floor;
             let sd = if against_floor { session_sd_log } else { 0.0 };
             let change = analysis::unpaired_change_across_sessions(&ra, &rb, sd);
-            judged_rates.push((against_floor, ra, rb));
+            rates_of_rows.push((ra, rb));
             Some(Row {
                 a_per_s: analysis::geometric_mean_interval(&per_s(a, &k)).0,
                 b_per_s: analysis::geometric_mean_interval(&per_s(b, &k)).0,
@@ -241,16 +242,22 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             })
         })
         .collect();
-    let any_floor = judged_rates.iter().any(|(f, _, _)| *f);
-    let judged: Vec<(&[f64], &[f64])> =
-        judged_rates.iter().filter(|(f, _, _)| *f || !any_floor).map(|(_, x, y)| (&x[..], &y[..])).collect();
-    Comparison {
+    let mut cmp = Comparison {
         differences: differences(a, b),
         rows,
         missing_in_b,
         session_sd_percent,
-        observed_session_sd_percent: analysis::session_sd_estimate(&judged).map(|l| l.exp_m1() * 100.0),
-    }
+        observed_session_sd_percent: None,
+    };
+    let judged: Vec<(&[f64], &[f64])> = cmp
+        .rows
+        .iter()
+        .zip(&rates_of_rows)
+        .filter(|(row, _)| cmp.judged(row))
+        .map(|(_, (ra, rb))| (&ra[..], &rb[..]))
+        .collect();
+    cmp.observed_session_sd_percent = analysis::session_sd_estimate(&judged).map(|l| l.exp_m1() * 100.0);
+    cmp
 }
 
 #[cfg(test)]
