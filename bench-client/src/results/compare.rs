@@ -362,8 +362,17 @@ mod tests {
         // Raw: same session, no term; every row is judged, the floor's 10 % too.
         let raw = compare(&a, &b, Basis::Raw);
         assert_eq!((raw.session_sd_percent, raw.session_floor_percent()), (0.0, 0.0));
-        // Two judged rows: the floor's rounds spread less than the route's.
-        assert!(raw.best_resolution_percent().unwrap() <= raw.resolution_percent().unwrap());
+        // Two judged rows of different widths (B's floor lost a round): the
+        // narrowest and the widest are the two rows' own half-widths.
+        let uneven = compare(&a, &lost, Basis::Raw);
+        let halves: Vec<f64> = uneven
+            .rows
+            .iter()
+            .map(|r| (r.change.ci_high_percent.unwrap() - r.change.ci_low_percent.unwrap()) / 2.0)
+            .collect();
+        let (narrow, wide) = (halves[0].min(halves[1]), halves[0].max(halves[1]));
+        assert!(narrow < wide, "{halves:?}");
+        assert_eq!((uneven.best_resolution_percent(), uneven.resolution_percent()), (Some(narrow), Some(wide)));
         assert_eq!(raw.regressions(2.0).len(), 2);
         // A real offset inflates the estimate: (ln 0.9)² = 0.011101 less the
         // rounds' variance of the difference (±1 %: 2 × 0.000133/4 = 0.000067),
