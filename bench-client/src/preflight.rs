@@ -10,6 +10,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -19,6 +20,8 @@ use crate::engine::{Target, frame_response, get_request};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a wait for an answer looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// A preflight failure that is the server's answer, not the way to it.
 ///
@@ -70,10 +73,18 @@ pub struct Fetched {
 /// address in the message), or answers what the engine cannot frame
 /// ([`Error::is_unframeable`]).
 pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
+    fetch_until(target, None)
+}
+
+/// [`fetch`], giving up within [`STOP_POLL`] once `stop` is set.
+///
+/// # Errors
+/// As [`fetch`]; stopped: "interrupted while waiting for …".
+fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
     let addr = target.addr;
     let mut stream =
         TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    stream.set_read_timeout(Some(STOP_POLL))?;
     stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
     stream
         .write_all(&get_request(&target.host, &target.path))
@@ -108,6 +119,11 @@ pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
         match stream.read(&mut chunk) {
             Ok(0) => eof = true,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    bail!("GET {} on {addr}: interrupted while waiting for the answer", target.path);
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e).with_context(|| format!("GET {} on {addr}: reading the response", target.path)),
         }
@@ -132,11 +148,13 @@ fn content_type(head: &[u8]) -> Option<String> {
 /// must come with status 200 (no redirect is followed: the engine does not
 /// follow them either).
 ///
+/// Gives up within [`STOP_POLL`] once `stop` is set.
+///
 /// # Errors
 /// An unreachable server (naming the address), an answer the engine cannot
-/// frame, or a mismatch (naming the URL and the difference).
-pub fn expected_body(url: &str, target: &Target) -> anyhow::Result<Vec<u8>> {
-    let fetched = fetch(target).with_context(|| format!("cannot reach {} for {url}", target.addr))?;
+/// frame, a mismatch (naming the URL and the difference), or `stop`.
+pub fn expected_body(url: &str, target: &Target, stop: &AtomicBool) -> anyhow::Result<Vec<u8>> {
+    let fetched = fetch_until(target, Some(stop)).with_context(|| format!("cannot reach {} for {url}", target.addr))?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
     match Route::by_path(&target.path) {
         Some(route) => match difference(route, &fetched) {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::engine::{Rate, Timing};
+use crate::engine::{MAX_LATENCY_US, Rate, Timing, TimingError};
 use crate::measure::profiler::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
 use crate::sys::{CpuList, sleep_until};
@@ -205,6 +205,18 @@ pub(super) fn positive_duration(text: &str) -> Result<Duration, String> {
     if d.is_zero() { Err(format!("'{text}' must be longer than zero")) } else { Ok(d) }
 }
 
+/// A request timeout: at least 1 ms (the loop's timer), at most the
+/// latency histogram's top ([`MAX_LATENCY_US`], 60 s).
+pub(super) fn timeout(text: &str) -> Result<Duration, String> {
+    let d = duration(text)?;
+    let top = Duration::from_micros(MAX_LATENCY_US);
+    if d < Duration::from_millis(1) || d > top {
+        Err(format!("'{text}' is not a timeout from 1ms to {}", humantime::format_duration(top)))
+    } else {
+        Ok(d)
+    }
+}
+
 /// An open-loop rate, requests per second.
 pub(super) fn rate(text: &str) -> Result<Rate, String> {
     text.trim()
@@ -214,17 +226,22 @@ pub(super) fn rate(text: &str) -> Result<Rate, String> {
         .ok_or_else(|| format!("'{text}' is not a rate in requests per second such as 20000 (above 0, at most 1e9)"))
 }
 
-/// The timing of a run, checked once: `--window` must divide `--duration`.
+/// The timing of a run, checked once (see [`Timing::new`]): `--window`
+/// must divide `--duration`, within the engine's bounds.
 ///
 /// # Errors
-/// A duration that is not a whole number of windows (both quoted).
+/// The refusal, naming the flags.
 pub(super) fn timing(warmup: Duration, duration: Duration, window: Duration) -> anyhow::Result<Timing> {
-    Timing::new(warmup, duration, window).map_err(|_| {
-        anyhow::anyhow!(
-            "--duration {} is not a whole number of --window {}",
-            humantime::format_duration(duration),
-            humantime::format_duration(window)
-        )
+    let text = |d: Duration| humantime::format_duration(d).to_string();
+    Timing::new(warmup, duration, window).map_err(|e| match e {
+        TimingError::NotWholeWindows { .. } => {
+            anyhow::anyhow!("--duration {} is not a whole number of --window {}", text(duration), text(window))
+        }
+        TimingError::WindowTooShort { .. } => anyhow::anyhow!("--window {}: {e}", text(window)),
+        TimingError::TooManyWindows { .. } => {
+            anyhow::anyhow!("--duration {} in --window {}: {e}", text(duration), text(window))
+        }
+        TimingError::TooLong { .. } => anyhow::anyhow!("{e}"),
     })
 }
 

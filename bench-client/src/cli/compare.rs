@@ -1,12 +1,14 @@
 //! `bench-client compare A B`: reads two results, prints the comparison, and
 //! says whether B regressed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
 use super::args::percent;
+use crate::model::Scenario;
 use crate::report::{change_with_ci, comparison_table};
 use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
 
@@ -41,7 +43,31 @@ pub struct CompareArgs {
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
+    let (a, b) = (args.a.display(), args.b.display());
+    let file = |p: &Path| if p.is_dir() { p.join("results.json") } else { p.to_path_buf() };
+    let same = std::fs::canonicalize(file(&args.a)).ok().zip(std::fs::canonicalize(file(&args.b)).ok());
+    ensure!(
+        same.is_none_or(|(x, y)| x != y),
+        "{a} and {b} are the same results: compare reads two sessions (run make bench twice; an A/A pair is two)"
+    );
+    for (name, r) in [(&a, &ra), (&b, &rb)] {
+        ensure!(
+            !r.runs.iter().any(|run| matches!(run.scenario, Scenario::Before | Scenario::After)),
+            "{name} is an `ab` session (before and after side by side): its report already holds the comparison; \
+             compare reads two `suite` sessions"
+        );
+        ensure!(!r.runs.is_empty(), "{name} holds no run: compare reads the results.json of a `suite` session");
+    }
+    // A baseline must measure something; a candidate whose runs all failed is a regression (below).
+    ensure!(
+        ra.runs.iter().any(|run| run.figures.usable()),
+        "{a} holds no usable run (none complete with a successful request): nothing to compare against"
+    );
     let cmp = compare(&ra, &rb, Basis::Floor { session_sd_percent: args.session_sd_percent });
+    ensure!(
+        cmp.rows.iter().any(|row| cmp.judged(row)) || !cmp.missing_in_b.is_empty(),
+        "{a} and {b} have no run type in common with usable runs on both sides: nothing to compare"
+    );
     if !cmp.differences.is_empty() {
         eprintln!("the two runs differ in their settings:");
         for d in &cmp.differences {

@@ -13,7 +13,7 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use url::Url;
 
-use super::args::{Linger, MetricsArgs, StartArgs, TimingArgs, nonzero, positive_duration, rate};
+use super::args::{Linger, MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
 use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Segment, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
@@ -59,7 +59,7 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
     /// Per-request timeout, e.g. 2s.
-    #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -88,6 +88,11 @@ pub struct LoadArgs {
     /// Allow a target outside the loopback range.
     #[arg(long)]
     pub allow_remote: bool,
+    /// The server may close connections (`Connection: close`, a keep-alive limit): connections it
+    /// closes and the requests written again because of it are counted and shown, but do not fail
+    /// the run (exit 0).
+    #[arg(long)]
+    pub allow_churn: bool,
     /// Clients the load is split over (one process each, usually on several hosts): --connections and
     /// --rate-per-s are the totals over all of them, and each runs its --segment.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -131,6 +136,8 @@ pub struct LoadPlan {
     pub metrics_addr: Option<SocketAddr>,
     /// How long to stay up after the run.
     pub linger: Linger,
+    /// Connections closed by the server do not fail the run.
+    pub allow_churn: bool,
 }
 
 /// Parses and resolves `text` into the URL and the engine's target.
@@ -227,6 +234,7 @@ impl LoadArgs {
             label: self.label.unwrap_or_else(hostname),
             metrics_addr: self.metrics.metrics_addr,
             linger: self.metrics.linger,
+            allow_churn: self.allow_churn,
         })
     }
 }
@@ -270,7 +278,7 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadRepo
     // After pinning: its thread shares the client's CPUs.
     let telemetry = telemetry(plan)?;
     let s = plan.settings;
-    let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target)?;
+    let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target, stop)?;
     let load = Load::new(plan.target.clone(), expected_body, s);
     if let Some(t) = &telemetry {
         t.ready();
@@ -288,6 +296,7 @@ pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadRepo
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);
+    figures.churn_allowed = plan.allow_churn;
     let report = LoadReport {
         schema_version: SCHEMA_VERSION,
         url: plan.url.to_string(),

@@ -191,6 +191,8 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
                 Ok(report) if report.figures.is_failure() => Outcome::Failed,
                 Ok(_) => Outcome::Success,
+                // Ctrl-C in preflight (or anything else before the windows).
+                Err(e) if interrupted() => report(&e, Outcome::Interrupted),
                 Err(e) => barrier_or(&e, Outcome::Failed),
             }
         }

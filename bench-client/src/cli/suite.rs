@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
-use super::args::{CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
+use super::args::{CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timeout, timing};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
@@ -45,7 +45,7 @@ pub struct SuiteArgs {
     #[arg(long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: Vec<u16>,
     /// Per-request timeout.
-    #[arg(long, default_value = "2s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Where the servers and the client run.
     #[command(flatten)]

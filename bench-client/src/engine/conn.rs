@@ -55,6 +55,8 @@ pub(super) struct Conn {
     pub(super) route: usize,
     /// Listed among the connections free to take a due open-loop request.
     pub(super) listed_free: bool,
+    /// When it last had nothing to do: established, or its last response read.
+    pub(super) idle_since: Instant,
 }
 
 /// Why a connection is dropped.
@@ -66,6 +68,10 @@ pub(super) enum Disconnect {
     /// connection (GET is idempotent; HTTP clients retry this race too) and
     /// keep their due time.
     Closed,
+    /// The server closed a connection with nothing outstanding that had
+    /// been idle for [`super::KEEP_ALIVE_IDLE`] or longer: its keep-alive
+    /// timeout, counted apart from churn.
+    Idle,
     /// Its outstanding requests fail with this kind.
     Failed(FailureKind),
 }

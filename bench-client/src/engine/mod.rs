@@ -92,6 +92,10 @@ const NAP_WINDOW: Duration = Duration::from_millis(1);
 /// Timer slack of an engine thread that naps, nanoseconds: Linux lets a
 /// sleep overrun by the thread's slack, 50 µs by default.
 const NAP_TIMER_SLACK_NS: u64 = 1_000;
+/// A connection the server closes after at least this long with nothing to
+/// do was closed by its keep-alive timeout (actix-web's and Rocket's default
+/// 5 s), not churned: counted as `closed_idle`, not a shortfall.
+const KEEP_ALIVE_IDLE: Duration = Duration::from_secs(1);
 /// Readiness events taken from the kernel per `epoll_wait`.
 const EVENTS_PER_POLL: usize = 1024;
 /// An open-loop request written more than this after it was due counts as a
@@ -99,8 +103,19 @@ const EVENTS_PER_POLL: usize = 1024;
 /// granularity, so sends up to about 1 ms late are the schedule's own jitter.
 pub const LATE_SEND_TOLERANCE: Duration = Duration::from_millis(2);
 
+/// Shortest window: the loop's timer and the CPU sampler work in
+/// milliseconds, and a window shorter than a round trip measures nothing.
+pub const MIN_WINDOW: Duration = Duration::from_millis(1);
+/// Most windows one run may have: each costs a counter per engine thread and
+/// route, a CPU sample and a value in the results file.
+pub const MAX_WINDOWS: usize = 100_000;
+/// Longest measured duration, and longest warm-up: a day.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
 /// Warm-up, measured duration and window length of a run, checked once:
-/// the window is longer than zero and divides the duration.
+/// the window is at least [`MIN_WINDOW`] and divides the duration into at
+/// most [`MAX_WINDOWS`] windows; duration and warm-up are at most
+/// [`MAX_DURATION`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
     warmup: Duration,
@@ -111,7 +126,7 @@ pub struct Timing {
 /// Why a [`Timing`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimingError {
-    /// The window is zero, or the duration is not a whole number of windows.
+    /// The duration is not a whole number of windows.
     #[error("the measured duration {duration} is not a whole number of windows of {window}")]
     NotWholeWindows {
         /// The duration, as humantime prints it.
@@ -119,20 +134,51 @@ pub enum TimingError {
         /// The window, as humantime prints it.
         window: String,
     },
+    /// The window is shorter than [`MIN_WINDOW`].
+    #[error("a window of {window} is shorter than {}", humantime::format_duration(MIN_WINDOW))]
+    WindowTooShort {
+        /// The window, as humantime prints it.
+        window: String,
+    },
+    /// More than [`MAX_WINDOWS`] windows.
+    #[error("{windows} windows are more than {MAX_WINDOWS}: make the window longer")]
+    TooManyWindows {
+        /// How many the duration holds.
+        windows: u128,
+    },
+    /// A duration or warm-up over [`MAX_DURATION`].
+    #[error("{what} {value} is longer than {}", humantime::format_duration(MAX_DURATION))]
+    TooLong {
+        /// `duration` or `warm-up`.
+        what: &'static str,
+        /// The value, as humantime prints it.
+        value: String,
+    },
 }
 
 impl Timing {
     /// `warmup` discarded, then `duration` measured in windows of `window`.
     ///
     /// # Errors
-    /// [`TimingError::NotWholeWindows`] when `window` is zero, longer than
-    /// `duration`, or does not divide it.
+    /// [`TimingError`]: a window shorter than [`MIN_WINDOW`], longer than
+    /// `duration` or not dividing it, over [`MAX_WINDOWS`] windows, or a
+    /// duration or warm-up over [`MAX_DURATION`].
     pub fn new(warmup: Duration, duration: Duration, window: Duration) -> Result<Self, TimingError> {
-        if window.is_zero() || duration < window || !duration.as_nanos().is_multiple_of(window.as_nanos()) {
-            return Err(TimingError::NotWholeWindows {
-                duration: humantime::format_duration(duration).to_string(),
-                window: humantime::format_duration(window).to_string(),
-            });
+        let text = |d: Duration| humantime::format_duration(d).to_string();
+        if window < MIN_WINDOW {
+            return Err(TimingError::WindowTooShort { window: text(window) });
+        }
+        for (what, value) in [("the duration", duration), ("the warm-up", warmup)] {
+            if value > MAX_DURATION {
+                return Err(TimingError::TooLong { what, value: text(value) });
+            }
+        }
+        if duration < window || !duration.as_nanos().is_multiple_of(window.as_nanos()) {
+            return Err(TimingError::NotWholeWindows { duration: text(duration), window: text(window) });
+        }
+        let windows = duration.as_nanos() / window.as_nanos();
+        if windows > MAX_WINDOWS as u128 {
+            return Err(TimingError::TooManyWindows { windows });
         }
         Ok(Self { warmup, duration, window })
     }
@@ -387,4 +433,24 @@ pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<
     let measured =
         if stopped { Instant::now().min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
     Ok(Outcome { stats: merged, by_route, measured, stopped })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timings_outside_the_bounds_are_refused_by_kind() {
+        let (ms, s) = (Duration::from_millis(1), Duration::from_secs(1));
+        assert!(Timing::new(s, 3 * s, s).is_ok());
+        assert!(Timing::new(Duration::ZERO, 100 * s, ms).is_ok(), "100,000 windows of 1 ms");
+        assert!(matches!(Timing::new(s, 3 * s, Duration::from_nanos(1)), Err(TimingError::WindowTooShort { .. })));
+        assert!(matches!(Timing::new(s, 3 * s, Duration::from_micros(999)), Err(TimingError::WindowTooShort { .. })));
+        assert_eq!(Timing::new(s, 101 * s, ms), Err(TimingError::TooManyWindows { windows: 101_000 }));
+        assert!(matches!(Timing::new(s, MAX_DURATION + s, s), Err(TimingError::TooLong { what: "the duration", .. })));
+        assert!(matches!(Timing::new(MAX_DURATION + s, s, s), Err(TimingError::TooLong { what: "the warm-up", .. })));
+        assert!(Timing::new(MAX_DURATION, MAX_DURATION, s).is_ok());
+        assert!(matches!(Timing::new(s, 3 * s, 2 * s), Err(TimingError::NotWholeWindows { .. })));
+        assert!(matches!(Timing::new(s, s, 2 * s), Err(TimingError::NotWholeWindows { .. })));
+    }
 }

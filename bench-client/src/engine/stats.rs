@@ -19,7 +19,9 @@ pub struct Failures {
     pub connect: u64,
     /// Requests lost to a read or write error, or the server closing early.
     pub io: u64,
-    /// Requests without a response within `--timeout`.
+    /// Requests without a complete response within `--timeout` of their
+    /// write: timed out by the loop's timer, or answered after the deadline
+    /// (never a success).
     pub timeout: u64,
     /// Responses with a status other than 200, by status code.
     pub status: BTreeMap<u16, u64>,
@@ -79,16 +81,34 @@ pub enum FailureKind {
 /// Everything one run (or one engine thread of it) measured.
 ///
 /// Accounting identity: `sent == warmup_completed + successful() +
-/// failures.requests() + in_flight_at_deadline`; in the open loop, requests
-/// due but never written are `unsent_at_deadline`, outside `sent`.
+/// failures.requests() + in_flight_at_deadline + retried`: every write of a
+/// request is counted in `sent`, and a request written again on a new
+/// connection is counted once more there and once in `retried`, so each
+/// request's one outcome is counted once. In the open loop, requests due
+/// but never written are `unsent_at_deadline`, outside `sent`.
 #[derive(Debug, Clone)]
 pub struct RunStats {
     /// Per measured window, in order.
     pub windows: Vec<Window>,
     /// Failures by kind, measured windows only (connect: whole run).
     pub failures: Failures,
-    /// Requests written, warm-up included.
+    /// Requests written, warm-up included; a request written again after
+    /// its connection closed counts once per write (see `retried`).
     pub sent: u64,
+    /// Requests written again on a new connection because the server closed
+    /// (or reset) the one they had been written on before answering them;
+    /// whole run. Each retry is also in `sent`.
+    pub retried: u64,
+    /// Connections the server closed between responses (`Connection: close`,
+    /// or an end of stream or reset after a response): churn, whole run.
+    pub closed_by_server: u64,
+    /// Connections the server closed after they had been idle for a second
+    /// or more (its keep-alive timeout): not churn, whole run.
+    pub closed_idle: u64,
+    /// Connection slots not yet established once when the measured windows
+    /// began (with no warm-up: when the first window ended); 0 when the load
+    /// ran on every connection asked for.
+    pub connections_short: u64,
     /// Requests settled during the warm-up, by a response or a failure of
     /// any kind (not measured).
     pub warmup_completed: u64,
@@ -102,8 +122,9 @@ pub struct RunStats {
     pub connections_established: u64,
     /// Reconnections after the server closed a connection or an error.
     pub reconnects: u64,
-    /// Open loop: requests written more than the engine's late-send
-    /// tolerance after they were due (due during the measured windows).
+    /// Open loop: requests written during the measured windows more than
+    /// the engine's late-send tolerance after they were due, whatever the
+    /// phase they were due in (a backlog from the warm-up included).
     pub late_sends: u64,
     /// Open loop: requests due by the deadline that were never written.
     pub unsent_at_deadline: u64,
@@ -134,6 +155,10 @@ impl RunStats {
             windows: vec![Window::default(); windows],
             failures: Failures::default(),
             sent: 0,
+            retried: 0,
+            closed_by_server: 0,
+            closed_idle: 0,
+            connections_short: 0,
             warmup_completed: 0,
             warmup_failed: 0,
             in_flight_at_deadline: 0,
@@ -197,6 +222,10 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
         }
         self.failures += &other.failures;
         self.sent += other.sent;
+        self.retried += other.retried;
+        self.closed_by_server += other.closed_by_server;
+        self.closed_idle += other.closed_idle;
+        self.connections_short += other.connections_short;
         self.warmup_completed += other.warmup_completed;
         self.warmup_failed += other.warmup_failed;
         self.in_flight_at_deadline += other.in_flight_at_deadline;
@@ -283,9 +312,13 @@ mod tests {
             Failures { connect: 3, io: 6, timeout: 9, status: BTreeMap::from([(503, 12)]), body: 15, protocol: 18 };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads.
-        fn counters(s: &mut RunStats) -> [&mut u64; 8] {
+        fn counters(s: &mut RunStats) -> [&mut u64; 12] {
             [
                 &mut s.sent,
+                &mut s.retried,
+                &mut s.closed_by_server,
+                &mut s.closed_idle,
+                &mut s.connections_short,
                 &mut s.warmup_completed,
                 &mut s.warmup_failed,
                 &mut s.in_flight_at_deadline,

@@ -16,8 +16,8 @@ use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::{FailureKind, RunStats};
 use super::{
-    CONNECT_BACKOFF, EVENTS_PER_POLL, Error, LATE_SEND_TOLERANCE, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW,
-    READ_BUFFER_BYTES, UNCONFIRMED_AT_ONCE, get_request,
+    CONNECT_BACKOFF, EVENTS_PER_POLL, Error, KEEP_ALIVE_IDLE, LATE_SEND_TOLERANCE, Load, NAP_TIMER_SLACK_NS,
+    NAP_WINDOW, READ_BUFFER_BYTES, UNCONFIRMED_AT_ONCE, get_request,
 };
 
 /// The three instants every thread of a run shares.
@@ -63,8 +63,10 @@ pub(super) struct Worker<'a> {
     window_ns: u128,
     last_window: usize,
     schedule: Option<Schedule>,
-    /// Open loop: connections with room for another request.
-    free: Vec<usize>,
+    /// Open loop: connections with room for another request, oldest first,
+    /// so that every connection is used in turn (as wrk2's per-connection
+    /// schedule does) and none idles into the server's keep-alive timeout.
+    free: VecDeque<usize>,
     /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
     unconfirmed: usize,
     /// This thread's share of [`UNCONFIRMED_AT_ONCE`].
@@ -82,6 +84,10 @@ pub(super) struct Worker<'a> {
     live: Option<&'a Slot>,
     /// When the latency buckets are published next (window boundaries).
     next_live_latency: Instant,
+    /// When the connection slots are checked for having been established
+    /// once (the measure start, or the end of the first window without a
+    /// warm-up); `None` once checked.
+    ramp_check: Option<Instant>,
 }
 
 impl<'a> Worker<'a> {
@@ -131,6 +137,7 @@ impl<'a> Worker<'a> {
                     unwritten: 0,
                     route: 0,
                     listed_free: false,
+                    idle_since: times.start,
                 })
                 .collect(),
             request_lens: requests.iter().map(Vec::len).collect(),
@@ -143,7 +150,7 @@ impl<'a> Worker<'a> {
             window_ns: s.timing.window().as_nanos().max(1),
             last_window: s.timing.windows().saturating_sub(1),
             schedule,
-            free: Vec::with_capacity(connections),
+            free: VecDeque::with_capacity(connections),
             unconfirmed: 0,
             unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
             queued: VecDeque::with_capacity(connections),
@@ -155,6 +162,11 @@ impl<'a> Worker<'a> {
             },
             live,
             next_live_latency: times.measure_start + s.timing.window(),
+            ramp_check: Some(if s.timing.warmup().is_zero() {
+                times.measure_start + s.timing.window()
+            } else {
+                times.measure_start
+            }),
         })
     }
 
@@ -186,6 +198,13 @@ impl<'a> Worker<'a> {
             if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
                 break true;
             }
+            if let Some(at) = self.ramp_check
+                && now >= at
+            {
+                // A slot is established once its first connection opened.
+                self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+                self.ramp_check = None;
+            }
             if now >= next_scan {
                 self.scan(now);
                 next_scan = now + tick;
@@ -207,6 +226,9 @@ impl<'a> Worker<'a> {
                 self.switch_pool(now);
             }
             let mut wake = next_scan.min(self.times.end);
+            if let Some(at) = self.ramp_check {
+                wake = wake.min(at);
+            }
             if self.pools > 1 {
                 wake = wake.min(self.next_slice(now));
             }
@@ -257,6 +279,10 @@ impl<'a> Worker<'a> {
                 self.answered.clear();
             }
         };
+        if !stopped && self.ramp_check.is_some() {
+            // One window and no warm-up: the ramp is judged at the deadline.
+            self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+        }
         let stopped_at = Instant::now().min(self.times.end);
         self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
         for o in self.conns.iter().flat_map(|c| &c.outstanding) {
@@ -389,6 +415,29 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The server closed connection `i` between responses: counts the churn,
+    /// and each outstanding request that was (at least partly) written as a
+    /// retry, written once more on the next connection as a request of the
+    /// connection's route (its route's `retried`, that route's `sent`).
+    /// Requests not yet written at all are no retries: they keep their place.
+    fn retry_outstanding(&mut self, i: usize) {
+        self.stats.closed_by_server += 1;
+        let c = &mut self.conns[i];
+        let untouched = c.unwritten / self.request_lens[c.route];
+        let written = c.outstanding.len().saturating_sub(untouched);
+        for o in c.outstanding.iter_mut().take(written) {
+            self.stats.retried += 1;
+            self.stats.sent += 1;
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.retried += 1;
+            }
+            if let Some(r) = self.by_route.get_mut(c.route) {
+                r.sent += 1;
+            }
+            o.route = c.route;
+        }
+    }
+
     /// Counts connection `i` as confirmed, or as no longer pending at all.
     fn confirm(&mut self, i: usize) {
         if std::mem::take(&mut self.conns[i].unconfirmed) {
@@ -412,16 +461,21 @@ impl<'a> Worker<'a> {
         self.stats.reconnects += u64::from(c.reconnect);
         c.reconnect = true;
         c.phase = Phase::Open;
+        c.idle_since = now;
         c.start = 0;
         c.end = 0;
         c.served = 0;
-        // Requests left by a cleanly closed connection are written first.
-        // (as requests of the connection's route, which they now are).
+        // Requests left by a connection the server closed are written first
+        // (as requests of the connection's route: see `drop_conn`).
         for o in &mut c.outstanding {
             o.sent = now;
-            o.route = c.route;
         }
         c.unwritten = c.outstanding.len() * self.request_lens[c.route];
+        // Retried requests go out now, even in another pool's slice.
+        self.flush(i);
+        if !matches!(self.conns[i].phase, Phase::Open) {
+            return;
+        }
         self.refill(i, now);
         if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
             // Nothing due to confirm it with.
@@ -458,7 +512,8 @@ impl<'a> Worker<'a> {
                 Some(s) => {
                     let due = s.due_at(s.next);
                     s.next += 1;
-                    if due >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
+                    // Written in the measured windows: late whatever phase it was due in.
+                    if now >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
                         self.stats.late_sends += 1;
                     }
                     due
@@ -473,7 +528,7 @@ impl<'a> Worker<'a> {
         c.unwritten += n * self.request_lens[route];
         if self.schedule.is_some() && c.outstanding.len() < pipeline && !c.listed_free {
             c.listed_free = true;
-            self.free.push(i);
+            self.free.push_back(i);
         }
         if c.unwritten > 0 {
             self.flush(i);
@@ -483,7 +538,7 @@ impl<'a> Worker<'a> {
     /// Open loop: hands requests that are due to free connections.
     fn dispatch(&mut self, now: Instant) {
         while self.schedule.as_ref().is_some_and(|s| s.pending(now) > 0) {
-            let Some(i) = self.free.pop() else { return };
+            let Some(i) = self.free.pop_front() else { return };
             self.conns[i].listed_free = false;
             if matches!(self.conns[i].phase, Phase::Open) {
                 self.refill(i, now);
@@ -552,6 +607,7 @@ impl<'a> Worker<'a> {
         let window = self.window_of(done);
         let c = &mut self.conns[i];
         let mut closing = false;
+        let served = c.served;
         while c.start < c.end {
             let unread = &c.buf[c.start..c.end];
             let framed = match frame_response(unread, false, eof) {
@@ -563,7 +619,10 @@ impl<'a> Worker<'a> {
                 // A response to no request.
                 return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
             };
-            let outcome = if framed.status != 200 {
+            let outcome = if done.saturating_duration_since(request.sent) >= self.load.settings.timeout {
+                // Answered after its deadline: a timeout, whatever it says.
+                Err(FailureKind::Timeout)
+            } else if framed.status != 200 {
                 Err(FailureKind::Status(framed.status))
             } else if !framed.body_eq(unread, self.expected[request.route]) {
                 Err(FailureKind::Body)
@@ -600,6 +659,10 @@ impl<'a> Worker<'a> {
             c.start = 0;
             c.end = 0;
         }
+        if c.served != served {
+            // Its last response: an end of stream read with it is judged from here.
+            c.idle_since = done;
+        }
         if closing {
             self.drop_conn(i, Disconnect::Closed);
         } else if eof {
@@ -615,7 +678,14 @@ impl<'a> Worker<'a> {
     fn connection_lost(&mut self, i: usize) {
         let c = &self.conns[i];
         let between_responses = c.start == c.end && (c.served > 0 || c.outstanding.is_empty());
-        let why = if between_responses { Disconnect::Closed } else { Disconnect::Failed(FailureKind::Io) };
+        let idle = c.outstanding.is_empty()
+            && c.unwritten == 0
+            && Instant::now().saturating_duration_since(c.idle_since) >= KEEP_ALIVE_IDLE;
+        let why = match (between_responses, idle) {
+            (true, true) => Disconnect::Idle,
+            (true, false) => Disconnect::Closed,
+            (false, _) => Disconnect::Failed(FailureKind::Io),
+        };
         self.drop_conn(i, why);
     }
 
@@ -627,8 +697,10 @@ impl<'a> Worker<'a> {
         if now >= self.times.end {
             return;
         }
-        if let Disconnect::Failed(kind) = why {
-            self.fail_outstanding(i, now, kind);
+        match why {
+            Disconnect::Failed(kind) => self.fail_outstanding(i, now, kind),
+            Disconnect::Closed => self.retry_outstanding(i),
+            Disconnect::Idle => self.stats.closed_idle += 1,
         }
         let c = &mut self.conns[i];
         c.unwritten = 0;

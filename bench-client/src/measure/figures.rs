@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Measured;
 use crate::analysis;
-use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats};
+use crate::engine::{EncodedHistogram, Failures, LATE_SEND_TOLERANCE, LatencySummary, LoadSettings, RunStats};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -40,8 +40,33 @@ pub struct RunFigures {
     /// they are in `failed` by kind but not in `successful` or the windows.
     #[serde(default)]
     pub transition_completed: u64,
-    /// Requests written, warm-up included.
+    /// Requests written, warm-up included; a request written again after its
+    /// connection closed counts once per write (see `retried`).
     pub sent: u64,
+    /// Requests written again on a new connection because the server closed
+    /// or reset the one they were written on before answering them (whole
+    /// run; also in `sent`). Not clean unless `churn_allowed`.
+    #[serde(default)]
+    pub retried: u64,
+    /// Connections the server closed between responses (`Connection: close`,
+    /// or an end of stream or reset after a response; whole run): churn. Not
+    /// clean unless `churn_allowed`.
+    #[serde(default)]
+    pub closed_by_server: u64,
+    /// Connections the server closed after a second or more with nothing to
+    /// do (its keep-alive timeout, whole run): shown, not a shortfall.
+    #[serde(default)]
+    pub closed_idle: u64,
+    /// The user allowed the server to close connections (`--allow-churn`):
+    /// `closed_by_server` and `retried` are counted but do not fail the run.
+    #[serde(default)]
+    pub churn_allowed: bool,
+    /// Connections asked for that were not yet established once when the
+    /// measured windows began (with no warm-up: when the first window
+    /// ended). Above 0 the run did not measure the load asked for:
+    /// `complete` is false.
+    #[serde(default)]
+    pub connections_short: u64,
     /// Requests completed during the warm-up (not measured).
     pub warmup_completed: u64,
     /// Requests without a complete response at the deadline.
@@ -62,7 +87,8 @@ pub struct RunFigures {
     /// The engine's nap between polls, microseconds (0: it waited in epoll).
     #[serde(default)]
     pub nap_us: u64,
-    /// Open loop: requests written more than 2 ms after they were due.
+    /// Open loop: requests written during the measured windows more than
+    /// 2 ms after they were due, whatever the phase they were due in.
     #[serde(default)]
     pub late_sends: u64,
     /// Open loop: requests due by the deadline and never written.
@@ -144,12 +170,77 @@ pub struct RunFigures {
     pub profiled: bool,
     /// False when the run was interrupted before its deadline, or lost its
     /// server: the process exited, or any connection attempt failed
-    /// (refused, timed out, or no file descriptor left).
+    /// (refused, timed out, or no file descriptor left); or when the
+    /// measured windows began short of the connections asked for.
     pub complete: bool,
 }
 
 fn one() -> usize {
     1
+}
+
+/// An open-loop run is short of its schedule when more than this share of
+/// the requests due were written late or never, percent (beyond those due
+/// within the late-send tolerance of the deadline, which could not be late).
+pub const OFFERED_SHORTFALL_PERCENT: f64 = 1.0;
+
+/// A way in which a run fell short of what was asked, beyond failed
+/// requests: each makes the run a failure (exit 1), and is said in one line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shortfall {
+    /// Connections not established once when the windows began.
+    Connections {
+        /// How many of `requested`.
+        short: u64,
+        /// Connections asked for.
+        requested: u64,
+    },
+    /// Open loop: the schedule was not offered on time.
+    Offered {
+        /// Share of the requests due written on time, percent.
+        on_time_percent: f64,
+        /// Written late.
+        late: u64,
+        /// Never written.
+        unsent: u64,
+    },
+    /// The server closed connections between responses.
+    Churn {
+        /// Connections closed by the server.
+        closed: u64,
+    },
+    /// Requests written twice after the server closed their connection.
+    Retries {
+        /// Requests written again.
+        retried: u64,
+    },
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Connections { short, requested } => write!(
+                f,
+                "{short} connections were not open when the windows began ({requested} asked for per server; the \
+                 run is incomplete)"
+            ),
+            Self::Offered { on_time_percent, late, unsent } => write!(
+                f,
+                "the schedule was offered {on_time_percent:.1} % on time: {late} requests written late, \
+                 {unsent} never written"
+            ),
+            Self::Churn { closed } => write!(
+                f,
+                "connections churned: the server closed {closed} connections between responses \
+                 (--allow-churn accepts it)"
+            ),
+            Self::Retries { retried } => write!(
+                f,
+                "{retried} requests written again after the server closed or reset their connection \
+                 (--allow-churn accepts it)"
+            ),
+        }
+    }
 }
 
 impl RunFigures {
@@ -160,9 +251,112 @@ impl RunFigures {
     }
 
     /// Whether the run failed: failed requests, connection failures, no
-    /// successful request, or cut short.
+    /// successful request, cut short, or any [`Shortfall`].
     pub fn is_failure(&self) -> bool {
-        self.failed.requests() > 0 || self.failed.connect > 0 || self.successful == 0 || !self.complete
+        self.failed.requests() > 0
+            || self.failed.connect > 0
+            || self.successful == 0
+            || !self.complete
+            || !self.shortfalls().is_empty()
+    }
+
+    /// Checks that the figures add up, as a file read back must: as many
+    /// failed as successful windows, the windows summing to the totals, the
+    /// failures by kind to the failed total (with the transition),
+    /// latencies in order, no negative or non-finite measure, and (`sent`:
+    /// files of schema 8 on, whose engine counts retries) every request
+    /// written settled once (`sent` = warm-up + successful + failed +
+    /// transition + in flight + retried).
+    ///
+    /// # Errors
+    /// The first field that does not fit, named, with what it holds.
+    pub fn check(&self, sent: bool) -> Result<(), String> {
+        let sum = |v: &[u64]| v.iter().map(|&x| u128::from(x)).sum::<u128>();
+        let w = (self.windows.len(), self.windows_failed.len());
+        if w.0 != w.1 {
+            return Err(format!("`windows_failed` has {} windows where `windows` has {}", w.1, w.0));
+        }
+        if w.0 > crate::engine::MAX_WINDOWS {
+            return Err(format!("`windows` has {} windows, more than any run has", w.0));
+        }
+        if sum(&self.windows) != u128::from(self.successful) {
+            return Err(format!("`successful` is {} but `windows` add up to {}", self.successful, sum(&self.windows)));
+        }
+        if sum(&self.windows_failed) != u128::from(self.failed_total) {
+            let total = sum(&self.windows_failed);
+            return Err(format!("`failed_total` is {} but `windows_failed` add up to {total}", self.failed_total));
+        }
+        let by_kind = u128::from(self.failed.io)
+            + u128::from(self.failed.timeout)
+            + self.failed.status.values().map(|&n| u128::from(n)).sum::<u128>()
+            + u128::from(self.failed.body)
+            + u128::from(self.failed.protocol);
+        let failed_total = u128::from(self.failed_total);
+        if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
+            return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));
+        }
+        let settled = u128::from(self.warmup_completed)
+            + u128::from(self.successful)
+            + failed_total
+            + u128::from(self.transition_completed)
+            + u128::from(self.in_flight_at_deadline)
+            + u128::from(self.retried);
+        if sent && settled != u128::from(self.sent) {
+            return Err(format!(
+                "`sent` is {} but warm-up, successful, failed, transition, in flight and retried add up to {settled}",
+                self.sent
+            ));
+        }
+        let l = &self.latency_us;
+        if !(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max) {
+            return Err("`latency_us` percentiles are not in order".to_owned());
+        }
+        let measures = [("duration_s", self.duration_s), ("window_s", self.window_s)]
+            .into_iter()
+            .chain([("requests_per_s", self.requests_per_s), ("client_cpu_percent", self.client_cpu_percent)])
+            .chain(self.server_cpu_percent.map(|p| ("server_cpu_percent", p)));
+        for (name, value) in measures {
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!("`{name}` is {value}"));
+            }
+        }
+        if self.window_s <= 0.0 {
+            return Err(format!("`window_s` is {}", self.window_s));
+        }
+        Ok(())
+    }
+
+    /// Every way in which the run fell short of what was asked, beyond
+    /// failed requests (churn and retries only when not allowed).
+    pub fn shortfalls(&self) -> Vec<Shortfall> {
+        let mut out = Vec::new();
+        if self.connections_short > 0 {
+            out.push(Shortfall::Connections { short: self.connections_short, requested: self.connections_requested });
+        }
+        if self.rate_per_s.is_some() {
+            let due = self.sent.saturating_sub(self.retried).saturating_add(self.unsent_at_deadline);
+            let off = self.late_sends.saturating_add(self.unsent_at_deadline);
+            // Requests due within the late-send tolerance of the deadline
+            // (the one due at it included) could not be late yet.
+            let at_deadline = (self.rate_per_s.unwrap_or(0.0) * LATE_SEND_TOLERANCE.as_secs_f64()).ceil() + 1.0;
+            if due > 0 && off as f64 > due as f64 * OFFERED_SHORTFALL_PERCENT / 100.0 + at_deadline {
+                let on_time_percent = 100.0 * due.saturating_sub(off) as f64 / due as f64;
+                out.push(Shortfall::Offered {
+                    on_time_percent,
+                    late: self.late_sends,
+                    unsent: self.unsent_at_deadline,
+                });
+            }
+        }
+        if !self.churn_allowed {
+            if self.closed_by_server > 0 {
+                out.push(Shortfall::Churn { closed: self.closed_by_server });
+            }
+            if self.retried > 0 {
+                out.push(Shortfall::Retries { retried: self.retried });
+            }
+        }
+        out
     }
 
     /// Figures of `run`, a run of one route with `settings` against a
@@ -231,6 +425,11 @@ impl RunFigures {
             failed: s.failures.clone(),
             transition_completed: s.successful() + s.failures.requests() - successful - failed_total,
             sent: s.sent,
+            retried: s.retried,
+            closed_by_server: conn.closed_by_server,
+            closed_idle: conn.closed_idle,
+            churn_allowed: false,
+            connections_short: conn.connections_short,
             warmup_completed: s.warmup_completed,
             in_flight_at_deadline: s.in_flight_at_deadline,
             connections_requested: settings.connections.get() as u64,
@@ -278,7 +477,7 @@ impl RunFigures {
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
             profiled: own.len() == all.len() && matches!(run.folded, Some(Ok(_))),
-            complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0,
+            complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0 && conn.connections_short == 0,
         }
     }
 }
@@ -462,5 +661,78 @@ mod tests {
         value.as_object_mut().unwrap().remove("pipeline");
         let old: RunFigures = serde_json::from_value(value).unwrap();
         assert_eq!(old.pipeline, 1);
+    }
+
+    #[test]
+    fn figures_that_do_not_add_up_are_named_by_field() {
+        let mut s = stats(&[100, 100, 100, 100]);
+        s.record_failure(Some(2), FailureKind::Status(503));
+        s.sent += 1;
+        let cpu = CpuWindows { server: vec![50.0; 4], client: vec![50.0; 4] };
+        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(2), cpu), &settings(500, 4), Some(1));
+        assert_eq!(good.check(true), Ok(()));
+        let err = |edit: fn(&mut RunFigures)| {
+            let mut f = good.clone();
+            edit(&mut f);
+            f.check(true).unwrap_err()
+        };
+        assert!(err(|f| _ = f.windows_failed.pop()).contains("`windows_failed` has 3 windows"));
+        assert!(err(|f| f.successful *= 10).contains("`successful` is 4000 but `windows` add up to 400"));
+        assert!(err(|f| f.successful = u64::MAX).contains("`successful`"));
+        assert!(err(|f| f.failed_total = 0).contains("`failed_total` is 0"));
+        assert!(err(|f| f.failed.io = 5).contains("`failed` by kind add up to 6"));
+        assert!(err(|f| f.sent += 1).contains("`sent` is 405"));
+        let mut old = good.clone();
+        old.sent += 1;
+        assert_eq!(old.check(false), Ok(()), "files before schema 8 are not held to `sent`");
+        assert!(
+            err(|f| f.retried = 1).contains(
+                "`sent` is 404 but warm-up, successful, failed, transition, in flight and retried add up to 405"
+            ),
+            "a retry is one more write"
+        );
+        assert!(err(|f| f.latency_us.p50 = f.latency_us.max + 1).contains("percentiles are not in order"));
+        assert!(err(|f| f.duration_s = -1.0).contains("`duration_s` is -1"));
+        assert!(err(|f| f.requests_per_s = f64::NAN).contains("`requests_per_s` is NaN"));
+        assert!(err(|f| f.window_s = 0.0).contains("`window_s` is 0"));
+    }
+
+    #[test]
+    fn every_shortfall_fails_the_run_and_churn_only_unless_allowed() {
+        let s = stats(&[100, 100]);
+        let cpu = CpuWindows { server: vec![50.0; 2], client: vec![50.0; 2] };
+        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(1), cpu), &settings(500, 2), Some(1));
+        assert!(good.shortfalls().is_empty() && !good.is_failure());
+        let with = |edit: fn(&mut RunFigures)| {
+            let mut f = good.clone();
+            edit(&mut f);
+            f
+        };
+        let short = with(|f| f.connections_short = 3);
+        assert_eq!(short.shortfalls(), [Shortfall::Connections { short: 3, requested: 8 }]);
+        assert!(short.is_failure());
+        let churn = with(|f| {
+            f.closed_by_server = 5;
+            f.retried = 2;
+        });
+        assert_eq!(churn.shortfalls(), [Shortfall::Churn { closed: 5 }, Shortfall::Retries { retried: 2 }]);
+        assert!(churn.is_failure());
+        let allowed = with(|f| {
+            f.closed_by_server = 5;
+            f.retried = 2;
+            f.churn_allowed = true;
+        });
+        assert!(allowed.shortfalls().is_empty() && !allowed.is_failure());
+        // Open loop: 1 % of the requests due late or unsent is the schedule's own jitter, more is not.
+        let open = |late: u64, unsent: u64| {
+            let mut f = good.clone();
+            f.rate_per_s = Some(1000.0);
+            (f.sent, f.late_sends, f.unsent_at_deadline) = (1000 - unsent, late, unsent);
+            f.shortfalls()
+        };
+        // At 1,000 requests/s, 2 ms of tolerance: 3 due at the deadline are allowed beside the 1 %.
+        assert!(open(8, 5).is_empty(), "13 of 1,000");
+        assert_eq!(open(9, 5), [Shortfall::Offered { on_time_percent: 98.6, late: 9, unsent: 5 }]);
+        assert!(open(0, 14)[0].to_string().starts_with("the schedule was offered 98.6 % on time"));
     }
 }

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
 pub use self::cpu::{CpuWindows, sample_windows};
-pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
+pub use self::figures::{
+    OFFERED_SHORTFALL_PERCENT, PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT, Shortfall,
+};
 pub use self::profiler::Perf;
 use crate::engine::{self, Live, Load, Outcome};
 use crate::sys::{peak_rss_bytes, sleep_until};

@@ -12,6 +12,10 @@ use crate::measure::RunFigures;
 use crate::measure::profiler::{Shape, top_self};
 use crate::results::{LoadReport, MergeInfo, WatchReport};
 
+/// Windows listed one by one in the summary; more are summed up in one line
+/// (all of them are in `--json`).
+const WINDOWS_PRINTED: usize = 60;
+
 /// The summary `load` prints: counts, failures by kind, connections,
 /// windows, CPU use and latency of the run of `url`; `merge` prints the same
 /// for the merged run, followed by its table of clients.
@@ -30,6 +34,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         " (INCOMPLETE: the server exited; the run ended with that window)"
     } else if f.failed.connect > 0 {
         " (INCOMPLETE: connections failed; the server may have died)"
+    } else if f.connections_short > 0 {
+        " (INCOMPLETE: the windows began short of the connections asked for)"
     } else {
         " (interrupted)"
     };
@@ -67,10 +73,16 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     }
     writeln!(
         w,
-        "  connections          {:>12} established of {} requested, {} reconnections",
-        f.connections_established, f.connections_requested, f.reconnects
+        "  connections          {:>12} established of {} requested, {} reconnections; closed by the server {}, \
+         requests retried {}; closed idle {}",
+        f.connections_established, f.connections_requested, f.reconnects, f.closed_by_server, f.retried, f.closed_idle
     )?;
-    writeln!(w, "  per window           {:?}", f.windows)?;
+    if f.windows.len() <= WINDOWS_PRINTED {
+        writeln!(w, "  per window           {:?}", f.windows)?;
+    } else {
+        let (lo, hi) = (f.windows.iter().min().unwrap_or(&0), f.windows.iter().max().unwrap_or(&0));
+        writeln!(w, "  per window           {} windows of {} to {} (every window in --json)", f.windows.len(), lo, hi)?;
+    }
     match f.server_cpu_percent {
         Some(p) => writeln!(
             w,
@@ -106,6 +118,9 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
             writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
             line(w, "uncorrected (ms)", uncorrected)?;
         }
+    }
+    for shortfall in f.shortfalls() {
+        writeln!(w, "  SHORT: {shortfall}")?;
     }
     match &r.merge {
         Some(m) => clients_table(w, m),
@@ -207,7 +222,7 @@ pub fn ceiling_line(ceiling: &Ceiling) -> String {
 /// The suite's line for one finished run, after its `label` (framework,
 /// layers, round, scenario and variant, padded by the caller).
 pub fn run_line(label: &str, f: &RunFigures) -> String {
-    format!(
+    let mut line = format!(
         "  {label} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
         f.successful,
         f.requests_per_s,
@@ -215,7 +230,11 @@ pub fn run_line(label: &str, f: &RunFigures) -> String {
         f.latency_us.p99 as f64 / 1000.0,
         f.server_cpu_percent.unwrap_or(f64::NAN),
         if f.client_bound { "  CLIENT-BOUND" } else { "" }
-    )
+    );
+    for shortfall in f.shortfalls() {
+        line.push_str(&format!("  SHORT: {shortfall}"));
+    }
+    line
 }
 
 /// The `n` functions with the most self time in `stacks` (folded stacks,

@@ -55,7 +55,11 @@ pub fn read_watch(path: &Path) -> anyhow::Result<WatchReport> {
 }
 
 /// Reads `path` as one `T`, or every `T` between marker lines in it.
-fn read_all<T: DeserializeOwned>(path: &Path, layout: &str, oldest: u32) -> anyhow::Result<Vec<(String, T)>> {
+fn read_all<T: DeserializeOwned + Consistent>(
+    path: &Path,
+    layout: &str,
+    oldest: u32,
+) -> anyhow::Result<Vec<(String, T)>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let name = path.display().to_string();
     if !text.contains(BEGIN_MARKER) {
@@ -77,15 +81,54 @@ fn read_all<T: DeserializeOwned>(path: &Path, layout: &str, oldest: u32) -> anyh
         .collect()
 }
 
+/// What a file read back must hold beyond its layout: numbers that add up.
+trait Consistent {
+    /// The first inconsistency, naming the field.
+    fn check(&self) -> Result<(), String>;
+}
+
+impl Consistent for Results {
+    fn check(&self) -> Result<(), String> {
+        self.runs.iter().try_for_each(|r| {
+            r.figures
+                .check(self.schema_version >= 8)
+                .map_err(|e| format!("run {} {} {} round {}: {e}", r.framework.name(), r.scenario, r.variant, r.round))
+        })
+    }
+}
+
+impl Consistent for LoadReport {
+    fn check(&self) -> Result<(), String> {
+        self.figures.check(self.schema_version >= 8)
+    }
+}
+
+impl Consistent for WatchReport {
+    fn check(&self) -> Result<(), String> {
+        let windows = &self.server_cpu_percent_windows;
+        match windows.iter().find(|p| !p.is_finite() || **p < 0.0) {
+            Some(p) => Err(format!("`server_cpu_percent_windows` holds {p}")),
+            None if self.window_s.is_nan()
+                || self.window_s <= 0.0
+                || !self.duration_s.is_finite()
+                || self.duration_s < 0.0 =>
+            {
+                Err(format!("`window_s` {} and `duration_s` {} are not a run's", self.window_s, self.duration_s))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// Reads `file` as `T`, of schema `oldest` to [`SCHEMA_VERSION`].
-fn read_as<T: DeserializeOwned>(file: &Path, layout: &str, oldest: u32) -> anyhow::Result<T> {
+fn read_as<T: DeserializeOwned + Consistent>(file: &Path, layout: &str, oldest: u32) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     parse_as(&text, &file.display().to_string(), layout, oldest)
 }
 
 /// Parses `text` (called `name` in errors) as `T`, of schema `oldest` to
-/// [`SCHEMA_VERSION`].
-fn parse_as<T: DeserializeOwned>(text: &str, name: &str, layout: &str, oldest: u32) -> anyhow::Result<T> {
+/// [`SCHEMA_VERSION`], whose numbers add up ([`Consistent`]).
+fn parse_as<T: DeserializeOwned + Consistent>(text: &str, name: &str, layout: &str, oldest: u32) -> anyhow::Result<T> {
     let value: serde_json::Value =
         serde_json::from_str(text).with_context(|| format!("{name} is not valid JSON (truncated or corrupted?)"))?;
     let version = value.get("schema_version").and_then(serde_json::Value::as_u64);
@@ -94,7 +137,9 @@ fn parse_as<T: DeserializeOwned>(text: &str, name: &str, layout: &str, oldest: u
         "{name} has schema_version {}, this bench-client reads {oldest} to {SCHEMA_VERSION}",
         version.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
     );
-    serde_json::from_value(value).with_context(|| format!("{name} does not match {layout}"))
+    let parsed: T = serde_json::from_value(value).with_context(|| format!("{name} does not match {layout}"))?;
+    parsed.check().map_err(|why| anyhow::anyhow!("{name}: {why}"))?;
+    Ok(parsed)
 }
 
 /// Writes `value` as pretty JSON to `path` atomically (temporary file, then rename).
@@ -106,4 +151,32 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(&tmp, text + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::{load_report, results, run};
+
+    #[test]
+    fn a_file_whose_numbers_do_not_add_up_is_refused_naming_file_and_field() {
+        let dir = std::env::temp_dir().join(format!("bench-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c0.json");
+        let mut value = serde_json::to_value(load_report(0, 1, 1_796_119_201_000, &[5, 6, 7, 8])).unwrap();
+        value["windows_failed"].as_array_mut().unwrap().pop();
+        std::fs::write(&path, value.to_string()).unwrap();
+        let err = format!("{:#}", read_load(&path).unwrap_err());
+        assert_eq!(err, format!("{}: `windows_failed` has 1 windows where `windows` has 2", path.display()));
+
+        let mut r = results(vec![run(crate::model::Framework::Axum, "floor", "plaintext", 1, 40, true)]);
+        r.runs[0].figures.sent -= 1;
+        write(&path, &r).unwrap();
+        let err = format!("{:#}", read(&path).unwrap_err());
+        assert!(
+            err.starts_with(&format!("{}: run axum floor plaintext round 1: `sent` is 39", path.display())),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -159,6 +159,15 @@ pub enum MergeError {
         #[source]
         source: HdrError,
     },
+    /// Figures that do not add up (see [`RunFigures::check`]), or a latency
+    /// histogram holding another number of requests than `successful`.
+    #[error("{file}: {why}")]
+    Inconsistent {
+        /// The file.
+        file: String,
+        /// The field and what it holds.
+        why: String,
+    },
     /// A histogram with values outside any other's range.
     #[error("{file}: its histogram cannot be added to the others")]
     CannotAdd {
@@ -223,6 +232,21 @@ pub fn merge(
         Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())?;
     let open = f0.rate_per_s.is_some();
 
+    // Every count is at most `sent` (checked per file) but for these: no sum may wrap.
+    type Count = fn(&RunFigures) -> u64;
+    let fields: [(&str, Count); 4] = [
+        ("sent", |f| f.sent),
+        ("unsent_at_deadline", |f| f.unsent_at_deadline),
+        ("late_sends", |f| f.late_sends),
+        ("connections_established", |f| f.connections_established),
+    ];
+    for (name, get) in fields {
+        let total: u128 = decoded.iter().map(|d| u128::from(get(&d.input.report.figures))).sum();
+        if total > u128::from(u64::MAX) {
+            let why = format!("`{name}` added over the files exceeds what a count holds");
+            return Err(MergeError::Inconsistent { file: first.file.clone(), why });
+        }
+    }
     let mut stats = RunStats::new(windows, open);
     let mut latency = summing_histogram();
     let mut uncorrected = summing_histogram();
@@ -279,6 +303,7 @@ pub fn merge(
     };
     let mut figures = RunFigures::new(&run, &settings, server.and_then(|s| s.report.server_cpus));
     figures.label = format!("merged ({} clients)", decoded.len());
+    figures.churn_allowed = decoded.iter().all(|d| d.input.report.figures.churn_allowed);
 
     let mut starts: Vec<u64> = decoded.iter().map(|d| d.measure_start_unix_ms).collect();
     starts.extend(server.map(|s| s.report.measure_start_unix_ms));
@@ -326,7 +351,17 @@ fn decode(clients: &[Input<LoadReport>]) -> Result<Vec<Decoded<'_>>, MergeError>
                 return Err(MergeError::NoHistogram { file: file(), schema: r.schema_version });
             };
             let bad = |source| MergeError::BadHistogram { file: file(), source };
+            let inconsistent = |why| MergeError::Inconsistent { file: file(), why };
+            r.figures.check(r.schema_version >= 8).map_err(inconsistent)?;
             let latency = hdr.decode().map_err(bad)?;
+            if latency.len() != r.figures.successful {
+                let why = format!(
+                    "`latency_hdr` holds {} requests where `successful` is {}",
+                    latency.len(),
+                    r.figures.successful
+                );
+                return Err(inconsistent(why));
+            }
             let uncorrected =
                 r.figures.latency_uncorrected_hdr.as_ref().map(|h| h.decode()).transpose().map_err(bad)?;
             Ok(Decoded { input, latency, uncorrected, measure_start_unix_ms })
@@ -442,6 +477,10 @@ fn counts_of(f: &RunFigures, open: bool) -> RunStats {
         f.windows.iter().zip(&f.windows_failed).map(|(&successful, &failed)| Window { successful, failed }).collect();
     s.failures = f.failed.clone();
     s.sent = f.sent;
+    s.retried = f.retried;
+    s.closed_by_server = f.closed_by_server;
+    s.closed_idle = f.closed_idle;
+    s.connections_short = f.connections_short;
     s.warmup_completed = f.warmup_completed;
     s.in_flight_at_deadline = f.in_flight_at_deadline;
     s.connections_established = f.connections_established;
@@ -551,14 +590,20 @@ mod tests {
             (Box::new(|c| c[1].report.figures.window_s = 2.0), "c0.json and c1.json disagree on --window: 1 s vs 2 s"),
             (Box::new(|c| c[1].report.warmup_s = 2.0), "disagree on --warmup: 1 s vs 2 s"),
             (Box::new(|c| c[1].report.url.push_str("?x")), "disagree on the URL"),
-            (Box::new(|c| c[1].report.figures.windows.push(0)), "disagree on the number of windows: 2 vs 3"),
+            (
+                Box::new(|c| {
+                    c[1].report.figures.windows.push(0);
+                    c[1].report.figures.windows_failed.push(0);
+                }),
+                "disagree on the number of windows: 2 vs 3",
+            ),
             (Box::new(|c| c[1].report.figures.rate_per_s = Some(500.0)), "the mode: closed loop vs open loop at 1000"),
             (Box::new(|c| c[1].report.figures.pipeline = 4), "disagree on --pipeline: 1 vs 4"),
             (Box::new(|c| c[1].report.figures.start_at_unix_ms = None), "disagree on --start-at"),
             (
                 Box::new(|c| {
                     let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
-                    h.record(100).unwrap();
+                    h.record_n(100, c[1].report.figures.successful).unwrap();
                     c[1].report.figures.latency_hdr = Some(EncodedHistogram::encode(&h));
                 }),
                 "disagree on the histogram layout: 1..60000000 µs, 3 significant digits vs 1..60000000 µs, 2",
@@ -586,6 +631,38 @@ mod tests {
             let info = forced.merge.unwrap();
             assert!(!info.aligned && info.forced, "{expected}");
             assert!(info.overridden.contains(&text), "{:?}", info.overridden);
+        }
+    }
+
+    #[test]
+    fn a_file_whose_numbers_do_not_add_up_is_refused_even_forced_naming_file_and_field() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|c| _ = c[1].report.figures.windows_failed.pop()), "c1.json: `windows_failed` has 1 windows"),
+            (Box::new(|c| c[1].report.figures.successful *= 10), "c1.json: `successful` is 2000 but `windows` add up"),
+            (
+                Box::new(|c| {
+                    c[1].report.figures.windows[0] *= 10;
+                    c[1].report.figures.successful += 9 * 100;
+                    c[1].report.figures.sent += 9 * 100;
+                }),
+                "c1.json: `latency_hdr` holds 200 requests where `successful` is 1100",
+            ),
+            (
+                Box::new(|c| {
+                    let f = &mut c[0].report.figures;
+                    (f.sent, f.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
+                    let f = &mut c[1].report.figures;
+                    (f.sent, f.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
+                }),
+                "c0.json: `sent` added over the files exceeds what a count holds",
+            ),
+        ];
+        for (edit, expected) in cases {
+            let mut clients = pair();
+            edit(&mut clients);
+            let err = merge(&clients, None, options(true)).unwrap_err();
+            assert!(matches!(err, MergeError::Inconsistent { .. }), "{err}");
+            assert!(err.to_string().starts_with(expected), "{err}\n  expected: {expected}");
         }
     }
 

@@ -36,11 +36,13 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// --json` and `watch --json`); bumped on every change to it. 6 added the
 /// latency histograms, the start barrier, the realtime start of the
 /// windows, the client's label and the split over clients; 7 the
-/// `fortunes` scenario and its variants (values only).
-pub const SCHEMA_VERSION: u32 = 7;
+/// `fortunes` scenario and its variants (values only); 8 the accounting of
+/// retries, churn and the connection ramp (`retried`, `closed_by_server`,
+/// `churn_allowed`, `connections_short`).
+pub const SCHEMA_VERSION: u32 = 8;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6 only added keys,
-/// each with a default when missing, and 7 only values (`merge` needs
+/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 only added
+/// keys, each with a default when missing, and 7 only values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 

@@ -184,3 +184,43 @@ fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_pair_compare_cannot_judge_is_one_line_saying_what_it_got_and_exit_2() {
+    let dir = util::temp_dir("compare-cannot-judge");
+    let a = write(&dir, "a.json", &fake(1.0, 64));
+    let session = dir.join("session");
+    std::fs::create_dir_all(&session).unwrap();
+    write(&session, "results.json", &fake(1.0, 64));
+    let mut empty = fake(1.0, 64);
+    empty.runs.clear();
+    empty.deltas.clear();
+    let empty = write(&dir, "empty.json", &empty);
+    let mut failed = fake(1.0, 64);
+    for run in &mut failed.runs {
+        run.figures.complete = false;
+    }
+    let failed = write(&dir, "failed.json", &failed);
+    let mut ab = fake(1.0, 64);
+    for run in &mut ab.runs {
+        run.scenario = if run.position == 1 { Scenario::Before } else { Scenario::After };
+    }
+    let ab = write(&dir, "ab.json", &ab);
+    let cases: [(&Path, &Path, &str); 6] = [
+        (&a, &a, "are the same results"),
+        (&session, &session.join("results.json"), "are the same results"),
+        (&empty, &a, "empty.json holds no run"),
+        (&a, &empty, "empty.json holds no run"),
+        (&failed, &a, "failed.json holds no usable run"),
+        (&a, &ab, "ab.json is an `ab` session"),
+    ];
+    for (x, y, reason) in cases {
+        let out = util::output_within(Command::new(CLIENT).arg("compare").args([x, y]), Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{reason}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{reason}: one line: {stderr}");
+        assert!(stderr.contains(reason), "{reason}: {stderr}");
+        assert!(!stderr.contains("NaN") && out.stdout.is_empty(), "{reason}: no table");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

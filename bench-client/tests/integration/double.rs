@@ -91,13 +91,18 @@ fn with(addr: std::net::SocketAddr, settings: LoadSettings) -> Load {
 }
 
 /// The identities every run satisfies: windows add up to the totals, and
-/// every request written is settled exactly once or still in flight.
+/// every request written is settled exactly once or still in flight (a
+/// request written again after its connection closed counts in `sent` once
+/// per write, and once in `retried`).
 fn assert_accounting(s: &RunStats) {
     let windows: u64 = s.windows.iter().map(|w| w.successful).sum();
     let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
     assert_eq!(windows, s.successful());
     assert_eq!(failed, s.failures.requests());
-    assert_eq!(s.sent, s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline);
+    assert_eq!(
+        s.sent,
+        s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline + s.retried
+    );
 }
 
 #[test]
@@ -176,6 +181,10 @@ fn a_server_closing_after_every_response_costs_reconnections_not_errors() {
     assert!(s.successful() > 10, "{}", s.successful());
     // One connection per response: the first of each slot, then reconnections.
     assert_eq!(s.reconnects, s.connections_established - connections as u64);
+    // Every reconnection followed a close by the server; a close in the
+    // last turn before the deadline may not have reconnected.
+    assert!((s.reconnects..=s.reconnects + connections as u64).contains(&s.closed_by_server), "{s:?}");
+    assert_eq!(s.retried, 0, "each request was answered before its connection closed");
     assert!(s.reconnects + connections as u64 >= s.successful(), "{} reconnects", s.reconnects);
     assert!(sent[CLOSE].load(Ordering::Relaxed) >= s.successful());
 }
@@ -204,6 +213,14 @@ fn a_server_closing_at_random_costs_reconnections_not_errors() {
             s.successful()
         );
         assert_eq!(s.connections_established, connections as u64 + s.reconnects);
+        assert!(
+            (s.reconnects..=s.reconnects + connections as u64).contains(&s.closed_by_server),
+            "pipeline {pipeline}: no reconnection after an error: {s:?}"
+        );
+        if pipeline > 1 {
+            // Requests written behind a response that closed were written again.
+            assert!(s.retried > 0, "pipeline {pipeline}: no retry");
+        }
     }
     assert!(sent[CLOSE_SILENTLY].load(Ordering::Relaxed) > 0 && sent[CLOSE].load(Ordering::Relaxed) > 0);
 }

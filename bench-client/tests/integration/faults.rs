@@ -64,7 +64,10 @@ fn a_server_killed_mid_window_ends_the_run_with_that_window_marked_incomplete() 
     let errors = failed["connect"].as_u64().unwrap() + failed["io"].as_u64().unwrap();
     assert!(errors > 0, "connect and io errors counted: {failed}");
     let n = |k: &str| run[k].as_u64().unwrap();
-    assert_eq!(n("sent"), n("successful") + n("failed_total") + n("in_flight_at_deadline") + n("warmup_completed"));
+    assert_eq!(
+        n("sent"),
+        n("successful") + n("failed_total") + n("in_flight_at_deadline") + n("warmup_completed") + n("retried")
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE"));
 }
 

@@ -145,9 +145,11 @@ fn close_delimited_bodies_are_framed_and_each_close_is_a_reconnection() {
         bytes: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nHello, World!",
         close: true,
     });
-    let (out, v) = load(&format!("http://{addr}/until-close"), &QUICK);
+    // A close-delimited body closes every connection: churn, accepted here.
+    let (out, v) = load(&format!("http://{addr}/until-close"), &[&QUICK[..], &["--allow-churn"]].concat());
     let v = v.expect("results written");
     assert_all_successful(&out, &v);
+    assert!(count(&v, "closed_by_server") > 0 && v["churn_allowed"] == true, "{v}");
     let completed = count(&v, "successful") + count(&v, "warmup_completed");
     let reconnects = count(&v, "reconnects");
     // Every completed response closed its connection: one reconnection

@@ -96,7 +96,9 @@ fn open_loop_latency_counts_the_backlog_and_the_uncorrected_does_not() {
     assert_eq!(n("sent") + n("unsent_at_deadline"), 801, "{run}");
     assert_eq!(n("sent"), n("successful") + n("in_flight_at_deadline") + n("failed_total") + n("warmup_completed"));
     assert_eq!(run["rate_per_s"].as_f64(), Some(400.0));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A quarter of the schedule offered: said, and not a clean run.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SHORT: the schedule was offered"));
 }
 
 /// A child process killed and reaped when dropped, so a failed assertion
@@ -137,13 +139,16 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
     );
     let out = util::output_within(Command::new("sh").args(["-c", &script]), Duration::from_secs(60));
     let raised = json(&out_json);
-    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     // Far more connections than a soft limit of 256 allows: it was raised.
-    // (All 4096 open within the run in release; a debug responder sharing
+    // (All 4096 open within the warm-up in release; a debug responder sharing
     // two cores with other tests may still be accepting the last ones, as
-    // new connections are paced by the server's first responses.)
+    // new connections are paced by the server's first responses: then the
+    // run says it began short of them, and fails.)
     let established = raised["connections_established"].as_u64().unwrap();
     assert!((1024..=4096).contains(&established), "{raised}");
+    let short = raised["connections_short"].as_u64().unwrap();
+    assert_eq!(out.status.success(), short == 0, "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(short == 0 || String::from_utf8_lossy(&out.stdout).contains("INCOMPLETE: the windows began short"));
     assert_eq!(raised["failed"]["connect"], 0, "no EMFILE storm: {raised}");
     assert_eq!(raised["failed_total"], 0);
     assert!(raised["successful"].as_u64().unwrap() > 0);
@@ -201,6 +206,14 @@ fn bad_load_input_is_one_line_and_exit_code_2() {
         &["http://127.0.0.1:1/plaintext", "--rate", "0"],
         &["http://127.0.0.1:1/plaintext", "--pipeline", "0"],
         &["http://192.0.2.1/plaintext"],
+        &["http://127.0.0.1:1/plaintext", "--duration", "3s", "--window", "1ns"],
+        &["http://127.0.0.1:1/plaintext", "--duration", "3s", "--window", "1us"],
+        &["http://127.0.0.1:1/plaintext", "--duration", "25h"],
+        &["http://127.0.0.1:1/plaintext", "--warmup", "25h"],
+        &["http://127.0.0.1:1/plaintext", "--timeout", "0s"],
+        &["http://127.0.0.1:1/plaintext", "--timeout", "61s"],
+        &["http://127.0.0.1:1/plaintext", "--nap-us", "100001"],
+        &["http://127.0.0.1:1/plaintext", "--threads", "0"],
     ] {
         let mut full = vec!["load"];
         full.extend_from_slice(args);

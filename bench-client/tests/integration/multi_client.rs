@@ -494,9 +494,11 @@ fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
 }
 
 /// A 2-significant-digit histogram, encoded: another layout than the engine's.
+/// A histogram of 2 significant digits holding as many requests as a
+/// fixture client's 100 successful ones.
 fn two_digit_histogram() -> String {
     let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 2).unwrap();
-    h.record(250).unwrap();
+    h.record_n(250, 100).unwrap();
     EncodedHistogram::encode(&h).as_str().to_owned()
 }
 

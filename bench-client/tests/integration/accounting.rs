@@ -1,0 +1,328 @@
+//! Every request accounted for: a response after its deadline is a timeout,
+//! a request the server reset is counted as a retry (and in `sent`), a
+//! backlog of the open loop is late whatever phase it was due in, a run that
+//! began short of its connections is incomplete, churn is said and fails
+//! the run unless allowed, and Ctrl-C ends any phase with exit 130.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bench_client::engine::{self, Load, LoadSettings, Target, Timing};
+use bench_client::results::read_load;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::util::{self, CLIENT, Guarded, slow_server};
+
+const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
+const HELLO_THEN_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 13\r\n\r\nHello, World!";
+
+/// A responder on 127.0.0.1, a thread per connection, that reads request
+/// heads and hands the n-th of a connection (from 0) to `answer`, which
+/// writes and says whether to go on; request heads read are counted.
+fn responder(answer: fn(&mut TcpStream, u64) -> bool) -> (SocketAddr, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let read = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&read);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let counter = Arc::clone(&counter);
+            std::thread::spawn(move || {
+                let (mut buf, mut chunk, mut n) = (Vec::new(), [0u8; 4096], 0);
+                loop {
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        if !answer(&mut stream, n) {
+                            return;
+                        }
+                        n += 1;
+                    }
+                    match stream.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+            });
+        }
+    });
+    (addr, read)
+}
+
+/// Answers the first request of a connection; resets the connection (RST:
+/// linger 0, then close) on the next request it has read.
+fn one_then_reset(stream: &mut TcpStream, n: u64) -> bool {
+    if n == 0 {
+        return stream.write_all(HELLO).is_ok();
+    }
+    let linger = nix::libc::linger { l_onoff: 1, l_linger: 0 };
+    let _ = nix::sys::socket::setsockopt(&*stream, nix::sys::socket::sockopt::Linger, &linger);
+    false
+}
+
+fn client(args: &[&str]) -> Output {
+    util::output_within(Command::new(CLIENT).args(args), Duration::from_secs(60))
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json_path(name: &str) -> std::path::PathBuf {
+    util::temp_dir(&format!("accounting-{name}")).join("load.json")
+}
+
+#[test]
+fn a_response_after_its_deadline_is_a_timeout_never_a_success() {
+    let _exclusive = util::exclusive();
+    // Every answer 215 ms after its request; the deadline is 200 ms: the
+    // loop's timer (every 50 ms) alone would let some through as successes.
+    let addr = slow_server(Duration::from_millis(215));
+    let json = json_path("deadline");
+    let url = format!("http://{addr}/hello");
+    let out = client(&[
+        "load",
+        &url,
+        "--timeout",
+        "200ms",
+        "--connections",
+        "8",
+        "--duration",
+        "2s",
+        "--warmup",
+        "0s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    assert_eq!(f.successful, 0, "{}", stdout(&out));
+    assert!(f.failed.timeout > 0, "{:?}", f.failed);
+    assert_eq!(f.latency_us.max, 0, "no late answer's latency in the histogram");
+    assert_eq!(f.failed_total, f.failed.timeout);
+}
+
+#[test]
+fn a_request_the_server_reset_is_retried_counted_and_in_sent() {
+    let _exclusive = util::exclusive();
+    let (addr, read) = responder(one_then_reset);
+    let timing = Timing::new(Duration::ZERO, Duration::from_secs(1), Duration::from_millis(500)).unwrap();
+    let settings =
+        LoadSettings::closed(NonZeroUsize::new(4).unwrap(), NonZeroUsize::MIN, timing, Duration::from_secs(2));
+    let load = Load::new(Target::new(addr, "/hello"), b"Hello, World!".to_vec(), settings);
+    let s = engine::run(&load, Instant::now(), &[]).unwrap().stats;
+    std::thread::sleep(Duration::from_millis(50));
+    let read = read.load(Ordering::Relaxed);
+    assert!(s.retried > 100, "{} retried", s.retried);
+    assert!(s.closed_by_server >= s.retried, "{} closed, {} retried", s.closed_by_server, s.retried);
+    assert_eq!(
+        s.sent,
+        s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline + s.retried,
+        "every write counted, every request settled once"
+    );
+    // Every request the responder read was written and counted; those written
+    // and not read are the few in flight at the end (one per connection).
+    assert!(read <= s.sent, "responder read {read}, client sent {}", s.sent);
+    assert!(s.sent - read <= 4, "responder read {read}, client sent {}", s.sent);
+
+    // The command says so and fails the run, unless churn is allowed.
+    let json = json_path("reset");
+    let url = format!("http://{addr}/hello");
+    let args = ["load", &url, "--connections", "4", "--duration", "1s", "--warmup", "0s", "--window", "500ms"];
+    let out = client(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("requests written again after the server closed or reset"), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    assert!(f.retried > 0 && f.failed_total == 0, "{f:?}");
+    let allowed = client(&[&args[..], &["--allow-churn"]].concat());
+    assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
+}
+
+#[test]
+fn a_backlog_is_late_whatever_phase_it_was_due_in_and_fails_the_run() {
+    let _exclusive = util::exclusive();
+    // Two connections answered after 1 ms each: about 2,000 requests/s, asked
+    // 10,000. From the warm-up on every write is late; the measured windows
+    // write only requests that were due during the warm-up.
+    let addr = slow_server(Duration::from_millis(1));
+    let json = json_path("backlog");
+    let url = format!("http://{addr}/hello");
+    let out = client(&[
+        "load",
+        &url,
+        "--rate",
+        "10000",
+        "--connections",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+        "--window",
+        "500ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("SHORT: the schedule was offered"), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    assert!(f.unsent_at_deadline > 1000, "{} never written", f.unsent_at_deadline);
+    // Every write of the measured windows was late: as many as completed there
+    // (give or take the two in flight at each end).
+    assert!(f.late_sends + 4 >= f.successful, "{} late, {} successful", f.late_sends, f.successful);
+}
+
+#[test]
+fn a_run_that_began_short_of_its_connections_is_incomplete() {
+    let _exclusive = util::exclusive();
+    // Answers after 300 ms: the engine opens 100 connections at once and the
+    // next only as those are confirmed by a response, so 150 of 250 are not
+    // open when the windows begin 100 ms in.
+    let addr = slow_server(Duration::from_millis(300));
+    let json = json_path("ramp");
+    let url = format!("http://{addr}/hello");
+    let out = client(&[
+        "load",
+        &url,
+        "--connections",
+        "250",
+        "--duration",
+        "1s",
+        "--warmup",
+        "100ms",
+        "--window",
+        "500ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("INCOMPLETE: the windows began short"), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    // 150 at least (more when the client thread was starved at the start).
+    assert!((150..=250).contains(&f.connections_short), "{}", f.connections_short);
+    assert!(!f.complete);
+}
+
+#[test]
+fn a_server_closing_every_connection_is_churn_said_and_counted() {
+    let _exclusive = util::exclusive();
+    let (addr, _) = responder(|stream, _| {
+        let _ = stream.write_all(HELLO_THEN_CLOSE);
+        false
+    });
+    let json = json_path("churn");
+    let url = format!("http://{addr}/hello");
+    let args = ["load", &url, "--connections", "4", "--duration", "1s", "--warmup", "0s", "--window", "500ms"];
+    let out = client(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    assert!(f.closed_by_server > 100, "{}", f.closed_by_server);
+    assert_eq!(f.retried, 0, "every request was answered before its connection closed");
+    let said = format!("connections churned: the server closed {} connections", f.closed_by_server);
+    assert!(stdout(&out).contains(&said), "{}", stdout(&out));
+    let allowed = client(&[&args[..], &["--allow-churn"]].concat());
+    assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
+    assert!(stdout(&allowed).contains("closed by the server"), "{}", stdout(&allowed));
+}
+
+#[test]
+fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
+    let _exclusive = util::exclusive();
+    // Closes a connection after 1.5 s without a request, as actix-web and
+    // Rocket do after 5 s. At 1 request/s over 2 connections used in turn,
+    // each idles 2 s between requests.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                stream.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut chunk) {
+                    if n == 0 || stream.write_all(HELLO).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let json = json_path("idle");
+    let url = format!("http://{addr}/hello");
+    let out = client(&[
+        "load",
+        &url,
+        "--rate",
+        "1",
+        "--connections",
+        "2",
+        "--duration",
+        "4s",
+        "--warmup",
+        "0s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
+    assert!(f.closed_idle >= 2, "{f:?}");
+    assert_eq!((f.closed_by_server, f.retried, f.failed_total), (0, 0, 0), "{f:?}");
+    assert!(stdout(&out).contains(&format!("closed idle {}", f.closed_idle)), "{}", stdout(&out));
+}
+
+/// Starts `load` with `args`, sends it SIGINT after `after`, and returns its
+/// exit code, how long it took to exit after the signal, and its stdout.
+fn interrupted(args: &[&str], after: Duration) -> (Option<i32>, Duration, String) {
+    let mut child = Guarded::spawn(
+        Command::new(CLIENT).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()),
+    );
+    std::thread::sleep(after);
+    kill(Pid::from_raw(child.0.id() as i32), Signal::SIGINT).unwrap();
+    let signalled = Instant::now();
+    let code = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(signalled.elapsed() < Duration::from_secs(10), "still running 10 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = signalled.elapsed();
+    let mut out = String::new();
+    let _ = child.0.stdout.take().unwrap().read_to_string(&mut out);
+    (code, took, out)
+}
+
+#[test]
+fn ctrl_c_in_preflight_or_warm_up_exits_130_within_a_second() {
+    let _exclusive = util::exclusive();
+    // Accepts and never answers: preflight waits (10 s at most) for its answer.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let held: Vec<TcpStream> = listener.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let url = format!("http://{addr}/hello");
+    let (code, took, _) = interrupted(&["load", &url, "--duration", "3s"], Duration::from_secs(1));
+    assert_eq!(code, Some(130));
+    assert!(took < Duration::from_secs(1), "exited {took:?} after SIGINT");
+
+    // In the warm-up: what was measured (nothing yet) is written, incomplete.
+    let addr = slow_server(Duration::ZERO);
+    let url = format!("http://{addr}/hello");
+    let json = json_path("interrupted");
+    let args = ["load", &url, "--duration", "2s", "--warmup", "5s", "--json", json.to_str().unwrap()];
+    let (code, took, out) = interrupted(&args, Duration::from_millis(1500));
+    assert_eq!(code, Some(130), "{out}");
+    assert!(took < Duration::from_secs(1), "exited {took:?} after SIGINT");
+    let f = read_load(Path::new(&json)).unwrap().figures;
+    assert!(!f.complete && f.successful == 0 && f.warmup_completed > 0, "{f:?}");
+}
