@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The load client's user-space instructions per completed request, two builds
+# side by side, counted by valgrind's callgrind (instructions, not seconds:
+# the same for the same binary and input whatever else the machine does,
+# where bench/engine-ab.sh's rates move by ±5 % between sessions here). Each
+# binary loads the pinned canned responder (`responder`, as engine-ab.sh)
+# for DURATION_S under callgrind, RUNS times, alternating; prints
+# instructions per completed request (warm-up included) for each run and the
+# ratio of the means. Kernel time (most of the client's CPU) is not counted.
+#
+# Usage: bench/engine-instructions.sh OLD_CLIENT NEW_CLIENT [RUNS=2] [DURATION_S=5]
+set -euo pipefail
+old=$1 new=$2 runs=${3:-2} duration_s=${4:-5}
+command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2; exit 2; }
+tmp=$(mktemp -d)
+responder_pid=
+cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+taskset -c 0 "$new" responder > "$tmp/responder.out" &
+responder_pid=$!
+for _ in $(seq 50); do grep -q listening "$tmp/responder.out" 2>/dev/null && break; sleep 0.1; done
+addr=$(sed -n 's|listening on http://||p' "$tmp/responder.out")
+[ -n "$addr" ] || { echo "error: the responder did not start" >&2; exit 1; }
+for run in $(seq "$runs"); do
+  for who in old new; do
+    bin=$old; [ "$who" = new ] && bin=$new
+    taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/$who-$run.cg" "$bin" load \
+      "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
+      --json "$tmp/$who-$run.json" > /dev/null 2> "$tmp/$who-$run.err"
+  done
+done
+python3 - "$tmp" "$runs" <<'PY'
+import json, statistics, sys
+tmp, runs = sys.argv[1], int(sys.argv[2])
+per = {}
+for who in ("old", "new"):
+    per[who] = []
+    for r in range(1, runs + 1):
+        ir = next(int(l.split()[1]) for l in open(f"{tmp}/{who}-{r}.cg") if l.startswith("summary:"))
+        f = json.load(open(f"{tmp}/{who}-{r}.json"))
+        per[who].append(ir / (f["successful"] + f["warmup_completed"]))
+    print(f"{who}: " + ", ".join(f"{v:.0f}" for v in per[who]) + " instructions per completed request")
+print(f"new/old: {statistics.mean(per['new']) / statistics.mean(per['old']):.3f}x instructions per request (user space)")
+PY
