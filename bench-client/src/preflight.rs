@@ -148,7 +148,7 @@ fn content_type(head: &[u8]) -> Option<String> {
 /// must come with status 200 (no redirect is followed: the engine does not
 /// follow them either).
 ///
-/// Gives up within [`STOP_POLL`] once `stop` is set.
+/// Gives up within 50 ms once `stop` is set.
 ///
 /// # Errors
 /// An unreachable server (naming the address), an answer the engine cannot
