@@ -7,7 +7,7 @@ use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timing};
+use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, timing};
 use crate::analysis::Verdict;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
@@ -44,7 +44,7 @@ pub struct AbArgs {
     #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Length of one slice, e.g. 250ms.
-    #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
     /// Rounds (2 or more), each on a new pair of server processes measuring every route once, the side
     /// started first alternating; the interval's t quantile is over rounds − 1 degrees of freedom.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::engine::{MAX_LATENCY_US, Rate, Timing, TimingError};
+use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Timing, TimingError};
 use crate::measure::profiler::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
 use crate::sys::{CpuList, sleep_until};
@@ -196,7 +196,22 @@ pub(super) fn percent(text: &str) -> Result<f64, String> {
 
 /// A duration such as `10s` or `500ms` (zero allowed).
 pub(super) fn duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|e| format!("'{text}' is not a duration such as 10s or 500ms: {e}"))
+    let d =
+        humantime::parse_duration(text).map_err(|e| format!("'{text}' is not a duration such as 10s or 500ms: {e}"))?;
+    if d > MAX_DURATION {
+        return Err(format!("'{text}' is longer than {}", humantime::format_duration(MAX_DURATION)));
+    }
+    Ok(d)
+}
+
+/// A slice of pairing by slices: a window of the engine, at least
+/// [`MIN_WINDOW`].
+pub(super) fn slice(text: &str) -> Result<Duration, String> {
+    let d = duration(text)?;
+    if d < MIN_WINDOW {
+        return Err(format!("'{text}' is shorter than a slice may be ({})", humantime::format_duration(MIN_WINDOW)));
+    }
+    Ok(d)
 }
 
 /// A duration longer than zero.
@@ -253,6 +268,27 @@ pub(super) fn nonzero(n: u32) -> NonZeroUsize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_slices_and_timeouts_have_bounds() {
+        assert_eq!(duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(duration("25h").unwrap_err(), "'25h' is longer than 1day");
+        assert_eq!(slice("1ms"), Ok(Duration::from_millis(1)));
+        assert!(slice("999us").unwrap_err().contains("shorter than a slice may be (1ms)"));
+        assert!(slice("0s").is_err());
+        assert_eq!(timeout("60s"), Ok(Duration::from_secs(60)));
+        assert!(timeout("61s").unwrap_err().contains("from 1ms to 1m"));
+        assert!(timeout("999us").is_err());
+        let err = timing(Duration::ZERO, Duration::from_secs(3), Duration::from_nanos(1)).unwrap_err();
+        assert_eq!(err.to_string(), "--window 1ns: a window of 1ns is shorter than 1ms");
+        let err = timing(Duration::ZERO, Duration::from_secs(3), Duration::from_micros(1)).unwrap_err();
+        assert_eq!(err.to_string(), "--window 1us: a window of 1us is shorter than 1ms");
+        let err = timing(Duration::ZERO, Duration::from_secs(200), Duration::from_millis(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--duration 3m 20s in --window 1ms: 200000 windows are more than 100000: make the window longer"
+        );
+    }
 
     #[test]
     fn linger_is_a_duration_or_forever() {

@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
-use super::args::{CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, timeout, timing};
+use super::args::{
+    CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, timeout, timing,
+};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
@@ -76,7 +78,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
     pub budget: Duration,
     /// Length of one slice with pairing by slices, e.g. 250ms.
-    #[arg(long = "slice", default_value = "250ms", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
 }
 
