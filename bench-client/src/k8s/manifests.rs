@@ -8,6 +8,13 @@
 //! the only place the workspace's servers listen beyond 127.0.0.1. Client
 //! and server pods keep off each other's nodes (required anti-affinity), so
 //! the network between them is a real one.
+//!
+//! Every pod meets the "restricted" Pod Security Standard, which many shared
+//! and production namespaces enforce: it runs as [`RUN_AS_USER`] (the user
+//! the images' final stage names), with the runtime's default seccomp
+//! profile, and every container without privilege escalation, with every
+//! capability dropped and a read-only root file system; the server writes
+//! its fortunes database to an `emptyDir` mounted at its `TMPDIR`.
 
 use super::yaml::{Node, map, s, strings, to_yaml};
 use super::{
@@ -24,6 +31,18 @@ const INSTANCE: &str = "app.kubernetes.io/instance";
 const SERVER: &str = "bench-server";
 /// The clients' headless Service (their pods' DNS subdomain).
 const CLIENTS: &str = "bench-clients";
+/// The user (and group) every container runs as: not root, and the one the
+/// final stage of every Dockerfile names (`USER 65532:65532`, distroless's
+/// "nonroot"). Sharing it lets `watch` read the server's `/proc` entries
+/// without any capability.
+pub const RUN_AS_USER: i64 = 65_532;
+/// Where the server's `TMPDIR` (its fortunes database) is mounted, and the
+/// most that `emptyDir` may hold.
+const TMP_MOUNT: &str = "/tmp";
+const TMP_SIZE_LIMIT: &str = "64Mi";
+/// What every rendered file says of the Pod Security Standard it meets.
+const RESTRICTED: &str = "Every pod meets the restricted Pod Security Standard (a namespace labelled \
+pod-security.kubernetes.io/enforce=restricted admits it).";
 /// CPU and memory of the `watch` sidecar.
 const WATCH_CPU: &str = "100m";
 const WATCH_MEMORY: &str = "32Mi";
@@ -73,6 +92,27 @@ fn node_selector(spec: Node, selector: Option<&(String, String)>) -> Node {
         Some((k, v)) => spec.with("nodeSelector", Node::Map(vec![(k.clone(), s(v.as_str()))])),
         None => spec,
     }
+}
+
+/// A pod's security context under the restricted standard: a non-root user
+/// and group, the runtime's default seccomp profile.
+fn pod_security() -> Node {
+    map([
+        ("runAsNonRoot", Node::Bool(true)),
+        ("runAsUser", Node::Int(RUN_AS_USER)),
+        ("runAsGroup", Node::Int(RUN_AS_USER)),
+        ("seccompProfile", map([("type", s("RuntimeDefault"))])),
+    ])
+}
+
+/// A container's security context under the restricted standard, with a
+/// read-only root file system.
+fn container_security() -> Node {
+    map([
+        ("allowPrivilegeEscalation", Node::Bool(false)),
+        ("readOnlyRootFilesystem", Node::Bool(true)),
+        ("capabilities", map([("drop", strings(["ALL"]))])),
+    ])
 }
 
 fn http_probe(path: &str, port: &str, period_s: i64) -> Node {
@@ -132,10 +172,15 @@ fn server(plan: &RenderPlan) -> Vec<Node> {
                 plan.layers.to_string(),
             ]),
         ),
-        ("env", Node::Seq(vec![field_env("POD_IP", "status.podIP")])),
+        (
+            "env",
+            Node::Seq(vec![field_env("POD_IP", "status.podIP"), map([("name", s("TMPDIR")), ("value", s(TMP_MOUNT))])]),
+        ),
         ("ports", Node::Seq(vec![port("http", SERVER_PORT)])),
         ("resources", resources(&cpus, &plan.server_memory)),
         ("readinessProbe", http_probe("/healthz", "http", 2)),
+        ("securityContext", container_security()),
+        ("volumeMounts", Node::Seq(vec![map([("name", s("tmp")), ("mountPath", s(TMP_MOUNT))])])),
     ]);
     let mut watch_args: Vec<String> = vec!["watch".into(), "--process".into(), binary.clone()];
     watch_args.extend(["--wait-for-process".into(), duration_arg(WATCH_WAIT_FOR_PROCESS)]);
@@ -154,11 +199,15 @@ fn server(plan: &RenderPlan) -> Vec<Node> {
         ("env", Node::Seq(vec![field_env("POD_NAME", "metadata.name")])),
         ("ports", Node::Seq(vec![port("metrics", METRICS_PORT)])),
         ("resources", resources(WATCH_CPU, WATCH_MEMORY)),
+        ("securityContext", container_security()),
     ]);
+    let tmp = map([("name", s("tmp")), ("emptyDir", map([("sizeLimit", s(TMP_SIZE_LIMIT))]))]);
     let pod_spec =
         node_selector(map([("shareProcessNamespace", Node::Bool(true))]), plan.server_node_selector.as_ref())
+            .with("securityContext", pod_security())
             .with("affinity", away_from("client"))
-            .with("containers", Node::Seq(vec![server, watch]));
+            .with("containers", Node::Seq(vec![server, watch]))
+            .with("volumes", Node::Seq(vec![tmp]));
     let deployment = map([
         ("apiVersion", s("apps/v1")),
         ("kind", s("Deployment")),
@@ -242,11 +291,13 @@ fn clients(plan: &RenderPlan) -> Vec<Node> {
         // 200 once preflight has passed: who is waiting at the barrier.
         ("readinessProbe", http_probe("/ready", "metrics", 1)),
         ("resources", resources(&cpus, &plan.client_memory)),
+        ("securityContext", container_security()),
     ]);
     let pod_spec = node_selector(
         map([("restartPolicy", s("Never")), ("subdomain", s(CLIENTS))]),
         plan.client_node_selector.as_ref(),
     )
+    .with("securityContext", pod_security())
     .with("affinity", away_from("server"))
     .with("containers", Node::Seq(vec![client]));
     let t = plan.timing;
@@ -328,12 +379,14 @@ pub fn render(plan: &RenderPlan) -> Vec<Rendered> {
         "The pod is Guaranteed (requests = limits, whole CPUs for the server); its cores are".to_owned(),
         "exclusive only where the kubelet runs with cpuManagerPolicy: static.".to_owned(),
         format!("Apply it first; `kubectl rollout status deploy/{SERVER}` before the clients."),
+        RESTRICTED.to_owned(),
     ]);
     let mut clients_comment = head(&format!("{} client pods, one segment of the load each.", plan.clients));
     clients_comment.extend([
         format!("Every pod starts its run at {start} (the nodes' clocks must agree: NTP); a pod"),
         "not running by then (image pull, scheduling) misses the barrier and fails the Job:".to_owned(),
         "render again with a later start. Results are in the pods' logs, for `bench-client merge`.".to_owned(),
+        RESTRICTED.to_owned(),
     ]);
     let mut files = vec![
         Rendered { name: "server.yaml", text: to_yaml(&server_comment, &server(plan)) },

@@ -20,7 +20,7 @@ pub mod yaml;
 
 use std::time::Duration;
 
-pub use self::manifests::render;
+pub use self::manifests::{RUN_AS_USER, render};
 use crate::engine::{Rate, Timing};
 use crate::model::Framework;
 

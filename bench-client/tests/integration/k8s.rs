@@ -84,7 +84,7 @@ const CASES: [(&str, &[&str]); 2] = [
     ),
 ];
 
-fn golden(case: &str) -> PathBuf {
+pub(crate) fn golden(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/golden/k8s").join(case)
 }
 
@@ -171,7 +171,7 @@ fn json(y: &Yaml) -> Value {
 }
 
 /// Every document of the YAML files of `dir`, as JSON.
-fn documents(dir: &Path) -> Vec<Value> {
+pub(crate) fn documents(dir: &Path) -> Vec<Value> {
     files(dir)
         .values()
         .flat_map(|t| YamlLoader::load_from_str(t).unwrap().iter().map(json).collect::<Vec<_>>())

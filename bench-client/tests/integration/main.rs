@@ -28,6 +28,8 @@ mod load_modes;
 mod malformed;
 // Several clients at one start barrier, merged exactly; watch, refusals.
 mod multi_client;
+// The rendered pods under the restricted Pod Security Standard; images and `watch` as non-root.
+mod pod_security;
 // A suite whose perf is missing or may not attach: said once quoting perf, no run claimed profiled.
 mod perf_unavailable;
 // Flame graphs from a committed perf-script fixture: folded, drawn, their shape, a differential.
