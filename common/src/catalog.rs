@@ -27,6 +27,18 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// answer.
 pub const REFUSED_BODY_LINGER: Duration = Duration::from_secs(1);
 
+/// Why a request body was not handed to the application: every server reads
+/// `PUT /api/devices` and `POST /fortunes` bodies through its framework and
+/// tells the two refusals apart this way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unread {
+    /// Over the limit, declared or read (a 413).
+    TooLarge,
+    /// The body could not be read (the connection broke, bad chunking): the
+    /// reason, for a 400.
+    Broken(String),
+}
+
 /// Refuses a body from its declared length, the value of its
 /// `Content-Length` header, before a byte of it is read. No header (a
 /// chunked body) or one a server's HTTP parser would not have accepted

@@ -22,7 +22,8 @@ pub mod signals;
 pub mod state;
 
 pub use catalog::{
-    CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, check_content_length, declared_length_over,
+    CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, Unread, check_content_length,
+    declared_length_over,
 };
 pub use config::{ServerArgs, ServerConfig};
 pub use devices::{Device, devices, devices_json, preserialized_devices};

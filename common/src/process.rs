@@ -3,6 +3,11 @@
 //! the one-line start-up errors, the fortunes database every server opens
 //! before it listens, and the tokio runtime the axum and Rocket servers run on.
 //!
+//! Exit codes: 0 after SIGTERM or SIGINT, [`EXIT_USAGE`] (2) for a bad flag
+//! or an address that cannot be bound, 1 for anything else (the fortunes
+//! database cannot be created, another I/O error). Every server's `main` and
+//! `run` keep them.
+//!
 //! A server prints [`listening_line`] as its first stdout line once it
 //! accepts connections; a supervisor reads it back with
 //! [`parse_listening_line`]. Start-up failures print one line on stderr and

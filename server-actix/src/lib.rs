@@ -222,8 +222,7 @@ async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
 /// (`common::process::STOP_GRACE`), after which the connections still open
 /// (a client in the middle of a request) are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
-/// when the database cannot be created or on any other I/O error.
+/// Returns the exit code of `common::process`.
 pub fn run(config: ServerConfig) -> ExitCode {
     with_fortunes(config.workers, |fortunes| serve(config, fortunes))
 }

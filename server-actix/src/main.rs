@@ -1,7 +1,6 @@
 //! `server-actix [--addr 127.0.0.1:0] [--workers 1] [--layers 10]`
 //!
-//! Exit codes: 0 after SIGTERM/SIGINT, 2 for a bad flag or an address that
-//! cannot be bound, 1 otherwise (e.g. the fortunes database cannot be created).
+//! Exit codes: `common::process` (0 after a stop, 2 bad input, 1 otherwise).
 
 use std::process::ExitCode;
 

@@ -29,7 +29,7 @@ use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
-    MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, declared_length_over,
+    MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
@@ -109,14 +109,6 @@ fn refusal(status: u16, reason: String) -> Response {
     (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), reason).into_response()
 }
 
-/// Why a body was not handed to the application.
-enum Unread {
-    /// Over the limit, declared or read.
-    TooLarge,
-    /// The body could not be read (the connection broke, bad chunking).
-    Broken(String),
-}
-
 /// The body of `request` if it is at most `limit` bytes. A declared length
 /// over the limit is refused before a byte is read; otherwise the body is
 /// read through `http_body_util::Limited`. A refused body that the client is
@@ -179,10 +171,7 @@ fn expects_continue(headers: &HeaderMap) -> bool {
 }
 
 /// Reads and drops the rest of a refused body that the client is sending
-/// anyway, for at most [`REFUSED_BODY_LINGER`]. Dropped unread, hyper would
-/// close the connection with bytes still arriving, and the client would meet
-/// a reset instead of the 413 (actix-web lingers after its answer the same
-/// way).
+/// anyway, for at most [`REFUSED_BODY_LINGER`] (whose doc says why).
 async fn linger(mut body: Body) {
     let drain = async { while let Some(Ok(_)) = body.frame().await {} };
     let _ = tokio::time::timeout(REFUSED_BODY_LINGER, drain).await;
@@ -207,8 +196,7 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// it is raced against the stop deadline (`common::process::STOP_GRACE`):
 /// the connections still open then are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
-/// when the database cannot be created or on any other I/O error.
+/// Returns the exit code of `common::process`.
 pub fn run(config: ServerConfig) -> ExitCode {
     with_fortunes(config.workers, |fortunes| serve(config, fortunes))
 }

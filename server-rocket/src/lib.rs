@@ -24,7 +24,7 @@ use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
-    REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, declared_length_over,
+    REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
 };
 use rocket::config::LogLevel;
 use rocket::data::{ByteUnit, Data, DataStream};
@@ -137,14 +137,6 @@ async fn replace_devices(
 /// A one-line answer with a status (400, 413, 500); a `String` is `text/plain; charset=utf-8`.
 type Refusal = (Status, String);
 
-/// Why a body was not handed to the application.
-enum Unread {
-    /// Over the limit, declared or read.
-    TooLarge,
-    /// The body could not be read (the connection broke, bad chunking).
-    Broken(String),
-}
-
 /// The body if it is at most `limit` bytes: a declared length over the
 /// limit is refused before the body is read, a chunked body is read up to
 /// one byte past the limit; the rest of a refused body is read and dropped
@@ -227,10 +219,7 @@ impl<'r> FromRequest<'r> for ContentLength<'r> {
 }
 
 /// Reads and drops the rest of a refused body that the client is sending
-/// anyway, for at most [`REFUSED_BODY_LINGER`]. Dropped unread, hyper would
-/// close the connection with bytes still arriving, and the client would meet
-/// a reset instead of the 413 (actix-web lingers after its answer the same
-/// way).
+/// anyway, for at most [`REFUSED_BODY_LINGER`] (whose doc says why).
 async fn linger(mut stream: DataStream<'_>) {
     let _ = tokio::time::timeout(REFUSED_BODY_LINGER, tokio::io::copy(&mut stream, &mut sink())).await;
 }
@@ -279,8 +268,7 @@ async fn state_layer(request: &Request<'_>) {
 /// against the stop deadline (`common::process::STOP_GRACE`), after which the
 /// connections still open are closed as the process exits.
 ///
-/// Returns exit code 0 after a stop, 2 when the address cannot be bound, 1
-/// when the database cannot be created or on any other error.
+/// Returns the exit code of `common::process`.
 pub fn run(config: ServerConfig) -> ExitCode {
     with_fortunes(config.workers, |fortunes| serve(config, fortunes))
 }
