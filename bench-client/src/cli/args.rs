@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Timing, TimingError};
-use crate::measure::profiler::CallGraph;
+use crate::measure::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
 use crate::sys::{CpuList, sleep_until};
 

@@ -15,7 +15,7 @@ pub(super) struct Outstanding {
     pub(super) due: Instant,
     /// When it was written.
     pub(super) sent: Instant,
-    /// Its route: 0 is the load's target, 1… its alternation's other routes.
+    /// Its route: an index into the load's routes.
     pub(super) route: usize,
 }
 

@@ -52,6 +52,7 @@ mod hdr;
 mod http;
 mod live;
 mod schedule;
+mod slicing;
 mod stats;
 mod worker;
 
@@ -64,6 +65,7 @@ pub use self::hdr::{EncodedHistogram, HdrError};
 pub use self::http::{FrameError, Framed, frame_response, get_request};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
+pub use self::slicing::{Slicing, SlicingError};
 pub use self::stats::{
     FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
     latency_histogram,
@@ -289,59 +291,56 @@ impl Target {
     }
 }
 
+/// One route of a load: where its requests go, and the exact body a
+/// successful response carries (with status 200).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteLoad {
+    /// Server, `Host` and path.
+    pub target: Target,
+    /// The exact body of a successful response.
+    pub expected_body: Vec<u8>,
+}
+
 /// A checked description of one load run: what to fetch, what every
 /// successful response carries, and how hard to push.
 #[derive(Debug, Clone)]
 pub struct Load {
-    /// Where the requests go (route 0).
-    pub target: Target,
-    /// The exact body a successful response carries (with status 200).
-    pub expected_body: Vec<u8>,
+    /// The routes: one, or with a [`Slicing`] those it alternates. When
+    /// they are on more than one server, every route gets its own pool of
+    /// `connections` connections to its server, and only the pool of the
+    /// current slice's route sends (the others stay idle): two servers
+    /// compared side by side, each loaded alone in its slices.
+    pub routes: Vec<RouteLoad>,
     /// Connections, threads, timings and mode.
     pub settings: LoadSettings,
-    /// Other routes of the same server, measured in alternation with the
-    /// target's on the same connections; `None`: the target's route only.
-    pub alternation: Option<Alternation>,
+    /// The routes alternate in slices of the timing's window; `None`: one route.
+    pub slicing: Option<Slicing>,
 }
 
 impl Load {
     /// A load of `target` alone.
     pub fn new(target: Target, expected_body: Vec<u8>, settings: LoadSettings) -> Self {
-        Self { target, expected_body, settings, alternation: None }
+        Self { routes: vec![RouteLoad { target, expected_body }], settings, slicing: None }
     }
-}
 
-/// Routes measured in alternation: time is cut into slices (counted from the
-/// start of the measured windows, the warm-up included backwards), and every
-/// request written during a slice goes to that slice's route. Responses
-/// count to the route of their request, in the window they complete in: with
-/// the timing's window equal to the slice, a route's own slices hold its
-/// rate, and its completions that fall in another route's slice (the one
-/// round trip after each switch) are the transition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Alternation {
-    /// Routes 1, 2, … (route 0 is the load's target), each with the exact
-    /// body of a successful response.
-    pub routes: Vec<RouteLoad>,
-    /// Length of one slice; the timing's window should equal it.
-    pub slice: Duration,
-    /// The route of each slice of a block; blocks repeat.
-    pub block: Vec<usize>,
-}
-
-/// One route of an [`Alternation`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteLoad {
-    /// Path (and query).
-    pub path: String,
-    /// The exact body a successful response carries.
-    pub expected_body: Vec<u8>,
-    /// Another server to send it to (its address is also its `Host`);
-    /// `None`: the target's server. With any other server, every route gets
-    /// its own pool of `connections` connections to its server, and only the
-    /// pool of the current slice's route sends (the others stay idle): two
-    /// servers compared side by side, each loaded alone in its slices.
-    pub server: Option<SocketAddr>,
+    /// `routes` alternating in blocks `block` of slices, each route getting
+    /// `own` of its own slices of `slice` after `settings`' warm-up (the
+    /// timing's window becomes the slice).
+    ///
+    /// # Errors
+    /// A block that does not name every route ([`Slicing::new`]), or a timing
+    /// out of bounds.
+    pub fn sliced(
+        routes: Vec<RouteLoad>,
+        block: Vec<usize>,
+        settings: LoadSettings,
+        own: Duration,
+        slice: Duration,
+    ) -> Result<Self, SlicingError> {
+        let slicing = Slicing::new(routes.len(), block)?;
+        let timing = slicing.timing(settings.timing.warmup(), own, slice)?;
+        Ok(Self { routes, settings: LoadSettings { timing, ..settings }, slicing: Some(slicing) })
+    }
 }
 
 /// What [`run`] returns.
@@ -349,9 +348,9 @@ pub struct RouteLoad {
 pub struct Outcome {
     /// All threads' measurements, merged (every route).
     pub stats: RunStats,
-    /// With an alternation: per route (0 = the target's), the request-level
-    /// counts (windows, failures, latency, sent, warm-up, in flight); the
-    /// connection-level ones are in `stats` only. Empty without alternation.
+    /// With a slicing: per route, the request-level counts (windows,
+    /// failures, latency, sent, warm-up, in flight, retried); the
+    /// connection-level ones are in `stats` only. Empty with one route.
     pub by_route: Vec<RunStats>,
     /// Measured time actually covered (shorter than planned when stopped).
     pub measured: Duration,

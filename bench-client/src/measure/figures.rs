@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Measured;
 use crate::analysis;
-use crate::engine::{EncodedHistogram, Failures, LATE_SEND_TOLERANCE, LatencySummary, LoadSettings, RunStats};
+use crate::engine::{EncodedHistogram, Failures, LATE_SEND_TOLERANCE, LatencySummary, LoadSettings, RunStats, Slicing};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -365,23 +365,22 @@ impl RunFigures {
         Self::build(run, settings, server_cpus, &run.outcome.stats, None)
     }
 
-    /// Figures of route `route` of `run`, a run with an alternation whose
-    /// blocks are `block`: its windows are its own slices (those of `block`
-    /// naming it), its rate is over their time, and its CPU figures are
-    /// theirs; its completions in other routes' slices are
-    /// `transition_completed`.
+    /// Figures of route `route` of `run`, a run of routes alternating as
+    /// `slicing` says: its windows are its own slices, its rate is over
+    /// their time, and its CPU figures are theirs; its completions in other
+    /// routes' slices are `transition_completed`.
     ///
     /// # Panics
-    /// When `run` has no counts for `route` (it was not an alternation).
+    /// When `run` has no counts for `route` (it was not sliced).
     pub fn of_route(
         run: &Measured,
         settings: &LoadSettings,
         server_cpus: Option<usize>,
         route: usize,
-        block: &[usize],
+        slicing: &Slicing,
     ) -> Self {
         let own: Vec<usize> =
-            (0..run.outcome.stats.windows.len()).filter(|s| block[s % block.len()] == route).collect();
+            (0..run.outcome.stats.windows.len()).filter(|&s| slicing.route_of(s as i128) == route).collect();
         Self::build(run, settings, server_cpus, &run.outcome.by_route[route], Some(&own))
     }
 
@@ -566,7 +565,7 @@ mod tests {
     #[test]
     fn figures_of_one_route_of_an_alternation_are_its_own_slices() {
         // Block [0, 1, 1, 0]: route 1 owns slices 1, 2, 5, 6.
-        let block = [0, 1, 1, 0];
+        let block = Slicing::new(2, vec![0, 1, 1, 0]).unwrap();
         let route1 = stats(&[3, 100, 100, 2, 0, 90, 110, 1]);
         let total = stats(&[103, 103, 100, 102, 100, 92, 110, 101]);
         let cpu = CpuWindows {
@@ -593,7 +592,7 @@ mod tests {
     fn an_interrupted_route_counts_only_its_own_slices_it_lived() {
         // Block [0, 1, 1, 0] over 250 ms slices, interrupted at 1.5 s: six
         // slices lived (0 … 5); route 1 owns 1, 2 and 5 of them (not 6).
-        let block = [0, 1, 1, 0];
+        let block = Slicing::new(2, vec![0, 1, 1, 0]).unwrap();
         let route1 = stats(&[0, 100, 100, 0, 0, 90, 110, 0]);
         let total = stats(&[100, 100, 100, 100, 100, 90, 110, 100]);
         let mut run = measured(
@@ -634,7 +633,9 @@ mod tests {
             CpuWindows::default(),
         );
         alt.folded = Some(Ok(String::new()));
-        assert!(!RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &[0, 1]).profiled);
+        assert!(
+            !RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &Slicing::new(2, vec![0, 1]).unwrap()).profiled
+        );
         assert!(RunFigures::new(&alt, &settings(1_000, 2), None).profiled);
         // Nothing lived, nothing served: a rate of 0, no CPU cost per request.
         let mut empty = measured(stats(&[0]), Vec::new(), Duration::ZERO, CpuWindows::default());

@@ -1,20 +1,20 @@
 //! One measured run: the engine's load with every observer around it, in one
 //! thread scope: the per-window CPU sampler of the server and the client
 //! (which also watches the server's pid), and optionally `perf` recording
-//! the server during the measured windows (`profiler` also holds what folded
-//! stacks give: their shape, flame graphs). The result is turned into
-//! [`RunFigures`].
+//! the server during the measured windows, its samples folded (`perf.rs`;
+//! what folded stacks are drawn into is the report's). The result is turned
+//! into [`RunFigures`].
 //!
 //! A run starts at once or at a realtime barrier shared by several clients
 //! ([`Barrier`]); either way it is timed from one monotonic [`Start`].
 //!
-//! Imports the engine, `sys` and `model` below it; the suite, `load`, `watch` and
+//! Imports the engine and `sys` below it; the suite, `load`, `watch` and
 //! `calibrate` call [`run`] from above.
 
 mod barrier;
 mod cpu;
 mod figures;
-pub mod profiler;
+mod perf;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,7 +23,7 @@ pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{
     OFFERED_SHORTFALL_PERCENT, PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT, Shortfall,
 };
-pub use self::profiler::Perf;
+pub use self::perf::{CallGraph, Perf, SAMPLE_PERIOD_NS, fold};
 use crate::engine::{self, Live, Load, Outcome};
 use crate::sys::{peak_rss_bytes, sleep_until};
 

@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::flames::FlameGraphs;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use crate::analysis::{self, median};
-use crate::measure::profiler::FlameGraphs;
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario, Variant};
 use crate::results::{Basis, Comparison, Delta, Results, compare, delta_costs, route_costs, sweep};
@@ -629,8 +629,8 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::profiler::{FlameGraph, Shape};
     use crate::model::Variant;
+    use crate::report::flames::{FlameGraph, Shape};
     use crate::results::fixtures::{results, run};
 
     #[test]

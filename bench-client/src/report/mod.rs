@@ -6,6 +6,7 @@
 //! `model` and `analysis` below it.
 
 pub mod charts;
+pub mod flames;
 mod format;
 mod markdown;
 mod terminal;

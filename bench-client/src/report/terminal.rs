@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use super::flames::{Shape, top_self};
 use crate::calibrate::Ceiling;
 use crate::engine::{LATE_SEND_TOLERANCE, LatencySummary};
 use crate::measure::RunFigures;
-use crate::measure::profiler::{Shape, top_self};
 use crate::results::{LoadReport, MergeInfo, WatchReport};
 
 /// Windows listed one by one in the summary; more are summed up in one line

@@ -24,12 +24,12 @@ use common::Route;
 
 use super::build::{build_in, target_dir, workspace_root};
 use super::progress::Progress;
-use super::servers::start_binary;
+use super::servers::{route_load, start_binary};
 use super::{SuitePlan, measure_run, meta};
-use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+use crate::engine::Load;
 use crate::measure::RunFigures;
-use crate::measure::profiler::FlameGraphs;
 use crate::model::{Framework, Scenario, Variant};
+use crate::report::flames::FlameGraphs;
 use crate::report::{self, run_line};
 use crate::results::{self, AbMeta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::ServerProcess;
@@ -167,31 +167,11 @@ fn ab_load(
     after: &ServerProcess,
     variant: Variant,
     round: u32,
-) -> anyhow::Result<(Load, Vec<usize>)> {
+) -> anyhow::Result<Load> {
     let route = Route::get(variant.route());
     let block = if round.is_multiple_of(2) { vec![1, 0, 0, 1] } else { vec![0, 1, 1, 0] };
-    let own_per_block = plan.slice * 2;
-    let blocks = u32::try_from(
-        (plan.settings.timing.duration().as_nanos() as f64 / own_per_block.as_nanos().max(1) as f64).round() as u64,
-    )
-    .unwrap_or(1)
-    .max(1);
-    let timing = Timing::new(plan.settings.timing.warmup(), plan.slice * (blocks * 4), plan.slice)?;
-    let mut load = Load::new(
-        Target::new(before.addr, route.path),
-        route.expected_body(),
-        LoadSettings { timing, ..plan.settings },
-    );
-    load.alternation = Some(Alternation {
-        routes: vec![RouteLoad {
-            path: route.path.to_owned(),
-            expected_body: route.expected_body(),
-            server: Some(after.addr),
-        }],
-        slice: plan.slice,
-        block: block.clone(),
-    });
-    Ok((load, block))
+    let routes = vec![route_load(before.addr, route), route_load(after.addr, route)];
+    Ok(Load::sliced(routes, block, plan.settings, plan.settings.timing.duration(), plan.slice)?)
 }
 
 /// Starts the BEFORE and the AFTER server of `framework` for `round`, the
@@ -246,11 +226,12 @@ fn measure_framework(
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let (load, block) = ab_load(base, &before, &after, variant, round)?;
+            let load = ab_load(base, &before, &after, variant, round)?;
+            let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
             let label = format!("{} round {round}/{} {}", framework.name(), base.rounds, variant.path());
             let run = measure_run(&load, &[before.pid(), after.pid()], None, progress, &label, stop)?;
             for (route, scenario) in [(0, Scenario::Before), (1, Scenario::After)] {
-                let figures = RunFigures::of_route(&run, &load.settings, Some(base.server_cpus.len()), route, &block);
+                let figures = RunFigures::of_route(&run, &load.settings, Some(base.server_cpus.len()), route, slicing);
                 let columns = format!(
                     "{:<6} round {round}/{} {:<6} {:<27}",
                     framework.name(),

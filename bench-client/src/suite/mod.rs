@@ -28,12 +28,13 @@ pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 use self::profiling::{Profiler, Profiles};
 use self::progress::Progress;
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
-pub use self::servers::{load_of, start_server};
+pub use self::servers::{load_of, route_load, start_server};
 use crate::calibrate::{self, CalibratePlan};
-use crate::engine::{Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
-use crate::measure::profiler::{CallGraph, FlameGraphs};
+use crate::engine::{Load, LoadSettings};
+use crate::measure::CallGraph;
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
 use crate::model::{Framework, Pairing, Profile, Scenario};
+use crate::report::flames::FlameGraphs;
 use crate::report::{self, ceiling_line, charts, run_line};
 use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::{CpuList, ServerProcess};
@@ -163,28 +164,13 @@ fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
     }
 }
 
-/// The alternating load of `sliced` against `server`: route 0 is its first
-/// slot's variant, each slice `plan.slice` long, blocks enough for each
-/// variant to get the plan's duration of its own slices.
+/// The alternating load of `sliced` against `server`: route `i` is its slot
+/// `i`'s variant, each slice `plan.slice` long, each variant getting the
+/// plan's duration of its own slices.
 fn sliced_load(plan: &SuitePlan, server: &ServerProcess, sliced: &Sliced) -> anyhow::Result<Load> {
-    let blocks = sliced.blocks(plan.settings.timing.duration(), plan.slice);
-    let slices = blocks * u32::try_from(sliced.block.len()).unwrap_or(u32::MAX);
-    let timing = Timing::new(plan.settings.timing.warmup(), plan.slice * slices, plan.slice)?;
-    let routes: Vec<&Route> = sliced.slots.iter().map(|s| Route::get(s.variant.route())).collect();
-    let mut load = Load::new(
-        Target::new(server.addr, routes[0].path),
-        routes[0].expected_body(),
-        LoadSettings { timing, ..plan.settings },
-    );
-    load.alternation = Some(Alternation {
-        routes: routes[1..]
-            .iter()
-            .map(|r| RouteLoad { path: r.path.to_owned(), expected_body: r.expected_body(), server: None })
-            .collect(),
-        slice: plan.slice,
-        block: sliced.block.clone(),
-    });
-    Ok(load)
+    let routes = sliced.slots.iter().map(|s| route_load(server.addr, Route::get(s.variant.route()))).collect();
+    let own = plan.settings.timing.duration();
+    Ok(Load::sliced(routes, sliced.block.clone(), plan.settings, own, plan.slice)?)
 }
 
 /// Measures one step of a round: its variants' figures, in the order of its
@@ -209,12 +195,13 @@ fn measure_step(
         }
         Step::Sliced(sliced) => {
             let load = sliced_load(plan, server, sliced)?;
+            let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
             let run = measure_run(&load, &[server.pid()], None, progress, label, stop)?;
             Ok(sliced
                 .slots
                 .iter()
                 .enumerate()
-                .map(|(route, slot)| (*slot, RunFigures::of_route(&run, &load.settings, cpus, route, &sliced.block)))
+                .map(|(route, slot)| (*slot, RunFigures::of_route(&run, &load.settings, cpus, route, slicing)))
                 .collect())
         }
     }

@@ -17,11 +17,9 @@ use super::measure_run;
 use super::progress::Progress;
 use super::servers::{load_of, start_server};
 use crate::engine::LoadSettings;
-use crate::measure::profiler::{
-    self, CallGraph, Differential, FlameGraph, FlameGraphs, Perf, SAMPLE_PERIOD_NS, Shape, Widths,
-};
-use crate::measure::{Measured, RunFigures};
+use crate::measure::{CallGraph, Measured, Perf, RunFigures, SAMPLE_PERIOD_NS};
 use crate::model::{Framework, Profile, Scenario, Variant};
+use crate::report::flames::{self, Differential, FlameGraph, FlameGraphs, Shape, Widths};
 use crate::report::{shape_line, top_self_time};
 use crate::sys::CpuList;
 
@@ -84,7 +82,7 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
     anyhow::ensure!(successful > 0, "no successful request: nothing worth a flame graph");
     let folded = run.folded.context("the profiler did not run")??;
     let mut stacks = BTreeMap::new();
-    profiler::merge(&mut stacks, &folded);
+    flames::merge(&mut stacks, &folded);
     let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
         .to_string()
         .chars()
@@ -101,10 +99,10 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
         successful
     );
     let shape = Shape::of(&stacks, SAMPLE_PERIOD_NS);
-    let lines = profiler::lines(&stacks);
+    let lines = flames::lines(&stacks);
     std::fs::write(svg.with_extension("folded"), lines.join("\n") + "\n")
         .with_context(|| format!("cannot write {}", svg.with_extension("folded").display()))?;
-    profiler::flamegraph(&lines, &title, Some(&subtitle(&perf, &shape)), &svg)?;
+    flames::flamegraph(&lines, &title, Some(&subtitle(&perf, &shape)), &svg)?;
     Ok(Flamegraph { svg, shape, top_self_time: top_self_time("", &stacks, 10, 0) })
 }
 
@@ -164,7 +162,7 @@ impl Profiler {
         match &run.folded {
             Some(Ok(folded)) => {
                 let profile = profiles.entry(variant.name()).or_default();
-                profiler::merge(&mut profile.stacks, folded);
+                flames::merge(&mut profile.stacks, folded);
                 profile.requests += figures.successful;
                 profile.runs += 1;
             }
@@ -223,7 +221,7 @@ pub(super) fn write_flamegraphs(
     for variant in all_variants {
         let Some(profile) = profiles.get(variant.name()) else { continue };
         let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
-        let lines = profiler::lines(&profile.stacks);
+        let lines = flames::lines(&profile.stacks);
         let shape = Shape::of(&profile.stacks, SAMPLE_PERIOD_NS);
         let drawn = std::fs::write(
             dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
@@ -231,7 +229,7 @@ pub(super) fn write_flamegraphs(
         )
         .map_err(anyhow::Error::from)
         .and_then(|()| {
-            profiler::flamegraph(
+            flames::flamegraph(
                 &lines,
                 &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
                 Some(&format!("{command} · {}", shape_line(&shape))),
@@ -297,15 +295,15 @@ fn differential(
         return Ok(None);
     }
     let (b, a) = (
-        profiler::per_thousand_requests(&before.stacks, before.requests),
-        profiler::per_thousand_requests(&after.stacks, after.requests),
+        flames::per_thousand_requests(&before.stacks, before.requests),
+        flames::per_thousand_requests(&after.stacks, after.requests),
     );
     let stem = format!("flamegraphs/diff-{}-{scenario}-{from}-to-{to}", framework.name());
     let title = format!("{} · {scenario}: {from} → {to}, server CPU per request", framework.name());
     let svg_before_widths = format!("{stem}-before-widths.svg");
     let svg_after_widths = format!("{stem}-after-widths.svg");
-    profiler::differential(&b, &a, Widths::Before, &title, &dir.join(&svg_before_widths))?;
-    profiler::differential(&b, &a, Widths::After, &title, &dir.join(&svg_after_widths))?;
+    flames::differential(&b, &a, Widths::Before, &title, &dir.join(&svg_before_widths))?;
+    flames::differential(&b, &a, Widths::After, &title, &dir.join(&svg_after_widths))?;
     let per_request = |p: &VariantProfile| p.stacks.values().sum::<u64>() as f64 / p.requests as f64;
     Ok(Some(Differential {
         framework,

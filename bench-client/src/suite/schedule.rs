@@ -7,8 +7,6 @@
 //! symmetrically about the block's middle, so a linear drift within a block
 //! cancels in every ratio, and each variant follows a switch once per block.
 
-use std::time::Duration;
-
 use crate::model::{Pairing, Scenario, Variant};
 
 /// One run of a round.
@@ -20,7 +18,8 @@ pub enum Step {
     Sliced(Sliced),
 }
 
-/// A run of alternating slices.
+/// A run of alternating slices (the engine's [`crate::engine::Slicing`]
+/// owns their arithmetic).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sliced {
     /// The variants, with their places in the round; route `i` of the load
@@ -28,17 +27,6 @@ pub struct Sliced {
     pub slots: Vec<Slot>,
     /// The route of each slice of a block.
     pub block: Vec<usize>,
-}
-
-impl Sliced {
-    /// Blocks of `slice` that give each variant `duration` of its own
-    /// slices (at least one block).
-    pub fn blocks(&self, duration: Duration, slice: Duration) -> u32 {
-        let per_block = slice * u32::try_from(self.block.len() / self.slots.len()).unwrap_or(1);
-        u32::try_from((duration.as_nanos() as f64 / per_block.as_nanos().max(1) as f64).round() as u64)
-            .unwrap_or(1)
-            .max(1)
-    }
 }
 
 /// The runs of round `round` (from 1) of `scenarios`, paired as `pairing` says.
@@ -122,8 +110,6 @@ mod tests {
         assert_eq!(payload.block, [0, 1, 2, 2, 1, 0]);
         let Step::Sliced(state) = &steps(&[Scenario::State], 2, Pairing::Slices)[1] else { panic!() };
         assert_eq!(state.block, [1, 0, 0, 1]);
-        // 3 s of own slices per variant at 250 ms: two slices a block, six blocks.
-        assert_eq!(payload.blocks(Duration::from_secs(3), Duration::from_millis(250)), 6);
         assert_eq!(steps(&[Scenario::State], 1, Pairing::Rounds).len(), 3);
         let Step::Sliced(fortunes) = &steps(&[Scenario::Fortunes], 1, Pairing::Slices)[1] else { panic!() };
         assert_eq!(

@@ -1,6 +1,7 @@
 //! A server under test: started pinned from its binary, checked healthy,
 //! every route preflighted before anything is measured.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::server_binary;
-use crate::engine::{Load, LoadSettings, Target};
+use crate::engine::{Load, LoadSettings, RouteLoad, Target};
 use crate::model::{Framework, Profile};
 use crate::preflight;
 use crate::sys::{CpuList, ServerProcess};
@@ -53,5 +54,12 @@ pub(super) fn start_binary(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow
 
 /// The load of one run of `route` against `server`.
 pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) -> Load {
-    Load::new(Target::new(server.addr, route.path), route.expected_body(), settings)
+    let RouteLoad { target, expected_body } = route_load(server.addr, route);
+    Load::new(target, expected_body, settings)
+}
+
+/// `route` of the table on the server at `addr`, with the body a successful
+/// response carries.
+pub fn route_load(addr: SocketAddr, route: &Route) -> RouteLoad {
+    RouteLoad { target: Target::new(addr, route.path), expected_body: route.expected_body() }
 }

@@ -204,7 +204,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
-    use bench_client::engine::{self, Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+    use bench_client::engine::{self, Load, LoadSettings, RouteLoad, Target, Timing};
     use bench_client::measure::{CpuWindows, Measured, RunFigures};
 
     let _exclusive = util::exclusive();
@@ -220,12 +220,13 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
         Duration::from_secs(2),
     );
-    let mut load = Load::new(Target::new(addr, "/a"), b"A".to_vec(), settings);
-    load.alternation = Some(Alternation {
-        routes: vec![RouteLoad { path: "/b".to_owned(), expected_body: b"BB".to_vec(), server: None }],
-        slice,
-        block: block.clone(),
-    });
+    let routes = vec![
+        RouteLoad { target: Target::new(addr, "/a"), expected_body: b"A".to_vec() },
+        RouteLoad { target: Target::new(addr, "/b"), expected_body: b"BB".to_vec() },
+    ];
+    // Four blocks: each route gets eight slices of its own.
+    let load = Load::sliced(routes, block.clone(), settings, slice * 8, slice).unwrap();
+    assert_eq!(load.settings.timing, settings.timing);
     let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(
         outcome.stats.failures.requests(),
@@ -255,7 +256,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         start: bench_client::measure::Start::now(),
     };
     for route in 0..2 {
-        let f = RunFigures::of_route(&measured, &settings, None, route, &block);
+        let f = RunFigures::of_route(&measured, &load.settings, None, route, load.slicing.as_ref().unwrap());
         assert_eq!(f.windows.len(), 8, "two own slices per block of four, four blocks");
         assert_eq!(f.windows.iter().sum::<u64>(), f.successful);
         assert!((f.duration_s - 0.4).abs() < 1e-9 && (f.window_s - 0.05).abs() < 1e-9, "{f:?}");
@@ -272,7 +273,7 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
-    use bench_client::engine::{self, Alternation, Load, LoadSettings, RouteLoad, Target, Timing};
+    use bench_client::engine::{self, Load, LoadSettings, RouteLoad, Target, Timing};
 
     let _exclusive = util::exclusive();
     let (a, written_a) =
@@ -287,12 +288,11 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
         Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
         Duration::from_secs(2),
     );
-    let mut load = Load::new(Target::new(a, "/x"), b"A".to_vec(), settings);
-    load.alternation = Some(Alternation {
-        routes: vec![RouteLoad { path: "/x".to_owned(), expected_body: b"A".to_vec(), server: Some(b) }],
-        slice,
-        block: block.clone(),
-    });
+    let routes = vec![
+        RouteLoad { target: Target::new(a, "/x"), expected_body: b"A".to_vec() },
+        RouteLoad { target: Target::new(b, "/x"), expected_body: b"A".to_vec() },
+    ];
+    let load = Load::sliced(routes, block.clone(), settings, slice * 8, slice).unwrap();
     let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
     assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");

@@ -7,16 +7,17 @@
 
 use crate::util;
 
-use bench_client::measure::profiler::{self, Shape, Widths};
+use bench_client::measure;
+use bench_client::report::flames::{self, Shape, Widths};
 
 const FIXTURE: &str = include_str!("fixtures/perf-script-server-axum.txt");
 
 #[test]
 fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     let _exclusive = util::exclusive();
-    let folded = profiler::fold(FIXTURE.as_bytes()).unwrap();
+    let folded = measure::fold(FIXTURE.as_bytes()).unwrap();
     let mut stacks = std::collections::BTreeMap::new();
-    profiler::merge(&mut stacks, &folded);
+    flames::merge(&mut stacks, &folded);
     // inferno weighs each sample by its period: cpu-clock nanoseconds.
     let weighted_ns: u64 = stacks.values().sum();
     let in_fixture_ns: u64 = FIXTURE
@@ -32,7 +33,7 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     let dir = util::temp_dir("flame");
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("axum.svg");
-    profiler::flamegraph(&profiler::lines(&stacks), "axum fixture", Some("24 samples"), &svg).unwrap();
+    flames::flamegraph(&flames::lines(&stacks), "axum fixture", Some("24 samples"), &svg).unwrap();
     let text = std::fs::read_to_string(&svg).unwrap();
     let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
     let doc = roxmltree::Document::parse_with_options(&text, options).expect("the flame graph is XML");
@@ -40,10 +41,10 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     for frame in ["server_axum::state_layer", "hyper::proto::h1", "FatState"] {
         assert!(titles.iter().any(|t| t.contains(frame)), "a frame of {frame} in the flame graph");
     }
-    let all = profiler::top_self(&stacks, usize::MAX);
+    let all = flames::top_self(&stacks, usize::MAX);
     let total: f64 = all.iter().map(|t| t.1).sum();
     assert!((total - 100.0).abs() < 1e-9, "self times add up to 100 %: {total}");
-    let top = profiler::top_self(&stacks, 3);
+    let top = flames::top_self(&stacks, 3);
     assert_eq!(top.len(), 3);
     assert_eq!(top[..], all[..3]);
     assert!(top.windows(2).all(|w| w[0].1 >= w[1].1), "descending");
@@ -58,9 +59,9 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
 #[test]
 fn differential_flamegraph_keeps_what_the_change_removed_visible_in_blue() {
     let _exclusive = util::exclusive();
-    let folded = profiler::fold(FIXTURE.as_bytes()).unwrap();
+    let folded = measure::fold(FIXTURE.as_bytes()).unwrap();
     let mut before = std::collections::BTreeMap::new();
-    profiler::merge(&mut before, &folded);
+    flames::merge(&mut before, &folded);
     // "After": the same server without the state's drops, on twice the requests.
     let after: std::collections::BTreeMap<String, u64> = before
         .iter()
@@ -68,10 +69,10 @@ fn differential_flamegraph_keeps_what_the_change_removed_visible_in_blue() {
         .map(|(s, &w)| (s.clone(), w))
         .collect();
     assert!(after.len() < before.len(), "the fixture drops FatState");
-    let (b, a) = (profiler::per_thousand_requests(&before, 1000), profiler::per_thousand_requests(&after, 2000));
+    let (b, a) = (flames::per_thousand_requests(&before, 1000), flames::per_thousand_requests(&after, 2000));
     let dir = util::temp_dir("flame-diff");
     for (widths, name) in [(Widths::Before, "before.svg"), (Widths::After, "after.svg")] {
-        profiler::differential(&b, &a, widths, "fixture: drops removed", &dir.join(name)).unwrap();
+        flames::differential(&b, &a, widths, "fixture: drops removed", &dir.join(name)).unwrap();
     }
     let titles = |name: &str| -> Vec<String> {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();

@@ -1,0 +1,219 @@
+//! A worker's connections: opened (paced: `UNCONFIRMED_AT_ONCE`),
+//! established, closed by the server (churn, a keep-alive timeout) or lost,
+//! timed out on the loop's timer; and what becomes of the requests they held
+//! (failed by kind, or written again and counted as retries).
+
+use std::io::ErrorKind;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+use mio::{Interest, Token};
+
+use super::Worker;
+use crate::engine::conn::{Disconnect, Phase};
+use crate::engine::stats::FailureKind;
+use crate::engine::{CONNECT_BACKOFF, KEEP_ALIVE_IDLE};
+
+impl Worker<'_> {
+    /// Starts connecting slot `i`, or queues it while enough new connections
+    /// are unconfirmed.
+    pub(super) fn connect(&mut self, i: usize, now: Instant) {
+        self.confirm(i);
+        if self.unconfirmed >= self.unconfirmed_budget {
+            self.conns[i].phase = Phase::Queued;
+            self.queued.push_back(i);
+            return;
+        }
+        match TcpStream::connect(self.servers[i % self.pools]) {
+            Ok(mut stream) => {
+                match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
+                    Ok(()) => {
+                        let c = &mut self.conns[i];
+                        c.stream = Some(stream);
+                        c.phase = Phase::Connecting(now);
+                        c.unconfirmed = true;
+                        self.unconfirmed += 1;
+                    }
+                    Err(_) => self.connect_failed(i, now),
+                }
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    /// A connection attempt failed: counted, retried after a pause; requests
+    /// waiting for it (from a closed connection) fail as `io`.
+    pub(super) fn connect_failed(&mut self, i: usize, now: Instant) {
+        self.confirm(i);
+        if now >= self.times.end {
+            return;
+        }
+        self.stats.record_failure(None, FailureKind::Connect);
+        self.fail_outstanding(i, now, FailureKind::Io);
+        let c = &mut self.conns[i];
+        c.unwritten = 0;
+        c.stream = None;
+        c.phase = Phase::Backoff(now + CONNECT_BACKOFF);
+    }
+
+    /// Settles every request outstanding on connection `i` as a failure of
+    /// `kind` in the window of `now` (during the warm-up: as warm-up).
+    pub(super) fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let window = self.window_of(now);
+        for o in self.conns[i].outstanding.drain(..) {
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
+                match window {
+                    None => {
+                        stats.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
+                    Some(w) => stats.record_failure(Some(w), kind),
+                }
+            }
+        }
+    }
+
+    /// The server closed connection `i` between responses: counts the churn,
+    /// and each outstanding request that was (at least partly) written as a
+    /// retry, written once more on the next connection as a request of the
+    /// connection's route (its route's `retried`, that route's `sent`).
+    /// Requests not yet written at all are no retries: they keep their place.
+    pub(super) fn retry_outstanding(&mut self, i: usize) {
+        self.stats.closed_by_server += 1;
+        let c = &mut self.conns[i];
+        let untouched = c.unwritten / self.request_lens[c.route];
+        let written = c.outstanding.len().saturating_sub(untouched);
+        for o in c.outstanding.iter_mut().take(written) {
+            self.stats.retried += 1;
+            self.stats.sent += 1;
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.retried += 1;
+            }
+            if let Some(r) = self.by_route.get_mut(c.route) {
+                r.sent += 1;
+            }
+            o.route = c.route;
+        }
+    }
+
+    /// Counts connection `i` as confirmed, or as no longer pending at all.
+    pub(super) fn confirm(&mut self, i: usize) {
+        if std::mem::take(&mut self.conns[i].unconfirmed) {
+            self.unconfirmed -= 1;
+        }
+    }
+
+    /// A connecting socket became ready: established, or failed.
+    pub(super) fn on_connect(&mut self, i: usize) {
+        let now = Instant::now();
+        let Some(stream) = &self.conns[i].stream else { return };
+        match (stream.take_error(), stream.peer_addr()) {
+            (Ok(None), Ok(_)) => {}
+            // Not connected yet: wait for the next readiness event.
+            (Ok(None), Err(e)) if e.kind() == ErrorKind::NotConnected => return,
+            _ => return self.connect_failed(i, now),
+        }
+        let _ = stream.set_nodelay(true);
+        self.stats.connections_established += 1;
+        let c = &mut self.conns[i];
+        self.stats.reconnects += u64::from(c.reconnect);
+        c.reconnect = true;
+        c.phase = Phase::Open;
+        c.idle_since = now;
+        c.start = 0;
+        c.end = 0;
+        c.served = 0;
+        // Requests left by a connection the server closed are written first
+        // (as requests of the connection's route: see `drop_conn`).
+        for o in &mut c.outstanding {
+            o.sent = now;
+        }
+        c.unwritten = c.outstanding.len() * self.request_lens[c.route];
+        // Retried requests go out now, even in another pool's slice.
+        self.flush(i);
+        if !matches!(self.conns[i].phase, Phase::Open) {
+            return;
+        }
+        self.refill(i, now);
+        if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
+            // Nothing due to confirm it with.
+            self.confirm(i);
+        }
+    }
+
+    /// The connection ended (end of stream, reset, write error): a clean
+    /// close between responses on a used connection, or an `io` failure of
+    /// its outstanding requests (a fresh connection, or a partial response).
+    pub(super) fn connection_lost(&mut self, i: usize) {
+        let c = &self.conns[i];
+        let between_responses = c.start == c.end && (c.served > 0 || c.outstanding.is_empty());
+        let idle = c.outstanding.is_empty()
+            && c.unwritten == 0
+            && Instant::now().saturating_duration_since(c.idle_since) >= KEEP_ALIVE_IDLE;
+        let why = match (between_responses, idle) {
+            (true, true) => Disconnect::Idle,
+            (true, false) => Disconnect::Closed,
+            (false, _) => Disconnect::Failed(FailureKind::Io),
+        };
+        self.drop_conn(i, why);
+    }
+
+    /// Closes connection `i`, settles its outstanding requests as `why` says
+    /// (failures of the current window, unless the deadline has passed: then
+    /// they stay in flight) and connects again.
+    pub(super) fn drop_conn(&mut self, i: usize, why: Disconnect) {
+        let now = Instant::now();
+        if now >= self.times.end {
+            return;
+        }
+        match why {
+            Disconnect::Failed(kind) => self.fail_outstanding(i, now, kind),
+            Disconnect::Closed => self.retry_outstanding(i),
+            Disconnect::Idle => self.stats.closed_idle += 1,
+        }
+        let c = &mut self.conns[i];
+        c.unwritten = 0;
+        c.start = 0;
+        c.end = 0;
+        if let Some(mut stream) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut stream);
+        }
+        if matches!(why, Disconnect::Failed(_)) && c.served == 0 {
+            // It never answered (say, a server that accepts and closes):
+            // pause before the next attempt, as after a refused connect.
+            self.confirm(i);
+            self.conns[i].phase = Phase::Backoff(now + CONNECT_BACKOFF);
+            return;
+        }
+        self.connect(i, now);
+    }
+
+    /// Timer work: request and connect timeouts, connect retries.
+    pub(super) fn scan(&mut self, now: Instant) {
+        let timeout = self.load.settings.timeout;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.phase {
+                Phase::Open => {
+                    if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
+                        self.drop_conn(i, Disconnect::Failed(FailureKind::Timeout));
+                    }
+                }
+                Phase::Connecting(since) => {
+                    if now.saturating_duration_since(since) >= timeout {
+                        if let Some(mut stream) = self.conns[i].stream.take() {
+                            let _ = self.poll.registry().deregister(&mut stream);
+                        }
+                        self.connect_failed(i, now);
+                    }
+                }
+                Phase::Backoff(until) => {
+                    if now >= until {
+                        self.connect(i, now);
+                    }
+                }
+                Phase::Queued => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! One engine thread: its connections, its `mio` event loop, its
+//! measurements (see the [module doc](super) for the design). The loop and
+//! the slices are here; the per-request path in `requests.rs`, the
+//! connections' lifecycle in `connections.rs`.
+
+mod connections;
+mod requests;
+
+use std::collections::VecDeque;
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll};
+
+use super::conn::{Conn, Phase};
+use super::live::Slot;
+use super::schedule::Schedule;
+use super::stats::RunStats;
+use super::{
+    EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, READ_BUFFER_BYTES, Slicing, UNCONFIRMED_AT_ONCE,
+    get_request,
+};
+
+/// The three instants every thread of a run shares.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Times {
+    pub(super) start: Instant,
+    pub(super) measure_start: Instant,
+    pub(super) end: Instant,
+}
+
+/// What one engine thread measured.
+pub(super) struct Finished {
+    /// Every route's counts.
+    pub(super) stats: RunStats,
+    /// With a slicing, each route's request-level counts.
+    pub(super) by_route: Vec<RunStats>,
+    /// A stop flag ended it before the deadline.
+    pub(super) stopped: bool,
+}
+
+/// One engine thread: its connections, its event loop, its measurements.
+pub(super) struct Worker<'a> {
+    load: &'a Load,
+    times: Times,
+    poll: Poll,
+    conns: Vec<Conn>,
+    /// Per route, the request repeated `pipeline` times, so any number of
+    /// queued requests is one suffix of it.
+    requests: Vec<Vec<u8>>,
+    /// Per route, the bytes of one request.
+    request_lens: Vec<usize>,
+    /// Per route, the exact body of a successful response.
+    expected: Vec<&'a [u8]>,
+    /// The routes' alternation; its slices are the windows.
+    slicing: Option<&'a Slicing>,
+    /// Per route, the server address: one pool of connections per route when
+    /// the routes are on several servers, else a single pool.
+    servers: Vec<SocketAddr>,
+    /// Connection pools (1, or one per route): connection `i` is in pool `i % pools`.
+    pools: usize,
+    /// Several pools: the route whose pool is sending now.
+    active: usize,
+    window_ns: u128,
+    last_window: usize,
+    schedule: Option<Schedule>,
+    /// Open loop: connections with room for another request, oldest first,
+    /// so that every connection is used in turn (as wrk2's per-connection
+    /// schedule does) and none idles into the server's keep-alive timeout.
+    free: VecDeque<usize>,
+    /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
+    unconfirmed: usize,
+    /// This thread's share of [`UNCONFIRMED_AT_ONCE`].
+    unconfirmed_budget: usize,
+    /// Connections in [`Phase::Queued`], in turn order.
+    queued: VecDeque<usize>,
+    /// Connections whose responses completed in this batch of events; their
+    /// next requests are written after the batch (see [`Worker::run`]).
+    answered: Vec<usize>,
+    stats: RunStats,
+    /// Alternation only: the request-level counts of each route.
+    by_route: Vec<RunStats>,
+    /// Where this thread publishes its totals for a metrics endpoint (on
+    /// its timer, never per request; see `live.rs`).
+    live: Option<&'a Slot>,
+    /// When the latency buckets are published next (window boundaries).
+    next_live_latency: Instant,
+    /// When the connection slots are checked for having been established
+    /// once (the measure start, or the end of the first window without a
+    /// warm-up); `None` once checked.
+    ramp_check: Option<Instant>,
+}
+
+impl<'a> Worker<'a> {
+    /// A thread of `connections` connections sending stream `stream.0` of
+    /// `stream.1` of the open-loop schedule.
+    /// `live`: where to publish its totals, if anywhere.
+    pub(super) fn new(
+        load: &'a Load,
+        connections: usize,
+        stream: (u64, u64),
+        times: Times,
+        live: Option<&'a Slot>,
+    ) -> Result<Self, Error> {
+        let s = &load.settings;
+        let servers: Vec<SocketAddr> = load.routes.iter().map(|r| r.target.addr).collect();
+        let pools = if servers.iter().any(|a| *a != servers[0]) { servers.len() } else { 1 };
+        let requests: Vec<Vec<u8>> = load.routes.iter().map(|r| get_request(&r.target.host, &r.target.path)).collect();
+        let connections = connections * pools;
+        let expected = load.routes.iter().map(|r| r.expected_body.as_slice()).collect();
+        let open_loop = s.rate.is_some();
+        let schedule = s.rate.map(|rate| Schedule::new(times.start, rate.per_s(), stream.0, stream.1));
+        Ok(Self {
+            load,
+            times,
+            poll: Poll::new().map_err(Error::Setup)?,
+            conns: (0..connections)
+                .map(|_| Conn {
+                    stream: None,
+                    phase: Phase::Backoff(times.start),
+                    reconnect: false,
+                    buf: vec![0; READ_BUFFER_BYTES],
+                    start: 0,
+                    end: 0,
+                    outstanding: VecDeque::with_capacity(s.pipeline.get()),
+                    served: 0,
+                    unconfirmed: false,
+                    unwritten: 0,
+                    route: 0,
+                    listed_free: false,
+                    idle_since: times.start,
+                })
+                .collect(),
+            request_lens: requests.iter().map(Vec::len).collect(),
+            requests: requests.iter().map(|r| r.repeat(s.pipeline.get())).collect(),
+            expected,
+            slicing: load.slicing.as_ref(),
+            servers,
+            pools,
+            active: usize::MAX,
+            window_ns: s.timing.window().as_nanos().max(1),
+            last_window: s.timing.windows().saturating_sub(1),
+            schedule,
+            free: VecDeque::with_capacity(connections),
+            unconfirmed: 0,
+            unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
+            queued: VecDeque::with_capacity(connections),
+            answered: Vec::with_capacity(connections),
+            stats: RunStats::new(s.timing.windows(), open_loop),
+            by_route: match &load.slicing {
+                Some(_) => load.routes.iter().map(|_| RunStats::new(s.timing.windows(), open_loop)).collect(),
+                None => Vec::new(),
+            },
+            live,
+            next_live_latency: times.measure_start + s.timing.window(),
+            ramp_check: Some(if s.timing.warmup().is_zero() {
+                times.measure_start + s.timing.window()
+            } else {
+                times.measure_start
+            }),
+        })
+    }
+
+    /// Runs until the deadline (returns `false`) or until one of the `stop`
+    /// flags is set (returns `true`), with the thread's measurements.
+    pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<Finished, Error> {
+        if self.conns.is_empty() {
+            self.publish(true);
+            return Ok(Finished { stats: self.stats, by_route: self.by_route, stopped: false });
+        }
+        let timeout = self.load.settings.timeout;
+        let tick = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        let mut events = Events::with_capacity(EVENTS_PER_POLL);
+        for i in 0..self.conns.len() {
+            self.connect(i, self.times.start);
+        }
+        let mut next_scan = self.times.start + tick;
+        let mut last_event = self.times.start;
+        let nap = self.load.settings.nap;
+        if !nap.is_zero() {
+            // Best effort: with the default slack a nap only lasts longer.
+            let _ = nix::sys::prctl::set_timerslack(NAP_TIMER_SLACK_NS);
+        }
+        let stopped = loop {
+            let now = Instant::now();
+            if now >= self.times.end {
+                break false;
+            }
+            if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
+                break true;
+            }
+            if let Some(at) = self.ramp_check
+                && now >= at
+            {
+                // A slot is established once its first connection opened.
+                self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+                self.ramp_check = None;
+            }
+            if now >= next_scan {
+                self.scan(now);
+                next_scan = now + tick;
+                if self.live.is_some() {
+                    let window_ended = now >= self.next_live_latency;
+                    if window_ended {
+                        self.next_live_latency += self.load.settings.timing.window();
+                    }
+                    self.publish(window_ended);
+                }
+            }
+            self.dispatch(now);
+            while self.unconfirmed < self.unconfirmed_budget
+                && let Some(i) = self.queued.pop_front()
+            {
+                self.connect(i, now);
+            }
+            if self.pools > 1 {
+                self.switch_pool(now);
+            }
+            let mut wake = next_scan.min(self.times.end);
+            if let Some(at) = self.ramp_check {
+                wake = wake.min(at);
+            }
+            if self.pools > 1 {
+                wake = wake.min(self.next_slice(now));
+            }
+            if let Some(s) = &self.schedule
+                && !self.free.is_empty()
+            {
+                wake = wake.min(s.due_at(s.next));
+            }
+            let napping = !nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW;
+            let timeout = if napping { Duration::ZERO } else { wake.saturating_duration_since(now) };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout))
+                && e.kind() != ErrorKind::Interrupted
+            {
+                return Err(Error::Poll(e));
+            }
+            if !events.is_empty() {
+                last_event = now;
+            } else if napping {
+                std::thread::sleep(nap.min(wake.saturating_duration_since(now)));
+            }
+            for event in &events {
+                let i = event.token().0;
+                match self.conns[i].phase {
+                    Phase::Connecting(_) => self.on_connect(i),
+                    Phase::Open => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.on_readable(i, event.is_read_closed() || event.is_error());
+                        }
+                        if event.is_writable() && self.conns[i].unwritten > 0 {
+                            self.flush(i);
+                        }
+                    }
+                    Phase::Backoff(_) | Phase::Queued => {}
+                }
+            }
+            // The next requests of every connection answered in this batch
+            // go out together, after all its responses were read: the server
+            // finds them waiting at its next wake-up, as with wrk (whose
+            // writes wait for the next loop turn).
+            if !self.answered.is_empty() {
+                let now = Instant::now();
+                for k in 0..self.answered.len() {
+                    let i = self.answered[k];
+                    if matches!(self.conns[i].phase, Phase::Open) {
+                        self.refill(i, now);
+                    }
+                }
+                self.answered.clear();
+            }
+        };
+        if !stopped && self.ramp_check.is_some() {
+            // One window and no warm-up: the ramp is judged at the deadline.
+            self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+        }
+        let stopped_at = Instant::now().min(self.times.end);
+        self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        for o in self.conns.iter().flat_map(|c| &c.outstanding) {
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.in_flight_at_deadline += 1;
+            }
+        }
+        if let Some(s) = &self.schedule {
+            self.stats.unsent_at_deadline += s.pending(stopped_at);
+        }
+        self.publish(true);
+        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })
+    }
+
+    /// Copies this thread's totals into its live slot, if it has one, with
+    /// the latency buckets when `latency` (a walk over the histogram).
+    fn publish(&self, latency: bool) {
+        let Some(slot) = self.live else { return };
+        let in_flight = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        let open = self.conns.iter().filter(|c| matches!(c.phase, Phase::Open)).count() as u64;
+        slot.publish(&self.stats, in_flight, open);
+        if latency {
+            slot.publish_latency(&self.stats.latency_us);
+        }
+    }
+
+    /// The route of requests written at `now`: the only one, or with a
+    /// slicing the route of the slice (window) `now` falls in, counted from
+    /// the start of the measurement, backwards through the warm-up.
+    fn route_at(&self, now: Instant) -> usize {
+        let Some(slicing) = self.slicing else { return 0 };
+        let from = self.times.measure_start;
+        let slice = match now.checked_duration_since(from) {
+            Some(after) => i128::try_from(after.as_nanos() / self.window_ns).unwrap_or(i128::MAX),
+            None => -i128::try_from((from - now).as_nanos().div_ceil(self.window_ns)).unwrap_or(i128::MAX),
+        };
+        slicing.route_of(slice)
+    }
+
+    /// Several pools: when the slice's route changed, starts the idle
+    /// connections of its pool (the others finish what they have in flight).
+    fn switch_pool(&mut self, now: Instant) {
+        let route = self.route_at(now);
+        if route == self.active {
+            return;
+        }
+        self.active = route;
+        for i in (route..self.conns.len()).step_by(self.pools) {
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Open) && c.outstanding.is_empty() && c.unwritten == 0 {
+                self.refill(i, now);
+            }
+        }
+    }
+
+    /// The start of the slice after the one `now` falls in (the end when
+    /// not slicing).
+    fn next_slice(&self, now: Instant) -> Instant {
+        let Some(_) = self.slicing else { return self.times.end };
+        let slice_ns = self.window_ns;
+        let from = self.times.measure_start;
+        let next = match now.checked_duration_since(from) {
+            Some(after) => i128::try_from(after.as_nanos() / slice_ns + 1).unwrap_or(i128::MAX),
+            None => -i128::try_from((from - now).as_nanos() / slice_ns).unwrap_or(i128::MAX),
+        };
+        let offset = Duration::from_nanos(u64::try_from(next.unsigned_abs() * slice_ns).unwrap_or(u64::MAX));
+        if next >= 0 { from + offset } else { from - offset }
+    }
+
+    /// The window a completion at `at` belongs to; `None` during the warm-up.
+    fn window_of(&self, at: Instant) -> Option<usize> {
+        let since = at.checked_duration_since(self.times.measure_start)?;
+        Some(usize::try_from(since.as_nanos() / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,206 @@
+//! The per-request path of a worker: requests queued and written, due
+//! open-loop requests handed to free connections, responses read, framed,
+//! verified against their route's body and settled in their window.
+
+use std::io::{ErrorKind, Read, Write};
+use std::time::Instant;
+
+use super::{Worker, micros};
+use crate::engine::LATE_SEND_TOLERANCE;
+use crate::engine::conn::{Disconnect, Outstanding, Phase};
+use crate::engine::http::frame_response;
+use crate::engine::stats::FailureKind;
+
+impl Worker<'_> {
+    /// Queues as many requests as the mode allows on connection `i` and
+    /// writes them.
+    pub(super) fn refill(&mut self, i: usize, now: Instant) {
+        if now >= self.times.end {
+            // Nothing is written after the deadline (nor due: the schedule ends there).
+            return;
+        }
+        let pipeline = self.load.settings.pipeline.get();
+        let route_now = self.route_at(now);
+        if self.pools > 1 && i % self.pools != route_now {
+            // Another server's slice: this pool idles.
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.unwritten == 0 {
+            c.route = route_now;
+        }
+        let route = c.route;
+        let room = pipeline - c.outstanding.len();
+        let n = match &self.schedule {
+            None => room,
+            Some(s) => room.min(usize::try_from(s.pending(now)).unwrap_or(usize::MAX)),
+        };
+        for _ in 0..n {
+            let due = match &mut self.schedule {
+                None => now,
+                Some(s) => {
+                    let due = s.due_at(s.next);
+                    s.next += 1;
+                    // Written in the measured windows: late whatever phase it was due in.
+                    if now >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
+                        self.stats.late_sends += 1;
+                    }
+                    due
+                }
+            };
+            c.outstanding.push_back(Outstanding { due, sent: now, route });
+        }
+        self.stats.sent += n as u64;
+        if let Some(r) = self.by_route.get_mut(route) {
+            r.sent += n as u64;
+        }
+        c.unwritten += n * self.request_lens[route];
+        if self.schedule.is_some() && c.outstanding.len() < pipeline && !c.listed_free {
+            c.listed_free = true;
+            self.free.push_back(i);
+        }
+        if c.unwritten > 0 {
+            self.flush(i);
+        }
+    }
+
+    /// Open loop: hands requests that are due to free connections.
+    pub(super) fn dispatch(&mut self, now: Instant) {
+        while self.schedule.as_ref().is_some_and(|s| s.pending(now) > 0) {
+            let Some(i) = self.free.pop_front() else { return };
+            self.conns[i].listed_free = false;
+            if matches!(self.conns[i].phase, Phase::Open) {
+                self.refill(i, now);
+            }
+        }
+    }
+
+    /// Writes queued request bytes until the socket would block.
+    pub(super) fn flush(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        while c.unwritten > 0 {
+            let requests = &self.requests[c.route];
+            match stream.write(&requests[requests.len() - c.unwritten..]) {
+                Ok(0) => return self.connection_lost(i),
+                Ok(n) => c.unwritten -= n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.connection_lost(i),
+            }
+        }
+    }
+
+    /// Reads what the socket holds, settles every complete response, and
+    /// queues the next requests.
+    pub(super) fn on_readable(&mut self, i: usize, read_closed: bool) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        let mut eof = false;
+        loop {
+            if c.end == c.buf.len() {
+                if c.start > 0 {
+                    c.buf.copy_within(c.start..c.end, 0);
+                    c.end -= c.start;
+                    c.start = 0;
+                } else {
+                    c.buf.resize(c.buf.len() * 2, 0);
+                }
+            }
+            match stream.read(&mut c.buf[c.end..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    c.end += n;
+                    // A short read emptied the socket; edge-triggered epoll
+                    // reports the next arrival. When the peer has closed,
+                    // read on to see the end of stream now.
+                    if c.end < c.buf.len() && !read_closed {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    eof = true;
+                    break;
+                }
+            }
+        }
+        let done = Instant::now();
+        if done >= self.times.end {
+            return;
+        }
+        let window = self.window_of(done);
+        // A request written at or before this instant is answered after its
+        // deadline (one subtraction per read, a comparison per response).
+        let written_too_early = done.checked_sub(self.load.settings.timeout);
+        let c = &mut self.conns[i];
+        let mut closing = false;
+        let served = c.served;
+        while c.start < c.end {
+            let unread = &c.buf[c.start..c.end];
+            let framed = match frame_response(unread, false, eof) {
+                Ok(Some(framed)) => framed,
+                Ok(None) => break,
+                Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
+            };
+            let Some(request) = c.outstanding.pop_front() else {
+                // A response to no request.
+                return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
+            };
+            let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
+                // Answered after its deadline: a timeout, whatever it says.
+                Err(FailureKind::Timeout)
+            } else if framed.status != 200 {
+                Err(FailureKind::Status(framed.status))
+            } else if !framed.body_eq(unread, self.expected[request.route]) {
+                Err(FailureKind::Body)
+            } else {
+                Ok(())
+            };
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
+                match (window, outcome) {
+                    (None, Ok(())) => stats.warmup_completed += 1,
+                    (None, Err(_)) => {
+                        stats.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
+                    (Some(w), Ok(())) => {
+                        stats.record_success(w, micros(done - request.due), micros(done - request.sent))
+                    }
+                    (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
+                }
+            }
+            c.start += framed.len;
+            c.served += 1;
+            // A response to a request not yet fully written (an early error
+            // answer): its unwritten bytes are no longer owed.
+            c.unwritten = c.unwritten.min(c.outstanding.len() * self.request_lens[c.route]);
+            if std::mem::take(&mut c.unconfirmed) {
+                self.unconfirmed -= 1;
+            }
+            if framed.close {
+                closing = true;
+                break;
+            }
+        }
+        if c.start == c.end {
+            c.start = 0;
+            c.end = 0;
+        }
+        if c.served != served {
+            // Its last response: an end of stream read with it is judged from here.
+            c.idle_since = done;
+        }
+        if closing {
+            self.drop_conn(i, Disconnect::Closed);
+        } else if eof {
+            self.connection_lost(i);
+        } else {
+            self.answered.push(i);
+        }
+    }
+}
