@@ -12,15 +12,7 @@
 set -euo pipefail
 old=$1 new=$2 runs=${3:-2} duration_s=${4:-5}
 command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2; exit 2; }
-tmp=$(mktemp -d)
-responder_pid=
-cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-taskset -c 0 "$new" responder > "$tmp/responder.out" &
-responder_pid=$!
-for _ in $(seq 50); do grep -q listening "$tmp/responder.out" 2>/dev/null && break; sleep 0.1; done
-addr=$(sed -n 's|listening on http://||p' "$tmp/responder.out")
-[ -n "$addr" ] || { echo "error: the responder did not start" >&2; exit 1; }
+. "$(dirname "$0")/lib/responder.sh" "$new"
 for run in $(seq "$runs"); do
   for who in old new; do
     bin=$old; [ "$who" = new ] && bin=$new

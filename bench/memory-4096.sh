@@ -12,14 +12,7 @@ cd "$(dirname "$0")/.."
 duration_s=${1:-60}
 cargo build --locked --release -q -p bench-client
 client=target/release/bench-client
-tmp=$(mktemp -d)
-responder_pid=
-cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-taskset -c 0 "$client" responder > "$tmp/responder.out" &
-responder_pid=$!
-for _ in $(seq 50); do grep -q listening "$tmp/responder.out" 2>/dev/null && break; sleep 0.1; done
-addr=$(sed -n 's|listening on http://||p' "$tmp/responder.out")
+. bench/lib/responder.sh "$client"
 "$client" load "http://$addr/plaintext" --connections 4096 --warmup 1s --duration "${duration_s}s" \
   --window 10s --cpus 1 > "$tmp/load.out" &
 load_pid=$!

@@ -18,7 +18,7 @@ use bench_client::results::read_load;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::util::{self, CLIENT, Guarded, slow_server};
+use crate::util::{self, CLIENT, Guarded, client, slow_server};
 
 const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
 const HELLO_THEN_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 13\r\n\r\nHello, World!";
@@ -66,10 +66,6 @@ fn one_then_reset(stream: &mut TcpStream, n: u64) -> bool {
     let linger = nix::libc::linger { l_onoff: 1, l_linger: 0 };
     let _ = nix::sys::socket::setsockopt(&*stream, nix::sys::socket::sockopt::Linger, &linger);
     false
-}
-
-fn client(args: &[&str]) -> Output {
-    util::output_within(Command::new(CLIENT).args(args), Duration::from_secs(60))
 }
 
 fn stdout(out: &Output) -> String {

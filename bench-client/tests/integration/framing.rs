@@ -65,6 +65,21 @@ fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64)
     }
 }
 
+/// Two routes (server, path, body) alternating in blocks `0 1 1 0` of 50 ms
+/// slices on 4 connections after 100 ms of warm-up: four blocks, sixteen
+/// slices, eight of each route's own.
+fn two_routes_in_slices(routes: [(std::net::SocketAddr, &str, &[u8]); 2]) -> bench_client::engine::Load {
+    use bench_client::engine::{Load, LoadSettings, RouteLoad, Target, Timing};
+    let slice = Duration::from_millis(50);
+    let timing = Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap();
+    let settings = LoadSettings::closed(4.try_into().unwrap(), 1.try_into().unwrap(), timing, Duration::from_secs(2));
+    let routes =
+        routes.map(|(addr, path, body)| RouteLoad { target: Target::new(addr, path), expected_body: body.to_vec() });
+    let load = Load::sliced(routes.into(), vec![0, 1, 1, 0], settings, slice * 8, slice).unwrap();
+    assert_eq!(load.settings.timing, timing, "the timing the slicing makes");
+    load
+}
+
 /// `load URL extra… --json FILE`: the process output and, when written, the JSON.
 fn load(url: &str, extra: &[&str]) -> (Output, Option<Value>) {
     let dir = util::temp_dir("framing");
@@ -200,11 +215,9 @@ fn the_open_loop_is_one_schedule_over_all_threads() {
 
 #[test]
 fn alternating_routes_count_each_response_to_its_route_and_slice() {
-    use std::num::NonZeroUsize;
     use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
 
-    use bench_client::engine::{self, Load, LoadSettings, RouteLoad, Target, Timing};
+    use bench_client::engine;
     use bench_client::measure::{CpuWindows, Measured, RunFigures};
 
     let _exclusive = util::exclusive();
@@ -212,21 +225,8 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         "/a" => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false },
         _ => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nBB", close: false },
     });
-    let slice = Duration::from_millis(50);
-    let block = vec![0, 1, 1, 0];
-    let settings = LoadSettings::closed(
-        NonZeroUsize::new(4).unwrap(),
-        NonZeroUsize::MIN,
-        Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
-        Duration::from_secs(2),
-    );
-    let routes = vec![
-        RouteLoad { target: Target::new(addr, "/a"), expected_body: b"A".to_vec() },
-        RouteLoad { target: Target::new(addr, "/b"), expected_body: b"BB".to_vec() },
-    ];
-    // Four blocks: each route gets eight slices of its own.
-    let load = Load::sliced(routes, block.clone(), settings, slice * 8, slice).unwrap();
-    assert_eq!(load.settings.timing, settings.timing);
+    let load = two_routes_in_slices([(addr, "/a", b"A"), (addr, "/b", b"BB")]);
+    let block = load.slicing.as_ref().unwrap().block().to_vec();
     let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(
         outcome.stats.failures.requests(),
@@ -269,30 +269,17 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
 
 #[test]
 fn two_servers_alternate_each_loaded_alone_in_its_slices() {
-    use std::num::NonZeroUsize;
     use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
 
-    use bench_client::engine::{self, Load, LoadSettings, RouteLoad, Target, Timing};
+    use bench_client::engine;
 
     let _exclusive = util::exclusive();
     let (a, written_a) =
         responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
     let (b, written_b) =
         responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA", close: false });
-    let slice = Duration::from_millis(50);
-    let block = vec![0, 1, 1, 0];
-    let settings = LoadSettings::closed(
-        NonZeroUsize::new(4).unwrap(),
-        NonZeroUsize::MIN,
-        Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap(),
-        Duration::from_secs(2),
-    );
-    let routes = vec![
-        RouteLoad { target: Target::new(a, "/x"), expected_body: b"A".to_vec() },
-        RouteLoad { target: Target::new(b, "/x"), expected_body: b"A".to_vec() },
-    ];
-    let load = Load::sliced(routes, block.clone(), settings, slice * 8, slice).unwrap();
+    let load = two_routes_in_slices([(a, "/x", b"A"), (b, "/x", b"A")]);
+    let block = load.slicing.as_ref().unwrap().block().to_vec();
     let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
     assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");

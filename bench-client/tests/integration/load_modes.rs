@@ -2,7 +2,7 @@
 //! against a deliberately slow server (coordinated omission corrected), the
 //! file-descriptor limit, the calibration run, and bad input.
 
-use crate::util::{self, CLIENT};
+use crate::util::{self, CLIENT, client};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
@@ -40,10 +40,6 @@ fn slow_server(delay: Duration) -> SocketAddr {
         }
     });
     addr
-}
-
-fn client(args: &[&str]) -> Output {
-    util::output_within(Command::new(CLIENT).args(args), Duration::from_secs(120))
 }
 
 fn json(path: &Path) -> Value {

@@ -114,6 +114,11 @@ pub(crate) fn output_within(command: &mut Command, deadline: Duration) -> Output
     Output { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
 
+/// `bench-client ARGS…` to its end (killed, and the test failed, after 2 min).
+pub(crate) fn client(args: &[&str]) -> Output {
+    output_within(Command::new(CLIENT).args(args), Duration::from_secs(120))
+}
+
 /// A server on 127.0.0.1 that answers each request (`Hello, World!`) after
 /// `delay`: preflight against it takes that long.
 pub(crate) fn slow_server(delay: Duration) -> std::net::SocketAddr {
