@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::flames::FlameGraphs;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
+use super::table::{Left, Right, Table};
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario, Variant};
@@ -32,30 +33,37 @@ pub fn delta_table(results: &Results) -> String {
         m.server_cpus,
         m.client_cpus
     );
-    out.push_str("| framework | layers | scenario | before (successful) | after (successful) | change [95 % CI] | verdict | CV before / after | p99 before | p99 after |\n");
-    out.push_str("|---|--:|---|--:|--:|--:|---|--:|--:|--:|\n");
+    let mut table = Table::new(&[
+        "framework",
+        "layers:",
+        "scenario",
+        "before (successful):",
+        "after (successful):",
+        "change [95 % CI]:",
+        "verdict",
+        "CV before / after:",
+        "p99 before:",
+        "p99 after:",
+    ]);
     for d in &results.deltas {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} ({} → {}) | {:.0} | {:.0} | {} | {} | {} / {} | {} | {} |",
-            d.framework.name(),
-            d.layers,
-            d.scenario,
-            d.from,
-            d.to,
-            d.before_successful,
-            d.after_successful,
-            change_with_ci(&d.change),
-            match d.target_reached {
-                Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
-                _ => verdict(d.change.verdict),
-            },
-            opt_percent(d.before_cv_percent),
-            opt_percent(d.after_cv_percent),
-            ms(d.before_p99_us),
-            ms(d.after_p99_us),
-        );
+        let verdict = match d.target_reached {
+            Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
+            _ => verdict(d.change.verdict),
+        };
+        table.row(&[
+            &d.framework.name(),
+            &d.layers,
+            &format!("{} ({} → {})", d.scenario, d.from, d.to),
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
+            &change_with_ci(&d.change),
+            &verdict,
+            &format!("{} / {}", opt_percent(d.before_cv_percent), opt_percent(d.after_cv_percent)),
+            &ms(d.before_p99_us),
+            &ms(d.after_p99_us),
+        ]);
     }
+    out.push_str(&table.finish());
     out.push_str(match m.pairing {
         Pairing::Rounds => "\n`before`/`after`: median successful requests per run over the rounds. `change`: geometric mean of the per-round paired ratios − 1, with its 95 % Student-t interval (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
         Pairing::Slices => "\n`before`/`after`: median successful requests per round in each variant's own slices. `change`: Hodges–Lehmann estimate of the per-block paired ratios − 1 (each block of slices is a pair), with its distribution-free 95 % interval, widened for correlated blocks (docs/METHODOLOGY.md). CV: round-to-round coefficient of variation.\n",
@@ -63,22 +71,22 @@ pub fn delta_table(results: &Results) -> String {
     out.push_str(&resolution_note(results));
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
-        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n| framework | successful | requests/s | p99 |\n|---|--:|--:|--:|\n");
+        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n");
+        let mut table = Table::new(&["framework", "successful:", "requests/s:", "p99:"]);
         let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
         frameworks.sort();
         frameworks.dedup();
         for f in frameworks {
             let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
             let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
-            let _ = writeln!(
-                out,
-                "| {} | {:.0} | {:.0} | {} |",
-                f.name(),
-                col(|f| f.successful as f64),
-                col(|f| f.requests_per_s),
-                ms(col(|f| f.latency_us.p99 as f64))
-            );
+            table.row(&[
+                &f.name(),
+                &format!("{:.0}", col(|f| f.successful as f64)),
+                &format!("{:.0}", col(|f| f.requests_per_s)),
+                &ms(col(|f| f.latency_us.p99 as f64)),
+            ]);
         }
+        out.push_str(&table.finish());
     }
     let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
     if !busy.is_empty() {
@@ -196,22 +204,31 @@ pub fn ab_table(results: &Results) -> String {
         m.duration_s,
         m.slice_s.unwrap_or(0.0) * 1e3
     );
-    out.push_str("| framework | route | before (successful) | after (successful) | change [95 % CI] | verdict | pairs | p99 before | p99 after |\n|---|---|--:|--:|--:|---|--:|--:|--:|\n");
+    let mut table = Table::new(&[
+        "framework",
+        "route",
+        "before (successful):",
+        "after (successful):",
+        "change [95 % CI]:",
+        "verdict",
+        "pairs:",
+        "p99 before:",
+        "p99 after:",
+    ]);
     for d in &results.deltas {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {} | {} |",
-            d.framework.name(),
-            d.to,
-            d.before_successful,
-            d.after_successful,
-            change_with_ci(&d.change),
-            verdict(d.change.verdict),
-            d.pairs,
-            ms(d.before_p99_us),
-            ms(d.after_p99_us)
-        );
+        table.row(&[
+            &d.framework.name(),
+            &d.to,
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
+            &change_with_ci(&d.change),
+            &verdict(d.change.verdict),
+            &d.pairs,
+            &ms(d.before_p99_us),
+            &ms(d.after_p99_us),
+        ]);
     }
+    out.push_str(&table.finish());
     out.push_str("\nBoth servers run on the same CPUs, started anew every round; the client alternates between their connections every slice, so each block of slices is a pair. `change`: Hodges–Lehmann estimate of the per-block ratios − 1; its 95 % interval is the union of the blocks' signed-rank interval and the Student-t interval over the rounds' medians, so that the process-to-process spread is in it (docs/METHODOLOGY.md).\n");
     out.push_str(&resolution_note(results));
     let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
@@ -235,28 +252,21 @@ pub fn sweep_table(results: &Results) -> String {
         return String::new();
     }
     let layers = &results.meta.layers;
-    let mut out = String::from("| framework | variant |");
-    for l in layers {
-        let _ = write!(out, " {l} layers |");
-    }
-    out.push_str(" added per layer |\n|---|---|");
-    for _ in layers {
-        out.push_str("--:|");
-    }
-    out.push_str("--:|\n");
+    let columns = [("framework".to_owned(), Left), ("variant".to_owned(), Left)]
+        .into_iter()
+        .chain(layers.iter().map(|l| (format!("{l} layers"), Right)))
+        .chain([("added per layer".to_owned(), Right)]);
+    let mut table = Table::of(columns);
     for line in &lines {
-        let _ = write!(out, "| {} | {} |", line.framework.name(), line.variant);
-        for l in layers {
-            match line.points.iter().find(|p| p.layers == *l) {
-                Some(p) => {
-                    let _ = write!(out, " {:.0}/s · {:.2} µs |", p.rate_per_s, p.cost_us);
-                }
-                None => out.push_str(" – |"),
-            }
-        }
-        let _ =
-            writeln!(out, " {} |", line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+        let mut cells: Vec<String> = vec![line.framework.name().to_owned(), line.variant.to_string()];
+        cells.extend(layers.iter().map(|l| match line.points.iter().find(|p| p.layers == *l) {
+            Some(p) => format!("{:.0}/s · {:.2} µs", p.rate_per_s, p.cost_us),
+            None => "–".to_owned(),
+        }));
+        cells.push(line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
+    let mut out = table.finish();
     out.push_str("\nCells: successful requests per second (geometric mean over rounds) · server CPU time per request (measured server CPU ÷ rate). `added per layer`: least-squares slope of the cost per request over the layer count.\n");
     out
 }
@@ -271,60 +281,56 @@ pub fn proportion_table(results: &Results) -> String {
         return String::new();
     }
     let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
-    let mut out = String::from("| framework | layers |");
-    for v in &variants {
-        let _ = write!(out, " `{}` |", v.path());
-    }
-    out.push_str("\n|---|--:|");
-    out.push_str(&"--:|".repeat(variants.len()));
-    out.push('\n');
+    let columns = [("framework".to_owned(), Left), ("layers".to_owned(), Right)]
+        .into_iter()
+        .chain(variants.iter().map(|v| (format!("`{}`", v.path()), Right)));
+    let mut table = Table::of(columns);
     let mut rows: Vec<(Framework, u16)> = costs.iter().map(|c| (c.framework, c.layers)).collect();
     rows.dedup();
     for (framework, layers) in rows {
-        let _ = write!(out, "| {} | {layers} |", framework.name());
-        for v in &variants {
+        let mut cells: Vec<String> = vec![framework.name().to_owned(), layers.to_string()];
+        cells.extend(variants.iter().map(|v| {
             match costs.iter().find(|c| c.framework == framework && c.layers == layers && c.variant == *v) {
-                Some(c) => {
-                    let _ = write!(out, " {:.2} µs |", c.cost_us);
-                }
-                None => out.push_str(" – |"),
+                Some(c) => format!("{:.2} µs", c.cost_us),
+                None => "–".to_owned(),
             }
-        }
-        out.push('\n');
+        }));
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
+    let mut out = table.finish();
     out.push_str("\nCells: µs of server CPU per successful request (the server's measured CPU time ÷ its successful requests; geometric mean over rounds).\n");
     let deltas = delta_costs(results, &costs);
     if deltas.is_empty() {
         return out;
     }
     let fortunes = deltas.iter().any(|d| d.share_of_fortunes_percent.is_some());
-    out.push_str(if fortunes {
-        "\n| framework | layers | change | µs per request | saved per request | share of a `/fortunes` request |\n|---|--:|---|--:|--:|--:|\n"
-    } else {
-        "\n| framework | layers | change | µs per request | saved per request |\n|---|--:|---|--:|--:|\n"
-    });
+    let share = fortunes.then_some(("share of a `/fortunes` request", Right));
+    let mut table = Table::of(
+        [
+            ("framework", Left),
+            ("layers", Right),
+            ("change", Left),
+            ("µs per request", Right),
+            ("saved per request", Right),
+        ]
+        .into_iter()
+        .chain(share),
+    );
     for d in &deltas {
-        let _ = write!(
-            out,
-            "| {} | {} | {} → {} | {:.2} → {:.2} | {:+.2} µs |",
-            d.delta.framework.name(),
-            d.delta.layers,
-            d.delta.from,
-            d.delta.to,
-            d.before_us,
-            d.after_us,
-            d.saved_us
-        );
+        let mut cells: Vec<String> = vec![
+            d.delta.framework.name().to_owned(),
+            d.delta.layers.to_string(),
+            format!("{} → {}", d.delta.from, d.delta.to),
+            format!("{:.2} → {:.2}", d.before_us, d.after_us),
+            format!("{:+.2} µs", d.saved_us),
+        ];
         if fortunes {
-            match d.share_of_fortunes_percent {
-                Some(p) => {
-                    let _ = write!(out, " {p:+.1} % |");
-                }
-                None => out.push_str(" – |"),
-            }
+            cells.push(d.share_of_fortunes_percent.map_or_else(|| "–".to_owned(), |p| format!("{p:+.1} %")));
         }
-        out.push('\n');
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
+    out.push('\n');
+    out.push_str(&table.finish());
     out.push_str(if fortunes {
         "\n`saved per request`: the baseline's cost minus the changed route's (negative: the change costs more). Its share of a `/fortunes` request (a SQLite read of 12 rows, a sort and an escaped HTML page, same framework) reads each delta against a request that does real work.\n"
     } else {
@@ -341,9 +347,16 @@ pub fn profiles_table(all: &[&Results]) -> String {
     }
     let mut all = all.to_vec();
     all.sort_by_key(|r| r.meta.profile as u8);
-    let mut out = String::from(
-        "| framework | layers | scenario | profile | before (successful) | after (successful) | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
-    );
+    let mut table = Table::new(&[
+        "framework",
+        "layers:",
+        "scenario",
+        "profile",
+        "before (successful):",
+        "after (successful):",
+        "change [95 % CI]:",
+        "verdict",
+    ]);
     let mut keys: Vec<(Framework, u16, &str, &str, &str)> = all
         .iter()
         .flat_map(|r| {
@@ -358,19 +371,19 @@ pub fn profiles_table(all: &[&Results]) -> String {
             let Some(d) = r.deltas.iter().find(same) else {
                 continue;
             };
-            let _ = writeln!(
-                out,
-                "| {} | {layers} | {scenario} ({from} → {to}) | {} | {:.0} | {:.0} | {} | {} |",
-                framework.name(),
-                r.meta.profile.cargo_name(),
-                d.before_successful,
-                d.after_successful,
-                change_with_ci(&d.change),
-                verdict(d.change.verdict)
-            );
+            table.row(&[
+                &framework.name(),
+                &layers,
+                &format!("{scenario} ({from} → {to})"),
+                &r.meta.profile.cargo_name(),
+                &format!("{:.0}", d.before_successful),
+                &format!("{:.0}", d.after_successful),
+                &change_with_ci(&d.change),
+                &verdict(d.change.verdict),
+            ]);
         }
     }
-    out
+    table.finish()
 }
 
 /// What the profiling build and its profiler cost: each run type's rate in
@@ -380,33 +393,35 @@ pub fn profiles_table(all: &[&Results]) -> String {
 pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
     let cmp = compare(release, profiling, Basis::Raw);
     let with_perf = profiling.runs.iter().any(|r| r.figures.profiled);
-    let mut out = String::from(
-        "| framework | scenario | variant | release requests/s | profiling requests/s | change [95 % CI] |",
+    let mut table = Table::of(
+        [
+            ("framework", Left),
+            ("scenario", Left),
+            ("variant", Left),
+            ("release requests/s", Right),
+            ("profiling requests/s", Right),
+            ("change [95 % CI]", Right),
+        ]
+        .into_iter()
+        .chain(with_perf.then_some(("perf attached", Right))),
     );
-    out.push_str(if with_perf {
-        " perf attached |\n|---|---|---|--:|--:|--:|--:|\n"
-    } else {
-        "\n|---|---|---|--:|--:|--:|\n"
-    });
     for r in &cmp.rows {
-        let _ = write!(
-            out,
-            "| {} | {} | {} | {:.0} | {:.0} | {} |",
-            r.key.framework.name(),
-            r.key.scenario,
-            r.key.variant,
-            r.a_per_s,
-            r.b_per_s,
-            change_with_ci(&r.change)
-        );
+        let mut cells: Vec<String> = vec![
+            r.key.framework.name().to_owned(),
+            r.key.scenario.to_string(),
+            r.key.variant.to_string(),
+            format!("{:.0}", r.a_per_s),
+            format!("{:.0}", r.b_per_s),
+            change_with_ci(&r.change),
+        ];
         if with_perf {
             let runs: Vec<_> = profiling.runs.iter().filter(|run| run.key() == r.key).collect();
             let profiled = runs.iter().filter(|run| run.figures.profiled).count();
-            let _ = write!(out, " {profiled} of {} runs |", runs.len());
+            cells.push(format!("{profiled} of {} runs", runs.len()));
         }
-        out.push('\n');
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
-    out
+    table.finish()
 }
 
 /// How far `results` may claim a profiler: ", with perf attached" when it
@@ -448,40 +463,40 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
             if unprofiled.len() > shown { format!(" and {} more", unprofiled.len() - shown) } else { String::new() }
         );
     }
-    out.push_str("| framework | variant | flame graph | runs | samples | cut stacks | [unknown] |\n|---|---|---|--:|--:|--:|--:|\n");
+    let mut table =
+        Table::new(&["framework", "variant", "flame graph", "runs:", "samples:", "cut stacks:", "[unknown]:"]);
     for g in &flamegraphs.graphs {
-        let _ = writeln!(
-            out,
-            "| {} | {} | [{}]({}) | {} | {} | {:.1} % | {:.1} % |",
-            g.framework.name(),
-            g.variant,
-            g.svg,
-            g.svg,
-            g.runs,
-            g.shape.samples,
-            g.shape.cut_percent(),
-            g.shape.unknown_percent()
-        );
+        table.row(&[
+            &g.framework.name(),
+            &g.variant,
+            &format!("[{}]({})", g.svg, g.svg),
+            &g.runs,
+            &g.shape.samples,
+            &format!("{:.1} %", g.shape.cut_percent()),
+            &format!("{:.1} %", g.shape.unknown_percent()),
+        ]);
     }
+    out.push_str(&table.finish());
     out.push_str("\n`cut stacks`: samples whose stack does not reach its thread's entry (`clone3`, `start_thread`, `_start` …), so their callers go uncredited; `[unknown]`: samples with a frame perf could not name.\n");
     if !flamegraphs.differentials.is_empty() {
-        out.push_str("\nDifferential flame graphs, per request (each side's sampled server CPU ÷ its successful requests): red grew, blue shrank from before to after; with the widths of before, what the change removed stays visible.\n\n| framework | delta | sampled server CPU per request | widths of before | widths of after |\n|---|---|--:|---|---|\n");
+        out.push_str("\nDifferential flame graphs, per request (each side's sampled server CPU ÷ its successful requests): red grew, blue shrank from before to after; with the widths of before, what the change removed stays visible.\n\n");
+        let mut table = Table::new(&[
+            "framework",
+            "delta",
+            "sampled server CPU per request:",
+            "widths of before",
+            "widths of after",
+        ]);
         for d in &flamegraphs.differentials {
-            let _ = writeln!(
-                out,
-                "| {} | {} ({} → {}) | {:.2} → {:.2} µs | [{}]({}) | [{}]({}) |",
-                d.framework.name(),
-                d.scenario,
-                d.from,
-                d.to,
-                d.before_ns_per_request / 1e3,
-                d.after_ns_per_request / 1e3,
-                d.svg_before_widths,
-                d.svg_before_widths,
-                d.svg_after_widths,
-                d.svg_after_widths
-            );
+            table.row(&[
+                &d.framework.name(),
+                &format!("{} ({} → {})", d.scenario, d.from, d.to),
+                &format!("{:.2} → {:.2} µs", d.before_ns_per_request / 1e3, d.after_ns_per_request / 1e3),
+                &format!("[{}]({})", d.svg_before_widths, d.svg_before_widths),
+                &format!("[{}]({})", d.svg_after_widths, d.svg_after_widths),
+            ]);
         }
+        out.push_str(&table.finish());
     }
     out
 }
@@ -489,25 +504,30 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
 /// The table of `compare A B`: per run type, both rates and the change from
 /// A to B with its interval and verdict, under the two files' names.
 pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
-    let mut out = format!(
-        "A: {}\nB: {}\n\n| framework | layers | scenario | variant | A requests/s | B requests/s | change [95 % CI] | verdict |\n|---|--:|---|---|--:|--:|--:|---|\n",
-        a.display(),
-        b.display()
-    );
+    let mut out = format!("A: {}\nB: {}\n\n", a.display(), b.display());
+    let mut table = Table::new(&[
+        "framework",
+        "layers:",
+        "scenario",
+        "variant",
+        "A requests/s:",
+        "B requests/s:",
+        "change [95 % CI]:",
+        "verdict",
+    ]);
     for r in &cmp.rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {:.0} | {:.0} | {} | {} |",
-            r.key.framework.name(),
-            r.key.layers,
-            r.key.scenario,
-            r.key.variant,
-            r.a_per_s,
-            r.b_per_s,
-            change_with_ci(&r.change),
-            if cmp.judged(r) { r.change.verdict.label() } else { "not judged (session speed)" }
-        );
+        table.row(&[
+            &r.key.framework.name(),
+            &r.key.layers,
+            &r.key.scenario,
+            &r.key.variant,
+            &format!("{:.0}", r.a_per_s),
+            &format!("{:.0}", r.b_per_s),
+            &change_with_ci(&r.change),
+            &if cmp.judged(r) { r.change.verdict.label() } else { "not judged (session speed)" },
+        ]);
     }
+    out.push_str(&table.finish());
     if cmp.rows.iter().any(|r| r.against_floor) {
         let _ = writeln!(
             out,
@@ -576,32 +596,49 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     if !flames.is_empty() {
         let _ = write!(out, "\n## Flame graphs\n\n{flames}");
     }
-    out.push_str("\n## Runs\n\n| framework | scenario | variant | round | successful | failed | requests/s | window CV | drift | p50 | p99 | max | in flight at deadline | server CPU | client CPU |\n|---|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");
+    out.push_str("\n## Runs\n\n");
+    let mut table = Table::new(&[
+        "framework",
+        "scenario",
+        "variant",
+        "round:",
+        "successful:",
+        "failed:",
+        "requests/s:",
+        "window CV:",
+        "drift",
+        "p50:",
+        "p99:",
+        "max:",
+        "in flight at deadline:",
+        "server CPU:",
+        "client CPU:",
+    ]);
     for r in &results.runs {
         let f = &r.figures;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {:.1} % |",
-            r.framework.name(),
-            r.scenario,
-            r.variant,
-            r.round,
-            f.successful,
-            f.failed_total,
-            f.requests_per_s,
-            opt_percent(f.window_cv_percent),
-            if f.drift { "**yes**" } else { "no" },
-            ms(f.latency_us.p50 as f64),
-            ms(f.latency_us.p99 as f64),
-            ms(f.latency_us.max as f64),
-            f.in_flight_at_deadline,
-            f.server_cpu_percent.map_or_else(
-                || "?".to_owned(),
-                |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
-            ),
-            f.client_cpu_percent
+        let server_cpu = f.server_cpu_percent.map_or_else(
+            || "?".to_owned(),
+            |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" }),
         );
+        table.row(&[
+            &r.framework.name(),
+            &r.scenario,
+            &r.variant,
+            &r.round,
+            &f.successful,
+            &f.failed_total,
+            &format!("{:.0}", f.requests_per_s),
+            &opt_percent(f.window_cv_percent),
+            &if f.drift { "**yes**" } else { "no" },
+            &ms(f.latency_us.p50 as f64),
+            &ms(f.latency_us.p99 as f64),
+            &ms(f.latency_us.max as f64),
+            &f.in_flight_at_deadline,
+            &server_cpu,
+            &format!("{:.1} %", f.client_cpu_percent),
+        ]);
     }
+    out.push_str(&table.finish());
     let _ = write!(
         out,
         "\n## Machine and settings\n\n- commit: `{}`\n- rustc: `{}`\n- CPU: {} ({} logical CPUs), kernel {}\n- started: {}\n- connections {}, duration {} s, warm-up {} s, window {} s, timeout {} s, rounds {}, layers {:?}\n- server CPUs {:?} ({} workers), client CPUs {:?} ({} engine threads)\n",

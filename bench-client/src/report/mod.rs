@@ -9,6 +9,7 @@ pub mod charts;
 pub mod flames;
 mod format;
 mod markdown;
+mod table;
 mod terminal;
 
 pub use self::format::change_with_ci;
