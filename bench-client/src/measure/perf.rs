@@ -43,7 +43,7 @@ const SCRIPT_DEADLINE: Duration = Duration::from_secs(600);
 /// How perf walks a sampled stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallGraph {
-    /// DWARF call frame information over a copy of [`DWARF_STACK_BYTES`] of
+    /// DWARF call frame information over a copy of `DWARF_STACK_BYTES` of
     /// the user stack per sample: walks through the C library, which Debian
     /// builds without frame pointers; heavier (64 KiB per sample to write
     /// and unwind).
