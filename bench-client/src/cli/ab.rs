@@ -7,7 +7,7 @@ use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, timing};
+use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timing};
 use crate::analysis::Verdict;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
@@ -94,6 +94,7 @@ impl AbArgs {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         ensure!(!variants.is_empty(), "--routes is empty");
+        sliced_timing(self.warmup, self.duration, self.slice, 2)?;
         let before =
             Side { revision: Revision::parse(&self.before), layers: self.layers_before.unwrap_or(self.layers) };
         let after = Side { revision: Revision::parse(&self.after), layers: self.layers_after.unwrap_or(self.layers) };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Timing, TimingError};
+use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Slicing, Timing, TimingError};
 use crate::measure::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
 use crate::sys::{CpuList, sleep_until};
@@ -260,6 +260,21 @@ pub(super) fn timing(warmup: Duration, duration: Duration, window: Duration) -> 
     })
 }
 
+/// Checks, before anything is built or run, that `variants` variants
+/// alternating in slices of `slice` (blocks `0 1 … n n … 1 0`), each getting
+/// `own` of its own time after `warmup`, make a timing the engine takes.
+///
+/// # Errors
+/// The timing's refusal, naming `--duration` and `--slice`.
+pub(super) fn sliced_timing(warmup: Duration, own: Duration, slice: Duration, variants: usize) -> anyhow::Result<()> {
+    let block: Vec<usize> = (0..variants).chain((0..variants).rev()).collect();
+    let text = |d: Duration| humantime::format_duration(d).to_string();
+    Slicing::new(variants, block)
+        .and_then(|s| s.timing(warmup, own, slice))
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("--duration {} in --slice {}: {e}", text(own), text(slice)))
+}
+
 /// A count the parser already kept at 1 or more.
 pub(super) fn nonzero(n: u32) -> NonZeroUsize {
     NonZeroUsize::new(n as usize).unwrap_or(NonZeroUsize::MIN)
@@ -283,6 +298,12 @@ mod tests {
         assert_eq!(err.to_string(), "--window 1ns: a window of 1ns is shorter than 1ms");
         let err = timing(Duration::ZERO, Duration::from_secs(3), Duration::from_micros(1)).unwrap_err();
         assert_eq!(err.to_string(), "--window 1us: a window of 1us is shorter than 1ms");
+        assert!(sliced_timing(Duration::ZERO, Duration::from_secs(3), Duration::from_millis(250), 3).is_ok());
+        let err = sliced_timing(Duration::ZERO, Duration::from_secs(40), Duration::from_millis(1), 3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--duration 40s in --slice 1ms: 120000 windows are more than 100000: make the window longer"
+        );
         let err = timing(Duration::ZERO, Duration::from_secs(200), Duration::from_millis(1)).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, timeout, timing,
+    CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timeout,
+    timing,
 };
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
@@ -139,6 +140,15 @@ impl SuiteArgs {
             ProfilerChoice::None => false,
         };
         let call_graph = self.call_graph.into();
+        let pairing = match self.pairing {
+            PairingChoice::Auto if profiler => Pairing::Rounds,
+            PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
+            PairingChoice::Rounds => Pairing::Rounds,
+        };
+        if pairing == Pairing::Slices {
+            let variants = self.scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
+            sliced_timing(self.warmup, self.duration, self.slice, variants)?;
+        }
         Ok(SuitePlan {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
@@ -151,11 +161,7 @@ impl SuiteArgs {
             out: self.out.out,
             build: !self.no_build,
             profiler: profiler.then_some(call_graph),
-            pairing: match self.pairing {
-                PairingChoice::Auto if profiler => Pairing::Rounds,
-                PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
-                PairingChoice::Rounds => Pairing::Rounds,
-            },
+            pairing,
             slice: self.slice,
             target: self
                 .target_ci

@@ -51,7 +51,9 @@ const OPEN: usize = 11;
 const ESTABLISHED: usize = 12;
 const RECONNECTS: usize = 13;
 const LATE_SENDS: usize = 14;
-const COUNTERS: usize = 15;
+const RETRIED: usize = 15;
+const CLOSED_BY_SERVER: usize = 16;
+const COUNTERS: usize = 17;
 
 /// The live counters of one run: a slot per engine thread.
 #[derive(Debug)]
@@ -92,6 +94,10 @@ pub struct LiveTotals {
     pub reconnects: u64,
     /// Open loop: requests written late.
     pub late_sends: u64,
+    /// Requests written again after the server closed their connection.
+    pub retried: u64,
+    /// Connections the server closed between responses (churn).
+    pub closed_by_server: u64,
     /// Successful requests' latency, count per bucket of
     /// [`LIVE_LATENCY_BUCKETS_S`] (not cumulative), the last one +Inf.
     pub latency_buckets: [u64; BUCKETS],
@@ -147,6 +153,8 @@ impl Live {
             connections_established: c[ESTABLISHED],
             reconnects: c[RECONNECTS],
             late_sends: c[LATE_SENDS],
+            retried: c[RETRIED],
+            closed_by_server: c[CLOSED_BY_SERVER],
             latency_buckets: b,
             latency_sum_us: sum,
         }
@@ -174,6 +182,8 @@ impl Slot {
             (ESTABLISHED, stats.connections_established),
             (RECONNECTS, stats.reconnects),
             (LATE_SENDS, stats.late_sends),
+            (RETRIED, stats.retried),
+            (CLOSED_BY_SERVER, stats.closed_by_server),
         ];
         for (i, v) in values {
             self.counters[i].store(v, Ordering::Relaxed);

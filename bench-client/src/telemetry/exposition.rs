@@ -139,6 +139,20 @@ impl Collector for Snapshot {
                 None,
                 &[(vec![], t.reconnects)],
             )?;
+            counter(
+                e,
+                "bench_client_requests_retried",
+                "Requests written again after the server closed their connection (each also in requests_sent)",
+                None,
+                &[(vec![], t.retried)],
+            )?;
+            counter(
+                e,
+                "bench_client_connections_closed_by_server",
+                "Connections the server closed between responses (churn)",
+                None,
+                &[(vec![], t.closed_by_server)],
+            )?;
             if id.mode == "open" {
                 counter(
                     e,

@@ -142,6 +142,8 @@ fn live_metrics_equal_the_result_when_done_and_the_log_carries_the_result_to_mer
         + sample(&done, "bench_client_requests_total{outcome=\"failure\",phase=\"warmup\"}");
     assert_eq!(warmup, f.warmup_completed as f64);
     assert_eq!(sample(&done, "bench_client_requests_sent_total"), f.sent as f64);
+    assert_eq!(sample(&done, "bench_client_requests_retried_total"), f.retried as f64);
+    assert_eq!(sample(&done, "bench_client_connections_closed_by_server_total"), f.closed_by_server as f64);
     assert_eq!(sample(&done, "bench_client_request_duration_seconds_count"), f.successful as f64);
     assert_eq!(sample(&done, "bench_client_request_duration_seconds_bucket{le=\"+Inf\"}"), f.successful as f64);
     assert_eq!(sample(&done, "bench_client_in_flight"), f.in_flight_at_deadline as f64);
