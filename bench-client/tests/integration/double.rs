@@ -25,7 +25,7 @@ const CLOSE: usize = 3;
 /// A good answer, after which the double closes without saying so.
 const CLOSE_SILENTLY: usize = 4;
 
-/// Responses the double sent, by kind.
+/// Responses the double wrote (or began to write), by kind.
 type Sent = Arc<[AtomicU64; 5]>;
 
 /// Starts a double on an ephemeral port; `pick(n)` chooses the n-th
@@ -57,10 +57,12 @@ fn start_double(pick: fn(u64) -> usize) -> (std::net::SocketAddr, Sent) {
                             buf.drain(..end + 4);
                             let kind = pick(counter.fetch_add(1, Ordering::Relaxed));
                             let response = [GOOD_RESPONSE, BAD_BODY, BAD_STATUS, GOOD_THEN_CLOSE, GOOD_RESPONSE][kind];
+                            // Counted before the write: the client may read the
+                            // response before this task runs again.
+                            sent[kind].fetch_add(1, Ordering::Relaxed);
                             if stream.write_all(response).await.is_err() {
                                 return;
                             }
-                            sent[kind].fetch_add(1, Ordering::Relaxed);
                             if kind == CLOSE || kind == CLOSE_SILENTLY {
                                 return;
                             }
