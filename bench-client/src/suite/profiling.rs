@@ -13,7 +13,7 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::build;
-use super::measure_run;
+use super::session::measure_run;
 use super::progress::Progress;
 use super::servers::{load_of, start_server};
 use crate::engine::LoadSettings;

@@ -29,6 +29,16 @@ pub struct Sliced {
     pub block: Vec<usize>,
 }
 
+impl Sliced {
+    /// One round of `ab` on `variant`: BEFORE's server is route 0, AFTER's
+    /// route 1, alternating in blocks `0 1 1 0` (`1 0 0 1` in even rounds).
+    pub fn before_after(variant: Variant, round: u32) -> Self {
+        let slot = |scenario, server, position| Slot { scenario, variant, round, position, server };
+        let block = if round.is_multiple_of(2) { vec![1, 0, 0, 1] } else { vec![0, 1, 1, 0] };
+        Self { slots: vec![slot(Scenario::Before, 0, 1), slot(Scenario::After, 1, 2)], block }
+    }
+}
+
 /// The runs of round `round` (from 1) of `scenarios`, paired as `pairing` says.
 pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec<Step> {
     let slots = round(scenarios, round_number);
@@ -65,12 +75,15 @@ pub struct Slot {
     pub round: u32,
     /// Position within the round, from 1.
     pub position: u32,
+    /// Which of the round's servers it loads (the suite has one; `ab` has
+    /// BEFORE, 0, and AFTER, 1).
+    pub server: usize,
 }
 
 /// The runs of `round` (from 1): the floor, then each scenario's variants,
 /// baseline first in odd rounds and second in even rounds.
 pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
-    let mut slots = vec![Slot { scenario: Scenario::Floor, variant: Variant::Plaintext, round, position: 1 }];
+    let mut slots = vec![Slot { scenario: Scenario::Floor, variant: Variant::Plaintext, round, position: 1, server: 0 }];
     for &scenario in scenarios {
         let mut variants = scenario.variants().to_vec();
         if round.is_multiple_of(2) {
@@ -78,7 +91,7 @@ pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
         }
         for variant in variants {
             let position = u32::try_from(slots.len()).unwrap_or(u32::MAX) + 1;
-            slots.push(Slot { scenario, variant, round, position });
+            slots.push(Slot { scenario, variant, round, position, server: 0 });
         }
     }
     slots
