@@ -13,9 +13,9 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::build;
-use super::session::measure_run;
 use super::progress::Progress;
 use super::servers::{load_of, start_server};
+use super::session::measure_run;
 use crate::engine::LoadSettings;
 use crate::measure::{CallGraph, Measured, Perf, RunFigures, SAMPLE_PERIOD_NS};
 use crate::model::{Framework, Profile, Scenario, Variant};

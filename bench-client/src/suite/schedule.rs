@@ -83,7 +83,8 @@ pub struct Slot {
 /// The runs of `round` (from 1): the floor, then each scenario's variants,
 /// baseline first in odd rounds and second in even rounds.
 pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
-    let mut slots = vec![Slot { scenario: Scenario::Floor, variant: Variant::Plaintext, round, position: 1, server: 0 }];
+    let mut slots =
+        vec![Slot { scenario: Scenario::Floor, variant: Variant::Plaintext, round, position: 1, server: 0 }];
     for &scenario in scenarios {
         let mut variants = scenario.variants().to_vec();
         if round.is_multiple_of(2) {

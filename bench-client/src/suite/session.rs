@@ -200,12 +200,14 @@ fn measure_step(
 fn target_met(context: &RunContext<'_>, runs: &[RunRecord], framework: Framework, layers: u16, round: u32) -> bool {
     let RunContext { plan, design, progress, .. } = *context;
     let Some(target) = plan.target.filter(|_| round > 2) else { return false };
-    let ours: Vec<RunRecord> = runs.iter().filter(|r| r.framework == framework && r.layers == layers).cloned().collect();
+    let ours: Vec<RunRecord> =
+        runs.iter().filter(|r| r.framework == framework && r.layers == layers).cloned().collect();
     let deltas = design.deltas(plan, &ours, &[framework]);
     let name = framework.name();
     if deltas.iter().all(|d| target.reached(&d.change)) {
         let within = target.half_width_percent;
-        progress.line(&format!("  {name} {layers} layers: every delta within ±{within} points after {} rounds", round - 1));
+        progress
+            .line(&format!("  {name} {layers} layers: every delta within ±{within} points after {} rounds", round - 1));
         return true;
     }
     false

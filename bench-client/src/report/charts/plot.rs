@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::anyhow;
-use plotters::coord::{CoordTranslate, Shift};
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::prelude::*;
 
 const SIZE: (u32, u32) = (900, 500);
@@ -34,16 +34,32 @@ fn err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> anyhow::Error + '
     move |e| anyhow!("cannot draw {}: {e}", path.display())
 }
 
-/// Draws the legend at `position` and writes the SVG.
-fn finish<'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
-    root: &DrawingArea<SVGBackend<'a>, Shift>,
-    position: SeriesLabelPosition,
+/// The chart every drawing gets: `X` by `Y`, in an SVG.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// A chart of `x` by `y` on a white canvas under `title`, drawn by `draw`,
+/// then its legend at `legend`, written as an SVG to `path`: the one
+/// preamble every chart shares.
+fn canvas<X: AsRangedCoord, Y: AsRangedCoord>(
     path: &Path,
+    title: &str,
+    (x, y): (X, Y),
+    legend: SeriesLabelPosition,
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err(path))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(err(path))?;
+    draw(&mut chart)?;
     chart
         .configure_series_labels()
-        .position(position)
+        .position(legend)
         .border_style(BLACK)
         .background_style(WHITE)
         .draw()
@@ -71,52 +87,46 @@ pub struct Bar {
 /// When the file cannot be written.
 pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars: &[Bar]) -> anyhow::Result<()> {
     let top = bars.iter().map(|b| b.interval.map_or(b.rate_per_s, |i| i.1.max(b.rate_per_s))).fold(1.0, f64::max) * 1.3;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..groups.len() as f64, 0.0..top)
-        .map_err(err(path))?;
-    let names = groups.to_vec();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(groups.len() * 2 + 1)
-        .x_label_formatter(&|x| {
-            let centre = x - x.floor();
-            if (centre - 0.5).abs() < 1e-6 {
-                names.get(x.floor() as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .y_desc("successful requests per second")
-        .draw()
-        .map_err(err(path))?;
-    let width = 0.8 / series.len().max(1) as f64;
-    for (s, name) in series.iter().enumerate() {
-        let mine: Vec<&Bar> = bars.iter().filter(|b| b.series == s).collect();
-        let x0 = |b: &Bar| b.group as f64 + 0.1 + width * b.series as f64;
+    canvas(path, title, (0.0..groups.len() as f64, 0.0..top), SeriesLabelPosition::UpperRight, |chart| {
+        let names = groups.to_vec();
         chart
-            .draw_series(
-                mine.iter()
-                    .map(|b| Rectangle::new([(x0(b), 0.0), (x0(b) + width * 0.9, b.rate_per_s)], color(s).filled())),
-            )
-            .map_err(err(path))?
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color(s).filled()));
-        chart
-            .draw_series(mine.iter().filter_map(|b| {
-                let (lo, hi) = b.interval?;
-                let xc = x0(b) + width * 0.45;
-                Some(PathElement::new(vec![(xc, lo), (xc, hi)], BLACK.stroke_width(2)))
-            }))
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(groups.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let centre = x - x.floor();
+                if (centre - 0.5).abs() < 1e-6 {
+                    names.get(x.floor() as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc("successful requests per second")
+            .draw()
             .map_err(err(path))?;
-    }
-    finish(&mut chart, &root, SeriesLabelPosition::UpperRight, path)
+        let width = 0.8 / series.len().max(1) as f64;
+        for (s, name) in series.iter().enumerate() {
+            let mine: Vec<&Bar> = bars.iter().filter(|b| b.series == s).collect();
+            let x0 = |b: &Bar| b.group as f64 + 0.1 + width * b.series as f64;
+            chart
+                .draw_series(
+                    mine.iter().map(|b| {
+                        Rectangle::new([(x0(b), 0.0), (x0(b) + width * 0.9, b.rate_per_s)], color(s).filled())
+                    }),
+                )
+                .map_err(err(path))?
+                .label(name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color(s).filled()));
+            chart
+                .draw_series(mine.iter().filter_map(|b| {
+                    let (lo, hi) = b.interval?;
+                    let xc = x0(b) + width * 0.45;
+                    Some(PathElement::new(vec![(xc, lo), (xc, hi)], BLACK.stroke_width(2)))
+                }))
+                .map_err(err(path))?;
+        }
+        Ok(())
+    })
 }
 
 /// Lines over the measured windows: one per series of requests per second
@@ -134,33 +144,26 @@ pub fn window_series(
 ) -> anyhow::Result<()> {
     let windows = series.iter().map(|s| s.1.len()).max().unwrap_or(1).max(1);
     let top = series.iter().flat_map(|s| s.1.iter().copied()).fold(1.0, f64::max) * 1.15;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..windows as f64 * window_s, 0.0..top)
-        .map_err(err(path))?;
-    chart
-        .configure_mesh()
-        .x_desc("seconds since the end of the warm-up (window end)")
-        .y_desc("successful requests per second")
-        .draw()
-        .map_err(err(path))?;
-    let mut named = vec![false; groups.len()];
-    for (group, rates) in series {
-        let (g, points) = (*group, rates.iter().enumerate().map(|(w, r)| ((w + 1) as f64 * window_s, *r)));
-        let drawn = chart.draw_series(LineSeries::new(points, color(g).stroke_width(2))).map_err(err(path))?;
-        if let Some(done) = named.get_mut(g).filter(|d| !**d) {
-            *done = true;
-            drawn
-                .label(groups[g].as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
+    canvas(path, title, (0.0..windows as f64 * window_s, 0.0..top), SeriesLabelPosition::LowerRight, |chart| {
+        chart
+            .configure_mesh()
+            .x_desc("seconds since the end of the warm-up (window end)")
+            .y_desc("successful requests per second")
+            .draw()
+            .map_err(err(path))?;
+        let mut named = vec![false; groups.len()];
+        for (group, rates) in series {
+            let (g, points) = (*group, rates.iter().enumerate().map(|(w, r)| ((w + 1) as f64 * window_s, *r)));
+            let drawn = chart.draw_series(LineSeries::new(points, color(g).stroke_width(2))).map_err(err(path))?;
+            if let Some(done) = named.get_mut(g).filter(|d| !**d) {
+                *done = true;
+                drawn
+                    .label(groups[g].as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
+            }
         }
-    }
-    finish(&mut chart, &root, SeriesLabelPosition::LowerRight, path)
+        Ok(())
+    })
 }
 
 /// Latency by percentile, one curve per named series of (percentile in
@@ -171,34 +174,27 @@ pub fn window_series(
 pub fn latency_curves(path: &Path, title: &str, series: &[(String, Vec<(f64, f64)>)]) -> anyhow::Result<()> {
     let x_of = |p: f64| 1.0 / (1.0 - p / 100.0);
     let top_ms = series.iter().flat_map(|s| s.1.iter().map(|p| p.1 / 1000.0)).fold(0.1, f64::max) * 1.15;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d((1.0..1e5).log_scale(), 0.0..top_ms)
-        .map_err(err(path))?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile")
-        .y_desc("latency (ms)")
-        .x_label_formatter(&|x| {
-            let text = format!("{:.4}", (1.0 - 1.0 / x) * 100.0);
-            format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
-        })
-        .draw()
-        .map_err(err(path))?;
-    for (i, (name, points)) in series.iter().enumerate() {
-        let pts = points.iter().filter(|p| p.0 < 100.0).map(|(p, us)| (x_of(*p), us / 1000.0));
+    canvas(path, title, ((1.0..1e5).log_scale(), 0.0..top_ms), SeriesLabelPosition::UpperLeft, |chart| {
         chart
-            .draw_series(LineSeries::new(pts, color(i).stroke_width(2)))
-            .map_err(err(path))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
-    }
-    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
+            .configure_mesh()
+            .x_desc("percentile")
+            .y_desc("latency (ms)")
+            .x_label_formatter(&|x| {
+                let text = format!("{:.4}", (1.0 - 1.0 / x) * 100.0);
+                format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+            })
+            .draw()
+            .map_err(err(path))?;
+        for (i, (name, points)) in series.iter().enumerate() {
+            let pts = points.iter().filter(|p| p.0 < 100.0).map(|(p, us)| (x_of(*p), us / 1000.0));
+            chart
+                .draw_series(LineSeries::new(pts, color(i).stroke_width(2)))
+                .map_err(err(path))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+        }
+        Ok(())
+    })
 }
 
 /// Lines through (x, y) points, one per named series, on linear axes.
@@ -214,25 +210,18 @@ pub fn xy_lines(
 ) -> anyhow::Result<()> {
     let x_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(1.0, f64::max);
     let y_max = series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.1, f64::max) * 1.15;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(err(path))?;
-    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err(path))?;
-    for (i, (name, points)) in series.iter().enumerate() {
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
-            .map_err(err(path))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
-        chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
-    }
-    finish(&mut chart, &root, SeriesLabelPosition::UpperLeft, path)
+    canvas(path, title, (0.0..x_max, 0.0..y_max), SeriesLabelPosition::UpperLeft, |chart| {
+        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err(path))?;
+        for (i, (name, points)) in series.iter().enumerate() {
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
+                .map_err(err(path))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+            chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
