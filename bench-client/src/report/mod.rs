@@ -6,15 +6,17 @@
 //! `model` and `analysis` below it.
 
 pub mod charts;
+mod deltas;
 pub mod flames;
 mod format;
 mod markdown;
+mod notes;
 mod table;
 mod terminal;
 
+pub use self::deltas::{ab_table, comparison_table, delta_table};
 pub use self::format::change_with_ci;
 pub use self::markdown::{
-    ab_table, comparison_table, delta_table, flamegraph_table, profiles_table, profiling_cost_table, proportion_table,
-    report, sweep_table,
+    flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,
 };
 pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time, watch_summary};

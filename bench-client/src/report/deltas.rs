@@ -1,0 +1,319 @@
+//! The tables that answer "is it faster?": the suite's deltas with their
+//! intervals, verdicts, floors and notes, `ab`'s per-route deltas, and
+//! `compare`'s table of two results files.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::format::{change_with_ci, ms, opt_percent, verdict};
+use super::notes;
+use super::table::Table;
+use crate::analysis::{self, median};
+use crate::measure::{RunFigures, SATURATED_PERCENT};
+use crate::model::{Framework, Pairing, Profile, Scenario};
+use crate::results::{Comparison, Results};
+
+/// The delta table with intervals and verdicts, the floors, the saturation
+/// and drift notes, as Markdown.
+pub fn delta_table(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{} · server on CPU {:?}, client on CPU {:?}\n",
+        m.profile.cargo_name(),
+        m.connections,
+        m.duration_s,
+        m.warmup_s,
+        m.rounds,
+        match (m.pairing, m.slice_s) {
+            (Pairing::Slices, Some(slice)) => format!(" · variants alternating in slices of {} ms", slice * 1e3),
+            _ => " · one run per variant".to_owned(),
+        },
+        m.server_cpus,
+        m.client_cpus
+    );
+    let mut table = Table::new(&[
+        "framework",
+        "layers:",
+        "scenario",
+        "before (successful):",
+        "after (successful):",
+        "change [95 % CI]:",
+        "verdict",
+        "CV before / after:",
+        "p99 before:",
+        "p99 after:",
+    ]);
+    for d in &results.deltas {
+        let verdict = match d.target_reached {
+            Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
+            _ => verdict(d.change.verdict),
+        };
+        table.row(&[
+            &d.framework.name(),
+            &d.layers,
+            &format!("{} ({} → {})", d.scenario, d.from, d.to),
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
+            &change_with_ci(&d.change),
+            &verdict,
+            &format!("{} / {}", opt_percent(d.before_cv_percent), opt_percent(d.after_cv_percent)),
+            &ms(d.before_p99_us),
+            &ms(d.after_p99_us),
+        ]);
+    }
+    out.push_str(&table.finish());
+    out.push_str(match m.pairing {
+        Pairing::Rounds => notes::DELTAS_BY_ROUNDS,
+        Pairing::Slices => notes::DELTAS_BY_SLICES,
+    });
+    out.push_str(&resolution_note(results));
+    let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
+    if !floors.is_empty() {
+        out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n");
+        let mut table = Table::new(&["framework", "successful:", "requests/s:", "p99:"]);
+        let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
+        frameworks.sort();
+        frameworks.dedup();
+        for f in frameworks {
+            let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
+            let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
+            table.row(&[
+                &f.name(),
+                &format!("{:.0}", col(|f| f.successful as f64)),
+                &format!("{:.0}", col(|f| f.requests_per_s)),
+                &ms(col(|f| f.latency_us.p99 as f64)),
+            ]);
+        }
+        out.push_str(&table.finish());
+    }
+    let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
+    if !busy.is_empty() {
+        let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+        let min = busy.iter().copied().fold(f64::INFINITY, f64::min);
+        let _ = writeln!(
+            out,
+            "\nServer CPU busy over the measured windows: median {:.1} %, lowest {min:.1} % ({} CPU(s)); {}",
+            median(&busy),
+            m.server_cpus.len(),
+            if bound == 0 {
+                "every run saturated the server: the figures measure the server, not the client.".to_owned()
+            } else {
+                format!(
+                    "**{bound} run(s) client-bound** (server under {} % busy): their figures may measure the client.",
+                    SATURATED_PERCENT
+                )
+            }
+        );
+    }
+    if let Some(ceiling) = m.client_ceiling_per_s {
+        let fastest = results.runs.iter().map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
+        let client_busy: Vec<f64> = results.runs.iter().map(|r| r.figures.client_cpu_percent).collect();
+        let _ = writeln!(
+            out,
+            "\nClient ceiling (`bench-client calibrate` at the start: the built-in canned responder, same connections and CPUs): {ceiling:.0} successful requests/s; the fastest run reached {:.0} % of it; the client's CPU was at most {:.0} % busy in any run.",
+            fastest / ceiling * 100.0,
+            client_busy.iter().copied().fold(0.0, f64::max)
+        );
+    }
+    let drifting: Vec<String> = results
+        .runs
+        .iter()
+        .filter(|r| r.figures.drift)
+        .map(|r| format!("{} {}/{} round {}", r.framework.name(), r.scenario, r.variant, r.round))
+        .collect();
+    if !drifting.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDrift (last third of the windows ≥ {} % below the first third, significant downward slope): {}",
+            analysis::DRIFT_PERCENT,
+            drifting.join(", ")
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
+    }
+    if m.profile == Profile::Dev {
+        out.push_str("\n> Warning: `dev` builds are unoptimized and do not represent production.\n");
+    }
+    out
+}
+
+/// Which deltas' intervals are wider than the target half-width (the
+/// run's `--target-ci-points`, else [`analysis::RESOLUTION_POINTS`]) and how many
+/// rounds each would need; one line when all are within it.
+fn resolution_note(results: &Results) -> String {
+    let target = results.meta.target_ci_percent.unwrap_or(analysis::RESOLUTION_POINTS);
+    // `ab` and pairing by rounds compute their intervals over the rounds.
+    let over = if results.meta.ab.is_none() && results.meta.pairing == Pairing::Slices {
+        analysis::IntervalOver::Pairs
+    } else {
+        analysis::IntervalOver::Rounds
+    };
+    let wide: Vec<String> = results
+        .deltas
+        .iter()
+        .filter_map(|d| {
+            let needed = analysis::rounds_for(d.rounds, &d.change, target, over)?;
+            Some(format!(
+                "{} {} → {} ±{:.1} (≈ {needed} rounds)",
+                d.framework.name(),
+                d.from,
+                d.to,
+                analysis::half_width_points(&d.change)?
+            ))
+        })
+        .collect();
+    let unresolved = results.deltas.iter().filter(|d| analysis::half_width_points(&d.change).is_none()).count();
+    let mut note = if wide.is_empty() {
+        format!("\nResolution: every delta with an interval is within ±{target} point(s).\n")
+    } else {
+        format!(
+            "\nResolution: wider than ±{target} point(s), with the rounds each would need ({}): {}.\n",
+            match over {
+                analysis::IntervalOver::Pairs => "its interval narrowing as 1/√rounds",
+                analysis::IntervalOver::Rounds => "its interval narrowing as t(rounds − 1)/√rounds",
+            },
+            wide.join("; ")
+        )
+    };
+    if unresolved > 0 {
+        let _ = writeln!(note, "{unresolved} delta(s) have no interval (too few rounds or pairs).");
+    }
+    note
+}
+
+/// The table of `bench-client ab`: per framework and route, BEFORE's and
+/// AFTER's successful requests, the paired change with its interval and
+/// verdict, and the saturation note; empty for a suite's results.
+pub fn ab_table(results: &Results) -> String {
+    let Some(ab) = &results.meta.ab else { return String::new() };
+    let m = &results.meta;
+    let mut out = format!(
+        "BEFORE: {} ({}, {} layers) · AFTER: {} ({}, {} layers) · profile `{}` · {} connections · {} rounds of {} s each side in slices of {} ms\n\n",
+        ab.before,
+        ab.before_commit,
+        ab.before_layers,
+        ab.after,
+        ab.after_commit,
+        ab.after_layers,
+        m.profile.cargo_name(),
+        m.connections,
+        m.rounds,
+        m.duration_s,
+        m.slice_s.unwrap_or(0.0) * 1e3
+    );
+    let mut table = Table::new(&[
+        "framework",
+        "route",
+        "before (successful):",
+        "after (successful):",
+        "change [95 % CI]:",
+        "verdict",
+        "pairs:",
+        "p99 before:",
+        "p99 after:",
+    ]);
+    for d in &results.deltas {
+        table.row(&[
+            &d.framework.name(),
+            &d.to,
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
+            &change_with_ci(&d.change),
+            &verdict(d.change.verdict),
+            &d.pairs,
+            &ms(d.before_p99_us),
+            &ms(d.after_p99_us),
+        ]);
+    }
+    out.push_str(&table.finish());
+    out.push_str(notes::AB);
+    out.push_str(&resolution_note(results));
+    let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
+    if bound > 0 {
+        let _ = writeln!(
+            out,
+            "\n**{bound} run(s) client-bound** (servers under {SATURATED_PERCENT} % busy in their slices): their figures may measure the client."
+        );
+    }
+    for failure in &results.failures {
+        let _ = writeln!(out, "\n**{} failed:** {}", failure.framework.name(), failure.error);
+    }
+    out
+}
+
+/// The table of `compare A B`: per run type, both rates and the change from
+/// A to B with its interval and verdict, under the two files' names.
+pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
+    let mut out = format!("A: {}\nB: {}\n\n", a.display(), b.display());
+    let mut table = Table::new(&[
+        "framework",
+        "layers:",
+        "scenario",
+        "variant",
+        "A requests/s:",
+        "B requests/s:",
+        "change [95 % CI]:",
+        "verdict",
+    ]);
+    for r in &cmp.rows {
+        table.row(&[
+            &r.key.framework.name(),
+            &r.key.layers,
+            &r.key.scenario,
+            &r.key.variant,
+            &format!("{:.0}", r.a_per_s),
+            &format!("{:.0}", r.b_per_s),
+            &change_with_ci(&r.change),
+            &if cmp.judged(r) { r.change.verdict.label() } else { "not judged (session speed)" },
+        ]);
+    }
+    out.push_str(&table.finish());
+    if cmp.rows.iter().any(|r| r.against_floor) {
+        out.push_str(&notes::against_floor(cmp.session_sd_percent));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Framework;
+    use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn delta_table_names_each_delta_wider_than_the_target_with_the_rounds_it_needs() {
+        let f = Framework::Axum;
+        // fat → arc: +20 %, +30 %, +25 % over three rounds, a wide interval;
+        // per_request → preserialized: exactly +10 % every round, zero width.
+        let mut runs = Vec::new();
+        for (round, arc) in [(1, 1200), (2, 1300), (3, 1250)] {
+            runs.push(run(f, "state", "fat", round, 1000, true));
+            runs.push(run(f, "state", "arc", round, arc, true));
+            runs.push(run(f, "payload", "per_request", round, 1000, true));
+            runs.push(run(f, "payload", "preserialized", round, 1100, true));
+        }
+        let mut r = results(runs);
+        let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap().clone();
+        let half = analysis::half_width_points(&arc.change).unwrap();
+        let needed = analysis::rounds_for(3, &arc.change, 1.0, analysis::IntervalOver::Rounds).unwrap();
+        assert!(needed > 3 && needed < (3.0 * half * half).ceil() as u32, "t-aware: fewer than the pairs' rule");
+        let table = delta_table(&r);
+        let line = table.lines().find(|l| l.starts_with("Resolution:")).unwrap_or_else(|| panic!("{table}"));
+        assert_eq!(
+            line,
+            format!(
+                "Resolution: wider than ±1 point(s), with the rounds each would need (its interval narrowing as t(rounds − 1)/√rounds): axum /state/fat → /state/arc ±{half:.1} (≈ {needed} rounds)."
+            )
+        );
+        r.meta.target_ci_percent = Some(half + 0.1);
+        assert!(
+            delta_table(&r).contains(&format!("Resolution: every delta with an interval is within ±{}", half + 0.1))
+        );
+        r.deltas.truncate(1);
+        r.deltas[0].change.ci_low_percent = None;
+        assert!(delta_table(&r).contains("1 delta(s) have no interval"), "{}", delta_table(&r));
+    }
+}

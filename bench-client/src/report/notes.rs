@@ -1,0 +1,59 @@
+//! The legends under the report's tables: what a column means, in a
+//! sentence or two, naming the section of `docs/METHODOLOGY.md` that gives
+//! the method and its sources. The method itself lives in the docs, not in
+//! string literals.
+
+/// Under the delta table, pairing by rounds.
+pub(super) const DELTAS_BY_ROUNDS: &str = "\n`before`/`after`: median successful requests per run over the rounds; \
+    `change`: the geometric mean of the per-round ratios − 1 with its 95 % Student-t interval \
+    (docs/METHODOLOGY.md, “The change and its 95 % confidence interval”). CV: round-to-round coefficient of variation.\n";
+
+/// Under the delta table, pairing by slices.
+pub(super) const DELTAS_BY_SLICES: &str = "\n`before`/`after`: median successful requests per round in each variant's own \
+    slices; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % \
+    interval (docs/METHODOLOGY.md, “Pairing by slices”). CV: round-to-round coefficient of variation.\n";
+
+/// Under the `ab` table.
+pub(super) const AB: &str = "\nBoth servers run on the same CPUs, started anew every round, the client alternating \
+    between them every slice; `change` is the Hodges–Lehmann estimate of the per-block ratios − 1, its interval \
+    spanning the rounds' processes (docs/METHODOLOGY.md, “Two builds”).\n";
+
+/// Under the layer sweep.
+pub(super) const SWEEP: &str = "\nCells: successful requests per second (geometric mean over rounds) · server CPU time \
+    per request. `added per layer`: least-squares slope of the cost per request over the layer count.\n";
+
+/// Under the in-proportion table.
+pub(super) const PROPORTION: &str = "\nCells: µs of server CPU per successful request (the server's CPU time ÷ its \
+    successful requests; geometric mean over rounds).\n";
+
+/// Under the in-proportion deltas, with `/fortunes` measured.
+pub(super) const SAVED_WITH_FORTUNES: &str = "\n`saved per request`: the baseline's cost minus the changed route's \
+    (negative: the change costs more); its share of a `/fortunes` request (a SQLite read, a sort, an HTML page) \
+    reads it against real work.\n";
+
+/// Under the in-proportion deltas, without `/fortunes`.
+pub(super) const SAVED_WITHOUT_FORTUNES: &str = "\n`saved per request`: the baseline's cost minus the changed route's \
+    (negative: the change costs more). Add `fortunes` to the scenarios to read each saving against a request that \
+    does real work.\n";
+
+/// Above the cost-of-profiling table.
+pub(super) const PROFILING_COST: &str = "The two builds ran as different server processes, so the intervals hold the \
+    rounds' spread but not the offset between two processes' memory layouts (docs/METHODOLOGY.md, “Two builds”): \
+    read changes of a few percent as unresolved.\n\n";
+
+/// Under the flame-graph table.
+pub(super) const CUT_STACKS: &str = "\n`cut stacks`: samples whose stack does not reach its thread's entry, so their \
+    callers go uncredited; `[unknown]`: samples with a frame perf could not name.\n";
+
+/// Above the differential flame graphs.
+pub(super) const DIFFERENTIALS: &str = "\nDifferential flame graphs, per request (each side's server CPU ÷ its successful \
+    requests): red grew, blue shrank; drawn with before's widths, so what the change removed stays visible.\n\n";
+
+/// Under `compare`'s table when rows are read against the floor.
+pub(super) fn against_floor(session_sd_percent: f64) -> String {
+    format!(
+        "\n`change`: of each run's rate over its round's floor (`/plaintext`), widened by a session SD of \
+         {session_sd_percent:.1} % a side (docs/METHODOLOGY.md, “Comparing two results files”); the floor rows \
+         are raw, not widened or judged.\n"
+    )
+}
