@@ -9,7 +9,7 @@ use clap::Args;
 use super::Outcome;
 use super::args::percent;
 use crate::model::Scenario;
-use crate::report::{change_with_ci, comparison_table};
+use crate::report::{change_with_ci, comparison_notes, comparison_table};
 use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
 
 /// Flags of `compare`, as typed.
@@ -89,25 +89,7 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Usage);
     }
-    println!(
-        "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
-         running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
-         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{:.1} % \
-         (the narrowest row) to ±{:.1} % (the widest); with this session SD no number of rounds resolves less \
-         than ±{:.1} %. For a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one \
-         session, slice by slice.",
-        cmp.session_sd_percent,
-        cmp.best_resolution_percent().unwrap_or(f64::NAN),
-        cmp.resolution_percent().unwrap_or(f64::NAN),
-        cmp.session_floor_percent()
-    );
-    if let Some(observed) = cmp.observed_session_sd_percent {
-        println!(
-            "If A and B ran the same code, their judged rows show a session SD of {observed:.1} % beyond their \
-             rounds: one pair is a noisy estimate, so pool several A/A pairs (the root of their mean square) and \
-             lean cautious (this project pooled 0.5 % and took 1.5 %, README)."
-        );
-    }
+    print!("{}", comparison_notes(&cmp));
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {} %", args.threshold);
         Ok(Outcome::Success)

@@ -277,6 +277,32 @@ pub fn comparison_table(a: &Path, b: &Path, cmp: &Comparison) -> String {
     out
 }
 
+/// What `compare`'s verdicts can resolve between two sessions, and, when
+/// A and B ran the same code, the session SD their rows show.
+pub fn comparison_notes(cmp: &Comparison) -> String {
+    let mut out = format!(
+        "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
+         running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
+         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{:.1} % \
+         (the narrowest row) to ±{:.1} % (the widest); with this session SD no number of rounds resolves less \
+         than ±{:.1} %. For a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one \
+         session, slice by slice.\n",
+        cmp.session_sd_percent,
+        cmp.best_resolution_percent().unwrap_or(f64::NAN),
+        cmp.resolution_percent().unwrap_or(f64::NAN),
+        cmp.session_floor_percent()
+    );
+    if let Some(observed) = cmp.observed_session_sd_percent {
+        let _ = writeln!(
+            out,
+            "If A and B ran the same code, their judged rows show a session SD of {observed:.1} % beyond their \
+             rounds: one pair is a noisy estimate, so pool several A/A pairs (the root of their mean square) and \
+             lean cautious (docs/METHODOLOGY.md, “Comparing two results files”)."
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
