@@ -1,13 +1,20 @@
 //! Is a change real? Confidence intervals for a change in throughput, the
 //! verdict they support, and the noise figures that qualify them.
 //!
-//! Method (written out with its sources in `docs/METHODOLOGY.md`):
-//! throughput changes are ratios, so they are analysed as logarithms of
-//! ratios. Paired rounds (both variants measured back to back in each round)
-//! give one log-ratio per round; their mean has a Student-t 95 % confidence
-//! interval, mapped back to percent. Two independent sets of rounds (two
-//! result files) are compared with Welch's unequal-variance t interval on the
-//! difference of mean log rates. The t quantile comes from `statrs`.
+//! Throughput changes are ratios, so everything is computed on logarithms,
+//! checked once in a `LogSample` (positive, finite values; a spread only
+//! from two). What each command uses (sources in `docs/METHODOLOGY.md`):
+//! - `suite`, paired by slices (the default): [`robust_paired_change`], the
+//!   Hodges–Lehmann estimate over the blocks with its signed-rank interval;
+//! - `suite --pairing rounds`: [`paired_change`], a Student-t interval on
+//!   the per-round log ratios;
+//! - `ab`: [`across_processes_change`], the rounds (each a new pair of
+//!   processes) as the units;
+//! - `compare`: [`unpaired_change_across_sessions`] (Welch, widened by a
+//!   session term) and [`session_sd_estimate`];
+//! - the report's noise figures: [`geometric_mean_interval`],
+//!   [`cv_percent`], [`drifts`], and [`rounds_for`] for what a wide interval
+//!   would need. The t quantile comes from `statrs`.
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
@@ -71,6 +78,51 @@ fn mean(v: &[f64]) -> f64 {
 fn variance(v: &[f64]) -> f64 {
     let m = mean(v);
     v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
+}
+
+/// Values checked once, at construction, as criterion's `Sample` does: the
+/// natural logarithms of the positive, finite values given (the others left
+/// out). Every interval here is computed on one; it says itself whether it
+/// holds enough values for a spread.
+#[derive(Debug, Clone)]
+struct LogSample(Vec<f64>);
+
+impl LogSample {
+    /// The logs of the positive, finite `values`.
+    fn of(values: &[f64]) -> Self {
+        Self(values.iter().filter(|x| x.is_finite() && **x > 0.0).map(|x| x.ln()).collect())
+    }
+
+    /// The log ratios `after[i] / before[i]` of the pairs with both values
+    /// positive and finite.
+    fn of_ratios(before: &[f64], after: &[f64]) -> Self {
+        let ratios: Vec<f64> = before.iter().zip(after).filter(|(b, _)| **b > 0.0).map(|(b, a)| a / b).collect();
+        Self::of(&ratios)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn len(&self) -> f64 {
+        self.0.len() as f64
+    }
+
+    /// Mean log value (`None` when empty).
+    fn mean(&self) -> Option<f64> {
+        (!self.is_empty()).then(|| mean(&self.0))
+    }
+
+    /// The variance of the mean, `s²/n`; `None` under two values.
+    fn variance_of_mean(&self) -> Option<f64> {
+        (self.0.len() >= 2).then(|| variance(&self.0) / self.len())
+    }
+
+    /// Half-width of the Student-t [`CONFIDENCE`] interval of the mean;
+    /// `None` under two values.
+    fn t_half_width(&self) -> Option<f64> {
+        self.variance_of_mean().map(|v| t_quantile(self.len() - 1.0) * v.sqrt())
+    }
 }
 
 /// Two-sided Student-t quantile for [`CONFIDENCE`] with `df` degrees of freedom.
@@ -171,14 +223,8 @@ pub fn rounds_for(rounds: u32, change: &Change, target_points: f64, over: Interv
 /// index is the same round). Values must be positive (successful requests
 /// or rates); pairs with a zero are left out.
 pub fn paired_change(before: &[f64], after: &[f64]) -> Change {
-    let logs: Vec<f64> =
-        before.iter().zip(after).filter(|(b, a)| **b > 0.0 && **a > 0.0).map(|(b, a)| (a / b).ln()).collect();
-    if logs.is_empty() {
-        return change_from(0.0, None);
-    }
-    let n = logs.len() as f64;
-    let half = (logs.len() >= 2).then(|| t_quantile(n - 1.0) * (variance(&logs) / n).sqrt());
-    change_from(mean(&logs), half)
+    let logs = LogSample::of_ratios(before, after);
+    change_from(logs.mean().unwrap_or(0.0), logs.t_half_width())
 }
 
 /// The change from the runs `a` to the independent runs `b` (say, two result
@@ -197,28 +243,18 @@ pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
 /// exact (infinite degrees of freedom). `session_sd_log = 0` is Welch's
 /// interval. Values ≤ 0 are left out; under two values on a side, no interval.
 pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64) -> Change {
-    let (la, lb) = (positive_logs(a), positive_logs(b));
-    if la.is_empty() || lb.is_empty() {
-        return change_from(0.0, None);
-    }
-    let diff = mean(&lb) - mean(&la);
-    if la.len() < 2 || lb.len() < 2 {
-        return change_from(diff, None);
-    }
-    let (va, vb) = (variance(&la) / la.len() as f64, variance(&lb) / lb.len() as f64);
+    let (la, lb) = (LogSample::of(a), LogSample::of(b));
+    let (Some(ma), Some(mb)) = (la.mean(), lb.mean()) else { return change_from(0.0, None) };
+    let diff = mb - ma;
+    let (Some(va), Some(vb)) = (la.variance_of_mean(), lb.variance_of_mean()) else { return change_from(diff, None) };
     let se2 = va + vb + 2.0 * session_sd_log.powi(2);
     if se2 == 0.0 {
         return change_from(diff, Some(0.0));
     }
     // Welch–Satterthwaite degrees of freedom; the known session term adds none
     // to the denominator (a known term alone: infinite, the normal quantile).
-    let df = se2.powi(2) / (va.powi(2) / (la.len() as f64 - 1.0) + vb.powi(2) / (lb.len() as f64 - 1.0));
+    let df = se2.powi(2) / (va.powi(2) / (la.len() - 1.0) + vb.powi(2) / (lb.len() - 1.0));
     change_from(diff, Some(t_quantile(df) * se2.sqrt()))
-}
-
-/// The natural logarithms of the positive values of `v` (the others left out).
-fn positive_logs(v: &[f64]) -> Vec<f64> {
-    v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect()
 }
 
 /// Two-sided standard normal quantile for [`CONFIDENCE`] (1.959964 at 95 %).
@@ -243,11 +279,10 @@ const MAX_DF: f64 = 1.0e6;
 pub fn session_sd_estimate(rows: &[(&[f64], &[f64])]) -> Option<f64> {
     let terms: Vec<f64> = rows
         .iter()
-        .map(|(a, b)| (positive_logs(a), positive_logs(b)))
-        .filter(|(la, lb)| la.len() >= 2 && lb.len() >= 2)
-        .map(|(la, lb)| {
-            let within = variance(&la) / la.len() as f64 + variance(&lb) / lb.len() as f64;
-            (mean(&lb) - mean(&la)).powi(2) - within
+        .map(|(a, b)| (LogSample::of(a), LogSample::of(b)))
+        .filter_map(|(la, lb)| {
+            let within = la.variance_of_mean()? + lb.variance_of_mean()?;
+            Some((lb.mean()? - la.mean()?).powi(2) - within)
         })
         .collect();
     (!terms.is_empty()).then(|| (mean(&terms) / 2.0).max(0.0).sqrt())
@@ -295,27 +330,25 @@ pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
 pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
     let series = log_series(runs);
     let Some((estimate, within)) = robust_log_interval(&series) else { return change_from(0.0, None) };
-    let per_round: Vec<f64> = series.iter().filter(|s| !s.is_empty()).map(|s| median(s)).collect();
-    if per_round.len() < 2 {
+    let per_round: Vec<f64> = series.iter().filter(|s| !s.is_empty()).map(|s| median(&s.0)).collect();
+    let rounds = LogSample(per_round);
+    let (Some(centre), Some(half)) = (rounds.mean(), rounds.t_half_width()) else {
         return change_from(estimate, None);
-    }
-    let n = per_round.len() as f64;
-    let centre = mean(&per_round);
-    let half = t_quantile(n - 1.0) * (variance(&per_round) / n).sqrt();
+    };
     let (low, high) = within.unwrap_or((estimate, estimate));
     interval_change(estimate, low.min(centre - half), high.max(centre + half))
 }
 
 /// The logarithms of the positive, finite ratios of each run.
-fn log_series(runs: &[Vec<f64>]) -> Vec<Vec<f64>> {
-    runs.iter().map(|run| run.iter().filter(|r| r.is_finite() && **r > 0.0).map(|r| r.ln()).collect()).collect()
+fn log_series(runs: &[Vec<f64>]) -> Vec<LogSample> {
+    runs.iter().map(|run| LogSample::of(run)).collect()
 }
 
 /// The Hodges–Lehmann estimate of the pooled log ratios `series` and its
 /// widened signed-rank interval (see [`robust_paired_change`]); `None`
 /// without a value, no interval under six.
-fn robust_log_interval(series: &[Vec<f64>]) -> Option<(f64, Option<(f64, f64)>)> {
-    let logs: Vec<f64> = series.iter().flatten().copied().collect();
+fn robust_log_interval(series: &[LogSample]) -> Option<(f64, Option<(f64, f64)>)> {
+    let logs: Vec<f64> = series.iter().flat_map(|s| s.0.iter().copied()).collect();
     if logs.is_empty() {
         return None;
     }
@@ -371,9 +404,9 @@ fn signed_rank_critical(n: usize) -> Option<usize> {
 
 /// Pooled lag-1 autocorrelation of the `series` (each centred on its own
 /// mean); `None` without a series of three values or more.
-fn lag1_autocorrelation(series: &[Vec<f64>]) -> Option<f64> {
+fn lag1_autocorrelation(series: &[LogSample]) -> Option<f64> {
     let (mut num, mut den) = (0.0, 0.0);
-    for s in series.iter().filter(|s| s.len() >= 3) {
+    for s in series.iter().map(|s| &s.0).filter(|s| s.len() >= 3) {
         let m = mean(s);
         num += s.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>();
         den += s.iter().map(|x| (x - m).powi(2)).sum::<f64>();
@@ -384,17 +417,9 @@ fn lag1_autocorrelation(series: &[Vec<f64>]) -> Option<f64> {
 /// Geometric mean of positive `values` with the 95 % Student-t interval of
 /// the mean log value mapped back (`None` under two values).
 pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
-    let logs = positive_logs(values);
-    if logs.is_empty() {
-        return (0.0, None);
-    }
-    let m = mean(&logs);
-    if logs.len() < 2 {
-        return (m.exp(), None);
-    }
-    let n = logs.len() as f64;
-    let h = t_quantile(n - 1.0) * (variance(&logs) / n).sqrt();
-    (m.exp(), Some(((m - h).exp(), (m + h).exp())))
+    let logs = LogSample::of(values);
+    let Some(m) = logs.mean() else { return (0.0, None) };
+    (m.exp(), logs.t_half_width().map(|h| ((m - h).exp(), (m + h).exp())))
 }
 
 /// Least-squares slope of `ys` over `xs`; `None` under two distinct `xs`.
