@@ -16,7 +16,7 @@
 //! | layer | what it holds |
 //! |---|---|
 //! | [`cli`] | clap types, checked plans, one dispatch, exit codes |
-//! | [`suite`], [`k8s`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs; Kubernetes manifests of a run over several client pods |
+//! | [`suite`], [`runner`], [`k8s`] | orchestration: build, servers, rounds, metadata, the results folder, flame graphs; the `load` and `watch` use cases; Kubernetes manifests of a run over several client pods |
 //! | [`report`] | presentation: Markdown tables, `report.md`, terminal lines, SVG charts |
 //! | [`results`] | the results contract, paired deltas, layer sweep, comparison |
 //! | [`calibrate`] | the client's own ceiling against a built-in canned responder |
@@ -26,6 +26,7 @@
 
 pub mod cli;
 pub mod k8s;
+pub mod runner;
 pub mod suite;
 
 pub mod report;

@@ -4,8 +4,7 @@
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -13,7 +12,8 @@ use clap::{Args, ValueEnum};
 use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Slicing, Timing, TimingError};
 use crate::measure::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
-use crate::sys::{CpuList, sleep_until};
+use crate::runner::Linger;
+use crate::sys::CpuList;
 
 /// Where the server (or `calibrate`'s responder) and the client run.
 #[derive(Debug, Clone, Args)]
@@ -133,28 +133,6 @@ pub struct MetricsArgs {
     /// get scraped), e.g. 15s, or `forever` (until stopped: a sidecar that must not exit).
     #[arg(long, visible_alias = "metrics-linger", default_value = "0s", value_parser = linger)]
     pub linger: Linger,
-}
-
-/// How long a process stays up after its run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Linger {
-    /// This long.
-    For(Duration),
-    /// Until stopped (Ctrl-C, SIGTERM).
-    Forever,
-}
-
-impl Linger {
-    /// Sleeps as long as this says, or until `stop` is set.
-    pub(super) fn wait(self, stop: &AtomicBool) {
-        match self {
-            Self::For(d) if d.is_zero() => {}
-            Self::For(d) => {
-                sleep_until(Instant::now() + d, stop);
-            }
-            Self::Forever => while sleep_until(Instant::now() + Duration::from_secs(3600), stop) {},
-        }
-    }
 }
 
 fn linger(text: &str) -> Result<Linger, String> {

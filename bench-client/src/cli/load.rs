@@ -4,23 +4,18 @@
 //! optionally write the figures as JSON (to a file, or to stdout between
 //! marker lines for a pod's log), optionally serving live metrics.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
 use url::Url;
 
-use super::args::{Linger, MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
-use crate::engine::{DEFAULT_NAP, Load, LoadSettings, Rate, Segment, Target};
-use crate::measure::{self, Barrier, Observers, Start};
-use crate::preflight;
-use crate::report::load_summary;
-use crate::results::{LoadReport, SCHEMA_VERSION};
-use crate::sys::{CpuList, affinity_of, hostname, process_name};
-use crate::telemetry::{Identity, Serve, Telemetry};
+use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
+use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target};
+use crate::runner::LoadPlan;
+use crate::sys::{CpuList, hostname};
 
 /// The variable the Kubernetes Job controller sets in every pod of an
 /// Indexed Job to the pod's completion index: `--segment auto` reads it.
@@ -111,33 +106,6 @@ pub struct LoadArgs {
     /// Live metrics and lingering.
     #[command(flatten)]
     pub metrics: MetricsArgs,
-}
-
-/// A checked `load` invocation.
-#[derive(Debug, Clone)]
-pub struct LoadPlan {
-    /// The URL as given.
-    pub url: Url,
-    /// Its resolved address, `Host` header and path.
-    pub target: Target,
-    /// Connections, threads, timings (the expected body is filled by preflight).
-    pub settings: LoadSettings,
-    /// CPUs to pin to.
-    pub cpus: Option<CpuList>,
-    /// JSON output file.
-    pub json: Option<PathBuf>,
-    /// Server pid to sample.
-    pub server_pid: Option<u32>,
-    /// The start barrier to wait for after preflight.
-    pub barrier: Option<Barrier>,
-    /// This client's name in the results.
-    pub label: String,
-    /// Where to serve live metrics.
-    pub metrics_addr: Option<SocketAddr>,
-    /// How long to stay up after the run.
-    pub linger: Linger,
-    /// Connections closed by the server do not fail the run.
-    pub allow_churn: bool,
 }
 
 /// Parses and resolves `text` into the URL and the engine's target.
@@ -237,85 +205,6 @@ impl LoadArgs {
             allow_churn: self.allow_churn,
         })
     }
-}
-
-/// Starts the metrics endpoint of `plan`, if it asks for one, and says where.
-///
-/// # Errors
-/// When its address cannot be bound.
-fn telemetry(plan: &LoadPlan) -> anyhow::Result<Option<Telemetry>> {
-    let Some(addr) = plan.metrics_addr else { return Ok(None) };
-    let s = &plan.settings;
-    let serve = Serve {
-        identity: Identity {
-            command: "load",
-            url: plan.url.to_string(),
-            mode: if s.rate.is_some() { "open" } else { "closed" },
-            clients: s.segment.count(),
-            segment: (s.segment.count() > 1).then_some(s.segment.index()),
-            label: plan.label.clone(),
-        },
-        engine_threads: Some(s.threads.get()),
-        server: plan.server_pid.map(|pid| (pid, process_name(pid).unwrap_or_else(|| pid.to_string()))),
-        planned_unix_ms: plan.barrier.map(|b| b.at_unix_ms),
-    };
-    let t = Telemetry::serve(addr, serve).with_context(|| format!("--metrics-addr {addr}: cannot listen"))?;
-    eprintln!("metrics on http://{}/metrics", t.addr());
-    Ok(Some(t))
-}
-
-/// Runs `plan`; returns the report (also written to `--json` when given)
-/// after printing the summary on stdout.
-///
-/// # Errors
-/// Preflight failures; a missed start barrier or Ctrl-C while waiting for it
-/// ([`crate::measure::BarrierError`]); engine start failures; an unwritable
-/// JSON file.
-pub(super) fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
-    if let Some(cpus) = &plan.cpus {
-        cpus.pin_current_thread()?;
-    }
-    // After pinning: its thread shares the client's CPUs.
-    let telemetry = telemetry(plan)?;
-    let s = plan.settings;
-    let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target, stop)?;
-    let load = Load::new(plan.target.clone(), expected_body, s);
-    if let Some(t) = &telemetry {
-        t.ready();
-    }
-    let start = match &plan.barrier {
-        Some(barrier) => barrier.wait(stop)?,
-        None => Start::now(),
-    };
-    if let Some(t) = &telemetry {
-        t.started(start.instant + s.timing.warmup(), start.unix_ms);
-    }
-    let servers: Vec<u32> = plan.server_pid.into_iter().collect();
-    let live = telemetry.as_ref().and_then(Telemetry::live);
-    let run = measure::run(&load, Observers { servers: &servers, perf: None, live }, start, stop)?;
-    let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
-    let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
-    figures.label.clone_from(&plan.label);
-    figures.churn_allowed = plan.allow_churn;
-    let report = LoadReport {
-        schema_version: SCHEMA_VERSION,
-        url: plan.url.to_string(),
-        threads: s.threads.get(),
-        warmup_s: s.timing.warmup().as_secs_f64(),
-        clients: s.segment.count(),
-        segment: (s.segment.count() > 1).then_some(s.segment.index()),
-        merge: None,
-        figures,
-    };
-    load_summary(&mut std::io::stdout().lock(), &report)?;
-    if let Some(path) = &plan.json {
-        super::write_json(path, &report)?;
-    }
-    if let Some(t) = &telemetry {
-        t.done();
-    }
-    plan.linger.wait(stop);
-    Ok(report)
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub(super) fn run(args: &MergeArgs) -> anyhow::Result<Outcome> {
     };
     load_summary(&mut std::io::stdout().lock(), &merged)?;
     if let Some(path) = &args.json {
-        super::write_json(path, &merged)?;
+        crate::results::emit(path, &merged)?;
     }
     Ok(if merged.figures.is_failure() { Outcome::Failed } else { Outcome::Success })
 }

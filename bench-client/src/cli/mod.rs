@@ -28,17 +28,18 @@ use clap::{Parser, Subcommand};
 use common::process::EXIT_USAGE;
 
 pub use self::ab::AbArgs;
-pub use self::args::{Linger, MetricsArgs};
+pub use self::args::MetricsArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
-pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, LoadPlan, SegmentArg};
+pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};
 pub use self::merge::MergeArgs;
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
-pub use self::watch::{WatchArgs, WatchPlan, Watched};
+pub use self::watch::WatchArgs;
 use crate::measure::BarrierError;
+use crate::runner;
 use crate::sys::ensure_fds_for;
 
 /// Closed-loop HTTP/1.1 load generator and benchmark suite for the workspace's servers.
@@ -154,17 +155,6 @@ fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
     }
 }
 
-/// Writes a `load`, `watch` or `merge` result to `--json PATH`: the file, or
-/// with `-` stdout between marker lines (a pod's log carries it; `merge`
-/// reads it back from `kubectl logs`).
-fn write_json<T: serde::Serialize>(path: &std::path::Path, value: &T) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        crate::results::write_block(&mut std::io::stdout().lock(), value)
-    } else {
-        crate::results::write(path, value)
-    }
-}
-
 /// Raises the open-file limit for `connections`, or says why not.
 fn fds_for(connections: usize) -> Result<(), Outcome> {
     ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
@@ -186,7 +176,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             if let Err(outcome) = fds_for(plan.settings.connections.get()) {
                 return outcome;
             }
-            match load::run(&plan, stop) {
+            match runner::load(&plan, stop) {
                 // Ctrl-C while lingering after a complete run ends it as the run ended.
                 Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
                 Ok(report) if report.figures.is_failure() => Outcome::Failed,
@@ -199,7 +189,12 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
         Commands::Merge(args) => merge::run(&args).unwrap_or_else(failed),
         Commands::K8s(args) => k8s::dispatch(args),
         Commands::Watch(args) => match args.plan() {
-            Ok(plan) => watch::run(&plan, stop).unwrap_or_else(|e| barrier_or(&e, Outcome::Failed)),
+            Ok(plan) => match runner::watch(&plan, stop) {
+                Ok(_) if interrupted() => Outcome::Interrupted,
+                Ok(report) if report.complete => Outcome::Success,
+                Ok(_) => Outcome::Failed,
+                Err(e) => barrier_or(&e, Outcome::Failed),
+            },
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Flamegraph(args) => match args.plan() {

@@ -8,20 +8,14 @@
 //! forever` so that the pod does not restart it after its output).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{bail, ensure};
 use clap::Args;
 
-use super::Outcome;
-use super::args::{Linger, MetricsArgs, StartArgs, TimingArgs, duration};
-use crate::engine::Timing;
-use crate::measure::{Barrier, Start, sample_windows};
-use crate::report::watch_summary;
-use crate::results::{SCHEMA_VERSION, WatchReport};
-use crate::sys::{affinity_of, hostname, pids_named, process_alive, process_name};
-use crate::telemetry::{Identity, Serve, Telemetry};
+use super::args::{MetricsArgs, StartArgs, TimingArgs, duration};
+use crate::runner::{WatchPlan, Watched, one_named};
+use crate::sys::{hostname, process_alive};
 
 /// Flags of `watch`, as typed.
 #[derive(Debug, Args)]
@@ -52,46 +46,6 @@ pub struct WatchArgs {
     /// Live metrics (the server's CPU time) and lingering.
     #[command(flatten)]
     pub metrics: MetricsArgs,
-}
-
-/// The process to watch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Watched {
-    /// This pid, alive when checked.
-    Pid(u32),
-    /// The one process of this name, to be found within the duration.
-    Named(String, Duration),
-}
-
-/// A checked `watch` invocation.
-#[derive(Debug, Clone)]
-pub struct WatchPlan {
-    /// The process.
-    pub watched: Watched,
-    /// Warm-up, duration, window.
-    pub timing: Timing,
-    /// The barrier to wait for.
-    pub barrier: Option<Barrier>,
-    /// This host's name.
-    pub label: String,
-    /// JSON output file.
-    pub json: Option<PathBuf>,
-    /// Where to serve live metrics.
-    pub metrics_addr: Option<std::net::SocketAddr>,
-    /// How long to stay up after the run.
-    pub linger: Linger,
-}
-
-/// The one process named `name`, if exactly one has that name.
-///
-/// # Errors
-/// None, or several, named so.
-fn one_named(name: &str) -> anyhow::Result<u32> {
-    match pids_named(name).as_slice() {
-        [] => bail!("no process named {name} on this host"),
-        [pid] => Ok(*pid),
-        pids => bail!("{} processes named {name} (pids {pids:?}); pass --pid", pids.len()),
-    }
 }
 
 impl WatchArgs {
@@ -125,91 +79,6 @@ impl WatchArgs {
             linger: self.metrics.linger,
         })
     }
-}
-
-/// Waits for the barrier, samples the windows, prints and writes them.
-///
-/// # Errors
-/// A missed barrier or Ctrl-C while waiting ([`crate::measure::BarrierError`]); an
-/// unwritable JSON file.
-pub(super) fn run(plan: &WatchPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
-    let pid = match &plan.watched {
-        Watched::Pid(pid) => *pid,
-        Watched::Named(name, within) => {
-            let deadline = Instant::now() + *within;
-            loop {
-                match one_named(name) {
-                    Ok(pid) => break pid,
-                    Err(_) if Instant::now() < deadline && !stop.load(Ordering::Relaxed) => {
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                    Err(e) => {
-                        return Err(e.context(format!("--wait-for-process {}", humantime::format_duration(*within))));
-                    }
-                }
-            }
-        }
-    };
-    let process = process_name(pid).with_context(|| format!("no process with pid {pid} on this host"))?;
-    let telemetry = match plan.metrics_addr {
-        None => None,
-        Some(addr) => {
-            let serve = Serve {
-                identity: Identity { command: "watch", clients: 1, label: plan.label.clone(), ..Identity::default() },
-                engine_threads: None,
-                server: Some((pid, process.clone())),
-                planned_unix_ms: plan.barrier.map(|b| b.at_unix_ms),
-            };
-            let t = Telemetry::serve(addr, serve).with_context(|| format!("--metrics-addr {addr}: cannot listen"))?;
-            eprintln!("metrics on http://{}/metrics", t.addr());
-            t.ready();
-            Some(t)
-        }
-    };
-    let start = match &plan.barrier {
-        Some(barrier) => barrier.wait(stop)?,
-        None => Start::now(),
-    };
-    let t = plan.timing;
-    if let Some(telemetry) = &telemetry {
-        telemetry.started(start.instant + t.warmup(), start.unix_ms);
-    }
-    let lost = AtomicBool::new(false);
-    let cpu = sample_windows(&[pid], start.instant + t.warmup(), t.window(), t.windows(), stop, &lost);
-    let interrupted = stop.load(Ordering::Relaxed);
-    let server_lost = lost.load(Ordering::Relaxed);
-    let windows = cpu.server;
-    let report = WatchReport {
-        schema_version: SCHEMA_VERSION,
-        label: plan.label.clone(),
-        pid,
-        process,
-        server_cpus: affinity_of(pid).ok().map(|cpus| cpus.len()),
-        start_at_unix_ms: start.planned_unix_ms,
-        measure_start_unix_ms: start.unix_ms + u64::try_from(t.warmup().as_millis()).unwrap_or(u64::MAX),
-        warmup_s: t.warmup().as_secs_f64(),
-        window_s: t.window().as_secs_f64(),
-        duration_s: t.duration().as_secs_f64(),
-        server_cpu_percent: (!windows.is_empty()).then(|| windows.iter().sum::<f64>() / windows.len() as f64),
-        complete: !interrupted && !server_lost && windows.len() == t.windows(),
-        server_cpu_percent_windows: windows,
-        server_lost,
-    };
-    watch_summary(&mut std::io::stdout().lock(), &report)?;
-    if let Some(path) = &plan.json {
-        super::write_json(path, &report)?;
-    }
-    if let Some(telemetry) = &telemetry {
-        telemetry.done();
-    }
-    plan.linger.wait(stop);
-    Ok(if interrupted {
-        Outcome::Interrupted
-    } else if report.complete {
-        Outcome::Success
-    } else {
-        Outcome::Failed
-    })
 }
 
 #[cfg(test)]

@@ -153,6 +153,16 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Writes a `load`, `watch` or `merge` result to `--json PATH`: the file, or
+/// with `-` stdout between marker lines (a pod's log carries it; `merge`
+/// reads it back from `kubectl logs`).
+///
+/// # Errors
+/// When the file or stdout cannot be written.
+pub fn emit<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" { super::write_block(&mut std::io::stdout().lock(), value) } else { write(path, value) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

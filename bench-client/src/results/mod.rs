@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
 pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
 pub use self::deltas::{ab_deltas, deltas};
-pub use self::file::{read, read_load, read_loads, read_watch, write};
+pub use self::file::{emit, read, read_load, read_loads, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// rank may not import each other.
 const LAYERS: [&[&str]; 8] = [
     &["cli"],
-    &["suite", "k8s"],
+    &["suite", "runner", "k8s"],
     &["report"],
     &["results"],
     &["calibrate"],
