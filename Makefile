@@ -110,7 +110,7 @@ REGISTRY ?= registry.example/bench
 TAG      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 IMAGES    = bench-client server-actix server-axum server-rocket
 images: ## docker build the four images from this workspace: REGISTRY=… TAG=…
-	for b in $(IMAGES); do docker build -f $$b/Dockerfile -t $(REGISTRY)/$$b:$(TAG) . || exit 1; done
+	for b in $(IMAGES); do docker build -f common/Dockerfile --build-arg BIN=$$b -t $(REGISTRY)/$$b:$(TAG) . || exit 1; done
 
 push: images ## docker push them
 	for b in $(IMAGES); do docker push $(REGISTRY)/$$b:$(TAG) || exit 1; done

@@ -32,7 +32,7 @@ const SERVER: &str = "bench-server";
 /// The clients' headless Service (their pods' DNS subdomain).
 const CLIENTS: &str = "bench-clients";
 /// The user (and group) every container runs as: not root, and the one the
-/// final stage of every Dockerfile names (`USER 65532:65532`, distroless's
+/// final stage of the Dockerfile (`common/Dockerfile`) names (`USER 65532:65532`, distroless's
 /// "nonroot"). Sharing it lets `watch` read the server's `/proc` entries
 /// without any capability.
 pub const RUN_AS_USER: i64 = 65_532;
