@@ -14,6 +14,8 @@
 
 pub mod catalog;
 pub mod config;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod devices;
 pub mod fortunes;
 pub mod process;

@@ -103,6 +103,34 @@ pub fn tokio_runtime(workers: NonZeroUsize) -> Result<tokio::runtime::Runtime, E
     })
 }
 
+/// Runs `serve` with the fortunes database (see [`with_fortunes`]) on a
+/// tokio runtime of `workers` threads (see [`tokio_runtime`]): the axum and
+/// Rocket servers' `run`. After `serve`, connection tasks still running are
+/// dropped, not awaited (the stop deadline has passed).
+pub fn on_tokio(workers: NonZeroUsize, serve: impl FnOnce(Fortunes, &tokio::runtime::Runtime) -> ExitCode) -> ExitCode {
+    with_fortunes(workers, |fortunes| {
+        let runtime = match tokio_runtime(workers) {
+            Ok(rt) => rt,
+            Err(code) => return code,
+        };
+        let code = serve(fortunes, &runtime);
+        runtime.shutdown_background();
+        code
+    })
+}
+
+/// The exit code of a server whose serving ended with `result`: 0, or 1
+/// after its error in one line.
+pub fn served(result: Result<(), impl Display>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
-use common::process::{bind_failed, listening_line, signals_failed, with_fortunes};
+use common::process::{bind_failed, listening_line, served, signals_failed, with_fortunes};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
@@ -253,16 +253,9 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
             let graceful = stop.await == Stop::Terminate;
             handle.stop(graceful).await;
         });
-        let served = tokio::select! {
+        served(tokio::select! {
             served = server => served,
             () = deadline => Ok(()),
-        };
-        match served {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        }
+        })
     })
 }

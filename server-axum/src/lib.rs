@@ -25,7 +25,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime, with_fortunes};
+use common::process::{bind_failed, listening_line, on_tokio, served, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
@@ -198,44 +198,28 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 ///
 /// Returns the exit code of `common::process`.
 pub fn run(config: ServerConfig) -> ExitCode {
-    with_fortunes(config.workers, |fortunes| serve(config, fortunes))
+    on_tokio(config.workers, |fortunes, runtime| runtime.block_on(serve(config, fortunes)))
 }
 
-fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
-    let runtime = match tokio_runtime(config.workers) {
-        Ok(rt) => rt,
-        Err(code) => return code,
+async fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
+    let listener = match tokio::net::TcpListener::bind(config.addr).await {
+        Ok(l) => l,
+        Err(e) => return bind_failed(config.addr, &e),
     };
-    let code = runtime.block_on(async move {
-        let listener = match tokio::net::TcpListener::bind(config.addr).await {
-            Ok(l) => l,
-            Err(e) => return bind_failed(config.addr, &e),
-        };
-        let signals = match ShutdownSignals::install() {
-            Ok(s) => s,
-            Err(e) => return signals_failed(&e),
-        };
-        match listener.local_addr() {
-            Ok(addr) => println!("{}", listening_line(addr)),
-            Err(e) => return bind_failed(config.addr, &e),
-        }
-        let (stop, deadline) = signals.with_deadline();
-        let serve = axum::serve(listener, app(config.layers, fortunes)).with_graceful_shutdown(async move {
-            stop.await;
-        });
-        let served = tokio::select! {
-            served = serve.into_future() => served,
-            () = deadline => Ok(()),
-        };
-        match served {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        }
+    let signals = match ShutdownSignals::install() {
+        Ok(s) => s,
+        Err(e) => return signals_failed(&e),
+    };
+    match listener.local_addr() {
+        Ok(addr) => println!("{}", listening_line(addr)),
+        Err(e) => return bind_failed(config.addr, &e),
+    }
+    let (stop, deadline) = signals.with_deadline();
+    let serve = axum::serve(listener, app(config.layers, fortunes)).with_graceful_shutdown(async move {
+        stop.await;
     });
-    // Connection tasks still running after the deadline are dropped, not awaited.
-    runtime.shutdown_background();
-    code
+    served(tokio::select! {
+        served = serve.into_future() => served,
+        () = deadline => Ok(()),
+    })
 }

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::process::{bind_failed, listening_line, signals_failed, tokio_runtime, with_fortunes};
+use common::process::{bind_failed, listening_line, on_tokio, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
     AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
@@ -270,15 +270,11 @@ async fn state_layer(request: &Request<'_>) {
 ///
 /// Returns the exit code of `common::process`.
 pub fn run(config: ServerConfig) -> ExitCode {
-    with_fortunes(config.workers, |fortunes| serve(config, fortunes))
+    on_tokio(config.workers, |fortunes, runtime| serve(&config, fortunes, runtime))
 }
 
-fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
-    let runtime = match tokio_runtime(config.workers) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
-    let rocket = app(figment(&config), config.layers, fortunes).attach(AdHoc::on_liftoff("listening line", |rocket| {
+fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Runtime) -> ExitCode {
+    let rocket = app(figment(config), config.layers, fortunes).attach(AdHoc::on_liftoff("listening line", |rocket| {
         Box::pin(async move {
             let c = rocket.config();
             println!("{}", listening_line(SocketAddr::new(c.address, c.port)));
@@ -301,8 +297,6 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
             () = deadline => Ok(ExitCode::SUCCESS),
         }
     });
-    // Connection tasks still running after the deadline are dropped, not awaited.
-    runtime.shutdown_background();
     match launched {
         Ok(code) => code,
         Err(e) => match e.kind() {

@@ -396,7 +396,11 @@ fn each_binary_has_a_dockerfile_built_from_the_workspace_root() {
     for bin in ["bench-client", "server-actix", "server-axum", "server-rocket"] {
         assert!(root.join(bin).join("Cargo.toml").is_file(), "{bin} is a package of the workspace");
         assert!(images.split_whitespace().any(|w| w == bin), "make images builds {bin}: {images}");
-        assert!(text.contains(&format!("BIN={bin}")) || text.contains("BIN: bench-client, server-actix, server-axum or server-rocket"), "{bin}: says how to build it");
+        assert!(
+            text.contains(&format!("BIN={bin}"))
+                || text.contains("BIN: bench-client, server-actix, server-axum or server-rocket"),
+            "{bin}: says how to build it"
+        );
     }
     assert!(makefile.contains("docker build -f common/Dockerfile --build-arg BIN=$$b"), "make images uses it");
     let ignored = std::fs::read_to_string(root.join(".dockerignore")).unwrap();

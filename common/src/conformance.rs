@@ -1,0 +1,55 @@
+//! What every server's route tests hold it to, written once: the table's
+//! answer for each route, the bodies `POST /fortunes` refuses, and the page
+//! after one fortune is added. Only the servers' own tests use it (feature
+//! `conformance`); the framework-specific part, making the request, stays in
+//! each server's test.
+
+use crate::fortunes::{self, Fortune};
+use crate::{MAX_FORTUNE_BYTES, Route};
+
+/// The layer counts every route is checked through.
+pub const LAYERS: [usize; 3] = [0, 1, 10];
+
+/// The message the tests add with `POST /fortunes` (markup, to be escaped).
+pub const NEW_FORTUNE: &str = "<i>new</i>";
+
+/// Asserts that an answer to `GET route.path` through `layers` layers is the
+/// route table's: status 200, its content type, its bytes.
+///
+/// # Panics
+/// When it is not, naming the route, the layers and what differs.
+pub fn assert_table_answer(route: &Route, layers: usize, status: u16, content_type: Option<&str>, body: &[u8]) {
+    assert_eq!(status, 200, "{} layers={layers}", route.path);
+    assert_eq!(content_type, Some(route.content_type.as_str()), "{} layers={layers}", route.path);
+    assert_eq!(body, route.expected_body(), "{} layers={layers}", route.path);
+}
+
+/// The bodies `POST /fortunes` refuses, with the status each gets: empty,
+/// not UTF-8, two lines, one byte over the limit, far over it.
+pub fn refused_fortunes() -> [(Vec<u8>, u16); 5] {
+    [
+        (b"".to_vec(), 400),
+        (b"\xc3\x28".to_vec(), 400),
+        (b"a\nb".to_vec(), 400),
+        (vec![b'a'; MAX_FORTUNE_BYTES + 1], 413),
+        (vec![b'a'; 1024 * 1024], 413),
+    ]
+}
+
+/// Asserts that a refusal of `POST /fortunes` has `expected` status and a
+/// one-line plain-text reason.
+///
+/// # Panics
+/// When it does not.
+pub fn assert_refusal(expected: u16, status: u16, content_type: Option<&str>, reason: &[u8]) {
+    assert_eq!(status, expected, "{}", String::from_utf8_lossy(reason));
+    assert_eq!(content_type, Some("text/plain; charset=utf-8"));
+    assert!(!reason.is_empty() && !reason.contains(&b'\n'), "one line");
+}
+
+/// The fortunes page once [`NEW_FORTUNE`] is added to the seed.
+pub fn page_with_new_fortune() -> Vec<u8> {
+    let mut rows = fortunes::seed();
+    rows.push(Fortune { id: 13, message: NEW_FORTUNE.to_owned() });
+    fortunes::render(rows).to_vec()
+}
