@@ -20,39 +20,20 @@ use nix::unistd::Pid;
 
 use crate::util::{self, CLIENT, Guarded, client, slow_server};
 
-const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
+use util::HELLO;
 const HELLO_THEN_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 13\r\n\r\nHello, World!";
 
 /// A responder on 127.0.0.1, a thread per connection, that reads request
 /// heads and hands the n-th of a connection (from 0) to `answer`, which
 /// writes and says whether to go on; request heads read are counted.
 fn responder(answer: fn(&mut TcpStream, u64) -> bool) -> (SocketAddr, Arc<AtomicU64>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let read = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&read);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let counter = Arc::clone(&counter);
-            std::thread::spawn(move || {
-                let (mut buf, mut chunk, mut n) = (Vec::new(), [0u8; 4096], 0);
-                loop {
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        counter.fetch_add(1, Ordering::Relaxed);
-                        if !answer(&mut stream, n) {
-                            return;
-                        }
-                        n += 1;
-                    }
-                    match stream.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                    }
-                }
-            });
-        }
+    let addr = util::serve_each(move |mut stream| {
+        util::answer_heads(&mut stream, |s, n| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            answer(s, n)
+        });
     });
     (addr, read)
 }
@@ -235,20 +216,13 @@ fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
     // Closes a connection after 1.5 s without a request, as actix-web and
     // Rocket do after 5 s. At 1 request/s over 2 connections used in turn,
     // each idles 2 s between requests.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                stream.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
-                let mut chunk = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut chunk) {
-                    if n == 0 || stream.write_all(HELLO).is_err() {
-                        return;
-                    }
-                }
-            });
+    let addr = util::serve_each(|mut stream| {
+        stream.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = stream.read(&mut chunk) {
+            if n == 0 || stream.write_all(HELLO).is_err() {
+                return;
+            }
         }
     });
     let json = json_path("idle");

@@ -119,7 +119,6 @@ fn children_named(parent: u32, name: &str) -> Vec<u32> {
 #[test]
 fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
     let _exclusive = util::exclusive();
-    let cpus = util::all_cpus();
     let out = out_dir("suite");
     // The servers' temporary files go under TMPDIR: none may be left there,
     // not even the fortunes database of the server killed with SIGKILL.
@@ -127,8 +126,7 @@ fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
     let mut suite = Command::new(CLIENT)
         .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum,actix", "--scenarios", "payload"])
         .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
-        .args(["--server-cpus", &cpus.cpus()[0].to_string()])
-        .args(["--client-cpus", &cpus.cpus().last().unwrap().to_string()])
+        .args(util::split_cpus())
         .arg("--out")
         .arg(&out)
         .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())

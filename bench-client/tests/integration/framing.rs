@@ -5,7 +5,7 @@
 //! and the open loop's schedule is one schedule over all threads.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,18 +26,9 @@ struct Answer {
 /// A responder on 127.0.0.1 answering each request (a head ending in an
 /// empty line) by `answer(path)`; counts the answers written.
 fn responder(answer: fn(&str) -> Answer) -> (SocketAddr, Arc<AtomicU64>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let written = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&written);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let counter = Arc::clone(&counter);
-            std::thread::spawn(move || serve(stream, answer, &counter));
-        }
-    });
-    (addr, written)
+    (util::serve_each(move |stream| serve(stream, answer, &counter)), written)
 }
 
 fn serve(mut stream: TcpStream, answer: fn(&str) -> Answer, written: &AtomicU64) {

@@ -3,44 +3,12 @@
 //! file-descriptor limit, the calibration run, and bad input.
 
 use crate::util::{self, CLIENT, client};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::Value;
-
-/// A server that answers each request on a connection after `delay`, one at
-/// a time: it serves at most `1 / delay` requests per second per connection.
-fn slow_server(delay: Duration) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        std::thread::sleep(delay);
-                        let response = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
-                        if stream.write_all(response).is_err() {
-                            return;
-                        }
-                    }
-                    match stream.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
 
 fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -56,7 +24,7 @@ fn stderr_line(out: &Output) -> String {
 fn open_loop_latency_counts_the_backlog_and_the_uncorrected_does_not() {
     let _exclusive = util::exclusive();
     // One connection, 10 ms per response: capacity 100 requests/s, asked 400.
-    let addr = slow_server(Duration::from_millis(10));
+    let addr = util::slow_server(Duration::from_millis(10));
     let dir = tempfile_dir("open-loop");
     let out_json = dir.join("run.json");
     let out = client(&[

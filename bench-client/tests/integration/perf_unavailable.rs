@@ -37,7 +37,6 @@ fn stand_in_perf(dir: &Path, refuse_all: bool) {
 /// Runs a one-round profiled suite of axum's payload scenario with `PATH`
 /// set to `path` only; returns its stderr and its results folder.
 fn profiled_suite(path: &Path, out: &Path) -> String {
-    let cpus = util::all_cpus();
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
@@ -53,12 +52,7 @@ fn profiled_suite(path: &Path, out: &Path) -> String {
                 "--connections",
                 "4",
             ])
-            .args([
-                "--server-cpus",
-                &cpus.cpus()[0].to_string(),
-                "--client-cpus",
-                &cpus.cpus().last().unwrap().to_string(),
-            ])
+            .args(util::split_cpus())
             .arg("--out")
             .arg(out)
             .env("PATH", path)

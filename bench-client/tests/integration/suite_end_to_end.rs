@@ -138,18 +138,12 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
 #[test]
 fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let _exclusive = util::exclusive();
-    let cpus = util::all_cpus();
     let out = util::temp_dir("bench-sweep");
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
             .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
-            .args([
-                "--server-cpus",
-                &cpus.cpus()[0].to_string(),
-                "--client-cpus",
-                &cpus.cpus().last().unwrap().to_string(),
-            ])
+            .args(util::split_cpus())
             .arg("--out")
             .arg(&out)
             .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),

@@ -3,7 +3,8 @@
 //! measure or pin (tests of different modules run in parallel in this one
 //! binary).
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -45,6 +46,14 @@ pub(crate) fn server_binary(name: &str) -> PathBuf {
 pub(crate) fn all_cpus() -> CpuList {
     let cpus = affinity_of(0).expect("own affinity");
     cpus.iter().map(ToString::to_string).collect::<Vec<_>>().join(",").parse().expect("cpu list")
+}
+
+/// `--server-cpus FIRST --client-cpus LAST` of the CPUs this process may
+/// use: the suite's and `ab`'s CPUs in every test that runs them.
+pub(crate) fn split_cpus() -> [String; 4] {
+    let cpus = all_cpus();
+    let (first, last) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    ["--server-cpus".to_owned(), first.to_string(), "--client-cpus".to_owned(), last.to_string()]
 }
 
 /// A fresh folder `name-<pid>` under Cargo's temporary folder for tests.
@@ -119,28 +128,52 @@ pub(crate) fn client(args: &[&str]) -> Output {
     output_within(Command::new(CLIENT).args(args), Duration::from_secs(120))
 }
 
-/// A server on 127.0.0.1 that answers each request (`Hello, World!`) after
-/// `delay`: preflight against it takes that long.
-pub(crate) fn slow_server(delay: Duration) -> std::net::SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// `Hello, World!` as every test responder answers it.
+pub(crate) const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
+
+/// A server on 127.0.0.1:0, a thread per connection, each running `serve`
+/// on its stream; returns where it listens.
+pub(crate) fn serve_each(serve: impl Fn(TcpStream) + Send + Clone + 'static) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = std::io::Read::read(&mut stream, &mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    std::thread::sleep(delay);
-                    let response = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
-                    if std::io::Write::write_all(&mut stream, response).is_err() {
-                        return;
-                    }
-                }
-            });
+            let Ok(stream) = stream else { return };
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream));
         }
     });
     addr
+}
+
+/// Reads request heads (each ending in an empty line) from `stream` and
+/// hands the n-th (from 0) to `answer`, which writes and says whether to go
+/// on; returns when it says not to or the peer closes.
+pub(crate) fn answer_heads(stream: &mut TcpStream, mut answer: impl FnMut(&mut TcpStream, u64) -> bool) {
+    let (mut buf, mut chunk, mut n) = (Vec::new(), [0u8; 4096], 0);
+    loop {
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            buf.drain(..end + 4);
+            if !answer(stream, n) {
+                return;
+            }
+            n += 1;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+        }
+    }
+}
+
+/// A server that answers each request on a connection (`Hello, World!`)
+/// after `delay`, one at a time: at most `1 / delay` requests per second
+/// per connection, and preflight against it takes that long.
+pub(crate) fn slow_server(delay: Duration) -> SocketAddr {
+    serve_each(move |mut stream| {
+        answer_heads(&mut stream, |s, _| {
+            std::thread::sleep(delay);
+            s.write_all(HELLO).is_ok()
+        });
+    })
 }
