@@ -294,17 +294,16 @@ pub(super) fn dispatch(args: K8sArgs) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    
 
-    use super::super::{Cli, Commands};
+    use super::super::{Commands, parsed};
     use super::*;
 
     const NOW: u64 = 1_796_119_000_000;
 
     fn plan(argv: &[&str]) -> anyhow::Result<RenderPlan> {
-        let mut full = vec!["bench-client", "k8s", "render", "--image-server", "r/s:1", "--image-client", "r/c:1"];
-        full.extend_from_slice(argv);
-        match Cli::try_parse_from(full)?.command {
+        let head = ["k8s", "render", "--image-server", "r/s:1", "--image-client", "r/c:1"];
+        match parsed(&[&head[..], argv].concat())? {
             Commands::K8s(K8sArgs { command: K8sCommand::Render(args) }) => args.plan(NOW),
             _ => unreachable!(),
         }

@@ -209,15 +209,12 @@ impl LoadArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
 
-    use super::super::{Cli, Commands};
+    use super::super::{Commands, parsed};
     use super::*;
 
     fn load(argv: &[&str]) -> anyhow::Result<LoadPlan> {
-        let mut full = vec!["bench-client", "load"];
-        full.extend_from_slice(argv);
-        match Cli::try_parse_from(full)?.command {
+        match parsed(&[&["load"], argv].concat())? {
             Commands::Load(args) => args.plan(),
             _ => unreachable!(),
         }
@@ -255,9 +252,7 @@ mod tests {
     }
 
     fn with_env(argv: &[&str], index: Option<&str>) -> anyhow::Result<LoadPlan> {
-        let mut full = vec!["bench-client", "load", "http://127.0.0.1:8080/"];
-        full.extend_from_slice(argv);
-        match Cli::try_parse_from(full)?.command {
+        match parsed(&[&["load", "http://127.0.0.1:8080/"], argv].concat())? {
             Commands::Load(args) => {
                 args.plan_with(|name| (name == JOB_COMPLETION_INDEX).then(|| index.map(str::to_owned)).flatten())
             }

@@ -155,6 +155,12 @@ fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
     }
 }
 
+/// The command `bench-client ARGV…` parses into (for the subcommands' tests).
+#[cfg(test)]
+fn parsed(argv: &[&str]) -> anyhow::Result<Commands> {
+    Ok(Cli::try_parse_from(std::iter::once("bench-client").chain(argv.iter().copied()))?.command)
+}
+
 /// Raises the open-file limit for `connections`, or says why not.
 fn fds_for(connections: usize) -> Result<(), Outcome> {
     ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))

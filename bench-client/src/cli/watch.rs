@@ -83,15 +83,13 @@ impl WatchArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    
 
-    use super::super::{Cli, Commands};
+    use super::super::{Commands, parsed};
     use super::*;
 
     fn watch(argv: &[&str]) -> anyhow::Result<WatchPlan> {
-        let mut full = vec!["bench-client", "watch"];
-        full.extend_from_slice(argv);
-        match Cli::try_parse_from(full)?.command {
+        match parsed(&[&["watch"], argv].concat())? {
             Commands::Watch(args) => args.plan(),
             _ => unreachable!(),
         }

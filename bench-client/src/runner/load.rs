@@ -14,7 +14,7 @@ use crate::engine::{Load, LoadSettings, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
-use crate::results::{self, LoadReport, SCHEMA_VERSION};
+use crate::results::{LoadReport, SCHEMA_VERSION};
 use crate::sys::{CpuList, affinity_of, process_name};
 use crate::telemetry::{Identity, Serve, Telemetry};
 
@@ -114,12 +114,6 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         figures,
     };
     load_summary(&mut std::io::stdout().lock(), &report)?;
-    if let Some(path) = &plan.json {
-        results::emit(path, &report)?;
-    }
-    if let Some(t) = &telemetry {
-        t.done();
-    }
-    plan.linger.wait(stop);
+    super::conclude(&report, plan.json.as_deref(), telemetry.as_ref(), plan.linger, stop)?;
     Ok(report)
 }

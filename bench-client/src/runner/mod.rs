@@ -8,12 +8,17 @@
 mod load;
 mod watch;
 
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 pub use self::load::{LoadPlan, run as load};
 pub use self::watch::{WatchPlan, Watched, one_named, run as watch};
+use crate::results;
 use crate::sys::sleep_until;
+use crate::telemetry::Telemetry;
 
 /// How long a process stays up after its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,4 +40,26 @@ impl Linger {
             Self::Forever => while sleep_until(Instant::now() + Duration::from_secs(3600), stop) {},
         }
     }
+}
+
+/// What `load` and `watch` do once measured: write `report` to `json` when
+/// given, tell the metrics endpoint the run is done, and linger.
+///
+/// # Errors
+/// An unwritable JSON file.
+fn conclude<T: Serialize>(
+    report: &T,
+    json: Option<&Path>,
+    telemetry: Option<&Telemetry>,
+    linger: Linger,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    if let Some(path) = json {
+        results::emit(path, report)?;
+    }
+    if let Some(t) = telemetry {
+        t.done();
+    }
+    linger.wait(stop);
+    Ok(())
 }

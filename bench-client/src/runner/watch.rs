@@ -11,7 +11,7 @@ use super::Linger;
 use crate::engine::Timing;
 use crate::measure::{Barrier, Start, sample_windows};
 use crate::report::watch_summary;
-use crate::results::{self, SCHEMA_VERSION, WatchReport};
+use crate::results::{SCHEMA_VERSION, WatchReport};
 use crate::sys::{affinity_of, pids_named, process_name};
 use crate::telemetry::{Identity, Serve, Telemetry};
 
@@ -125,12 +125,6 @@ pub fn run(plan: &WatchPlan, stop: &AtomicBool) -> anyhow::Result<WatchReport> {
         server_lost,
     };
     watch_summary(&mut std::io::stdout().lock(), &report)?;
-    if let Some(path) = &plan.json {
-        results::emit(path, &report)?;
-    }
-    if let Some(telemetry) = &telemetry {
-        telemetry.done();
-    }
-    plan.linger.wait(stop);
+    super::conclude(&report, plan.json.as_deref(), telemetry.as_ref(), plan.linger, stop)?;
     Ok(report)
 }
