@@ -294,7 +294,6 @@ pub(super) fn dispatch(args: K8sArgs) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    
 
     use super::super::{Commands, parsed};
     use super::*;

@@ -83,7 +83,6 @@ impl WatchArgs {
 
 #[cfg(test)]
 mod tests {
-    
 
     use super::super::{Commands, parsed};
     use super::*;
