@@ -97,7 +97,7 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Why [`merge`] gave no report.
+/// Why [`merge`](super::merge) gave no report.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     /// Nothing to merge.
@@ -126,7 +126,7 @@ pub enum MergeError {
         #[source]
         source: HdrError,
     },
-    /// Figures that do not add up (see [`RunFigures::check`]), or a latency
+    /// Figures that do not add up (see [`RunFigures::check`](crate::measure::RunFigures::check)), or a latency
     /// histogram holding another number of requests than `successful`.
     #[error("{file}: {why}")]
     Inconsistent {
