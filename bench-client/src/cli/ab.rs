@@ -112,6 +112,7 @@ impl AbArgs {
                 rounds: self.rounds,
                 pairing: Pairing::Slices,
                 slice: self.slice,
+                server_per_round: true,
                 target: None,
                 layers: {
                     let mut layers = vec![before.layers, after.layers];

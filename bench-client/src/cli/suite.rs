@@ -81,6 +81,11 @@ pub struct SuiteArgs {
     /// Length of one slice with pairing by slices, e.g. 250ms.
     #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
+    /// Keep one server process per framework for the whole session instead of a new one every
+    /// round: the former method, whose intervals leave out the process-to-process spread; kept to
+    /// measure against (docs/METHODOLOGY.md).
+    #[arg(long)]
+    pub keep_server: bool,
 }
 
 /// How to pair variants.
@@ -163,6 +168,7 @@ impl SuiteArgs {
             profiler: profiler.then_some(call_graph),
             pairing,
             slice: self.slice,
+            server_per_round: !self.keep_server,
             target: self
                 .target_ci
                 .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),

@@ -66,6 +66,7 @@ pub fn delta_table(results: &Results) -> String {
     out.push_str(&table.finish());
     out.push_str(match m.pairing {
         Pairing::Rounds => notes::DELTAS_BY_ROUNDS,
+        Pairing::Slices if m.server_per_round => notes::DELTAS_BY_SLICES_PER_ROUND,
         Pairing::Slices => notes::DELTAS_BY_SLICES,
     });
     out.push_str(&resolution_note(results));
@@ -145,8 +146,9 @@ pub fn delta_table(results: &Results) -> String {
 /// rounds each would need; one line when all are within it.
 fn resolution_note(results: &Results) -> String {
     let target = results.meta.target_ci_percent.unwrap_or(analysis::RESOLUTION_POINTS);
-    // `ab` and pairing by rounds compute their intervals over the rounds.
-    let over = if results.meta.ab.is_none() && results.meta.pairing == Pairing::Slices {
+    // `ab`, pairing by rounds and a server per round compute their intervals over the rounds.
+    let m = &results.meta;
+    let over = if m.ab.is_none() && m.pairing == Pairing::Slices && !m.server_per_round {
         analysis::IntervalOver::Pairs
     } else {
         analysis::IntervalOver::Rounds

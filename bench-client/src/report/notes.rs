@@ -13,6 +13,12 @@ pub(super) const DELTAS_BY_SLICES: &str = "\n`before`/`after`: median successful
     slices; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % \
     interval (docs/METHODOLOGY.md, “Pairing by slices”). CV: round-to-round coefficient of variation.\n";
 
+/// Under the delta table, pairing by slices, a new server every round.
+pub(super) const DELTAS_BY_SLICES_PER_ROUND: &str = "\n`before`/`after`: median successful requests per round \
+    in each variant's own slices; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1, its 95 % \
+    interval spanning the rounds, each on a new server process (docs/METHODOLOGY.md, “Pairing by slices”). \
+    CV: round-to-round coefficient of variation.\n";
+
 /// Under the `ab` table.
 pub(super) const AB: &str = "\nBoth servers run on the same CPUs, started anew every round, the client alternating \
     between them every slice; `change` is the Hodges–Lehmann estimate of the per-block ratios − 1, its interval \

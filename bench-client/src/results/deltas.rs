@@ -60,15 +60,26 @@ fn delta_of(
     }
 }
 
+/// What a suite's deltas are computed over: how its variants were paired,
+/// and whether every round ran on a new server process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Over {
+    /// By rounds (one pair per round) or by slices (a pair per block).
+    pub pairing: Pairing,
+    /// Each round a new process: paired by slices, the rounds are then the
+    /// units of the interval, as in `ab` ([`analysis::across_processes_change`]).
+    pub processes: bool,
+}
+
 /// The paired deltas of every framework, layer count and scenario measured
-/// in `runs`, paired as `pairing` says: for each round with both variants,
+/// in `runs`, paired as `over` says: for each round with both variants,
 /// the baseline and the changed run (or the blocks of their slices).
 pub fn deltas(
     runs: &[RunRecord],
     frameworks: &[Framework],
     scenarios: &[Scenario],
     layers: &[u16],
-    pairing: Pairing,
+    over: Over,
 ) -> Vec<Delta> {
     let mut out = Vec::new();
     for (&framework, &layers) in frameworks.iter().flat_map(|f| layers.iter().map(move |l| (f, l))) {
@@ -87,7 +98,7 @@ pub fn deltas(
             if pairs.is_empty() {
                 continue;
             }
-            let (change, per_pair) = match pairing {
+            let (change, per_pair) = match over.pairing {
                 Pairing::Rounds => {
                     let before: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
                     let after: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
@@ -97,7 +108,12 @@ pub fn deltas(
                 Pairing::Slices => {
                     let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
                     let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-                    (analysis::robust_paired_change(&blocks), per_block)
+                    let change = if over.processes {
+                        analysis::across_processes_change(&blocks)
+                    } else {
+                        analysis::robust_paired_change(&blocks)
+                    };
+                    (change, per_block)
                 }
             };
             out.push(delta_of(framework, scenario, before.path(), after.path(), &pairs, change, &per_pair));
@@ -153,7 +169,7 @@ mod tests {
         // An interrupted round-4 pair with an absurd ratio must not count.
         runs.push(run(f, "payload", "per_request", 4, 5000, true));
         runs.push(run(f, "payload", "preserialized", 4, 10, false));
-        let d = deltas(&runs, &[f], &[Scenario::Payload], &[10], Pairing::Rounds);
+        let d = deltas(&runs, &[f], &[Scenario::Payload], &[10], ROUNDS);
         assert_eq!(d.len(), 2, "preserialized and cached, each from per_request");
         let pre = d.iter().find(|d| d.to == "/api/devices/preserialized").unwrap();
         assert_eq!(pre.rounds, 3);
@@ -184,7 +200,7 @@ mod tests {
             runs.push(sliced("state", "fat", round, &[50, 50, 60, 40, 0, 0]));
             runs.push(sliced("state", "arc", round, &[60, 50, 70, 51, 5, 5]));
         }
-        let d = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], Pairing::Slices);
+        let d = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], SLICES_ONE_PROCESS);
         assert_eq!(d.len(), 1);
         let d = &d[0];
         assert_eq!((d.rounds, d.pairs), (3, 6), "{d:?}");
@@ -195,8 +211,32 @@ mod tests {
         assert_eq!(d.before_successful, 200.0);
         assert_eq!((d.from.as_str(), d.to.as_str()), ("/state/fat", "/state/arc"));
         // Rounds pairing of the same runs: one ratio per round, 241 / 200.
-        let r = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], Pairing::Rounds);
+        let r = deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], ROUNDS);
         assert!((r[0].change.change_percent - 20.5).abs() < 1e-9, "{:?}", r[0]);
+    }
+
+    const ROUNDS: Over = Over { pairing: Pairing::Rounds, processes: false };
+    const SLICES_ONE_PROCESS: Over = Over { pairing: Pairing::Slices, processes: false };
+
+    #[test]
+    fn with_a_process_per_round_the_interval_spans_the_rounds_as_in_ab() {
+        // Blocks agree within each round, rounds disagree (each its own process layout).
+        let mut runs = Vec::new();
+        for (round, after) in [(1, 110), (2, 102), (3, 115), (4, 105)] {
+            runs.push(sliced("state", "fat", round, &[100, 100, 100, 100]));
+            runs.push(sliced("state", "arc", round, &[after, after, after, after]));
+        }
+        let of = |processes| {
+            let over = Over { pairing: Pairing::Slices, processes };
+            deltas(&runs, &[Framework::Axum], &[Scenario::State], &[10], over).remove(0).change
+        };
+        let (pooled, across) = (of(false), of(true));
+        let blocks: Vec<Vec<f64>> = [1.10, 1.02, 1.15, 1.05].iter().map(|r| vec![*r, *r]).collect();
+        assert_eq!(across, analysis::across_processes_change(&blocks), "the analysis of ab");
+        assert_eq!(pooled, analysis::robust_paired_change(&blocks));
+        assert_eq!(across.change_percent, pooled.change_percent, "the same estimate");
+        let (low, high) = (across.ci_low_percent.unwrap(), across.ci_high_percent.unwrap());
+        assert!(low < pooled.ci_low_percent.unwrap() && high > pooled.ci_high_percent.unwrap(), "{across:?} {pooled:?}");
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
         &[Framework::Actix, Framework::Axum],
         &[Scenario::Payload, Scenario::State, Scenario::Fortunes],
         &[10],
-        Pairing::Rounds,
+        super::Over { pairing: Pairing::Rounds, processes: false },
     );
     Results {
         schema_version: SCHEMA_VERSION,
@@ -88,6 +88,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             target_ci_percent: None,
             ab: None,
             client_ceiling_per_s: None,
+            server_per_round: false,
         },
         runs,
         deltas,

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
 pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
-pub use self::deltas::{ab_deltas, deltas};
+pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_load, read_loads, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
@@ -39,7 +39,7 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// `fortunes` scenario and its variants (values only); 8 the accounting of
 /// retries, churn and the connection ramp (`retried`, `closed_by_server`,
 /// `churn_allowed`, `connections_short`).
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6 and 8 only added
 /// keys, each with a default when missing, and 7 only values (`merge` needs
@@ -180,6 +180,10 @@ pub struct Meta {
     /// connections and CPUs; `None` when it could not be measured.
     #[serde(default)]
     pub client_ceiling_per_s: Option<f64>,
+    /// Every round started its servers anew, so the deltas' intervals span
+    /// server processes (`false` in files written before it did).
+    #[serde(default)]
+    pub server_per_round: bool,
 }
 
 /// What `bench-client ab` compared.

@@ -61,6 +61,7 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         slice_s: (plan.pairing == Pairing::Slices).then_some(plan.slice.as_secs_f64()),
         target_ci_percent: plan.target.map(|t| t.half_width_percent),
         ab: None,
+        server_per_round: plan.server_per_round,
         client_ceiling_per_s: None,
     }
 }

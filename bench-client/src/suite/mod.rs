@@ -54,6 +54,10 @@ pub struct SuitePlan {
     pub pairing: Pairing,
     /// With pairing by slices: the length of one slice.
     pub slice: Duration,
+    /// A new server process every round (the default), so that the layout a
+    /// process draws varies between rounds and every delta's interval spans
+    /// it; `false`: one process per framework and layer count.
+    pub server_per_round: bool,
     /// Measure until every delta is this precise (rounds then ignored).
     pub target: Option<PrecisionTarget>,
     /// Server `--layers` values, ascending, each measured with its own server start.

@@ -27,8 +27,9 @@ use crate::sys::ServerProcess;
 
 /// What a session compares, and so which servers a round measures.
 pub(super) enum Design {
-    /// The suite: every scenario's variants on one server of each framework,
-    /// started once per layer count.
+    /// The suite: every scenario's variants on one server of each framework
+    /// and layer count, started anew every round (or once, with
+    /// `server_per_round` off).
     Variants,
     /// `ab`: each route on a BEFORE and an AFTER server (slots 0 and 1),
     /// both started anew every round.
@@ -61,11 +62,6 @@ impl Design {
             Self::Variants => plan.layers.iter().copied().map(Some).collect(),
             Self::Builds(_) => vec![None],
         }
-    }
-
-    /// Whether every round starts its servers anew.
-    fn fresh_each_round(&self) -> bool {
-        matches!(self, Self::Builds(_))
     }
 
     /// Starts the servers of `framework` for `round`.
@@ -112,7 +108,10 @@ impl Design {
     /// The deltas of `runs`, of `frameworks`.
     fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta> {
         match self {
-            Self::Variants => results::deltas(runs, frameworks, &plan.scenarios, &plan.layers, plan.pairing),
+            Self::Variants => {
+                let over = results::Over { pairing: plan.pairing, processes: plan.server_per_round };
+                results::deltas(runs, frameworks, &plan.scenarios, &plan.layers, over)
+            }
             Self::Builds(b) => results::ab_deltas(runs, frameworks, &b.variants),
         }
     }
@@ -249,7 +248,7 @@ fn measure_framework(
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            if servers.is_empty() || design.fresh_each_round() {
+            if servers.is_empty() || plan.server_per_round {
                 stop_servers(&mut servers, progress);
                 servers = design.start(plan, framework, sweep, round)?;
                 progress.line(&design.started_line(framework, &servers, round));

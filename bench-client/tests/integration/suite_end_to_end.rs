@@ -32,6 +32,15 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
     assert!(stdout.contains("dev` builds are unoptimized"), "dev warning in the table:\n{stdout}");
     assert!(stdout.contains("In proportion:") && stdout.contains("| `/fortunes/cached` |"), "{stdout}");
+    // A new server process every round: "  server-axum pid P on http://…", one pid per round.
+    for server in ["server-actix", "server-axum", "server-rocket"] {
+        let pids: std::collections::BTreeSet<&str> = stderr
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(&format!("{server} pid ")))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .collect();
+        assert_eq!(pids.len(), 2, "{server}: a new process each of the 2 rounds: {pids:?}\n{stderr}");
+    }
 
     let latest = out.join("latest");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
@@ -48,6 +57,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert!(!validator.is_valid(&broken), "the schema requires every run field");
     assert_eq!(results["complete"], true);
     let meta = &results["meta"];
+    assert_eq!(meta["server_per_round"], true);
     for key in [
         "commit",
         "rustc",
