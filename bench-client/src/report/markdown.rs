@@ -383,6 +383,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
         m.client_cpus,
         m.client_threads
     );
+    for line in &m.noise {
+        let _ = writeln!(out, "- noise: {line}");
+    }
     out
 }
 

@@ -236,7 +236,10 @@ mod tests {
         assert_eq!(pooled, analysis::robust_paired_change(&blocks));
         assert_eq!(across.change_percent, pooled.change_percent, "the same estimate");
         let (low, high) = (across.ci_low_percent.unwrap(), across.ci_high_percent.unwrap());
-        assert!(low < pooled.ci_low_percent.unwrap() && high > pooled.ci_high_percent.unwrap(), "{across:?} {pooled:?}");
+        assert!(
+            low < pooled.ci_low_percent.unwrap() && high > pooled.ci_high_percent.unwrap(),
+            "{across:?} {pooled:?}"
+        );
     }
 
     #[test]

@@ -184,6 +184,10 @@ pub struct Meta {
     /// server processes (`false` in files written before it did).
     #[serde(default)]
     pub server_per_round: bool,
+    /// What on the machine moves the numbers, one line each, read before the
+    /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
+    #[serde(default)]
+    pub noise: Vec<String>,
 }
 
 /// What `bench-client ab` compared.

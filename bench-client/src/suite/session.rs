@@ -23,7 +23,7 @@ use crate::model::{Framework, Scenario, Variant};
 use crate::report::flames::FlameGraphs;
 use crate::report::{self, charts, run_line};
 use crate::results::{self, AbMeta, Delta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
-use crate::sys::ServerProcess;
+use crate::sys::{ServerProcess, noise_check};
 
 /// What a session compares, and so which servers a round measures.
 pub(super) enum Design {
@@ -346,6 +346,10 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
     let profiler = Profiler::detect(plan.profiler);
+    results.meta.noise = noise_check(&plan.server_cpus, &plan.client_cpus);
+    for line in &results.meta.noise {
+        eprintln!("noise: {line}");
+    }
     results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
     let runs_per_round = design.steps(plan, 1).len() as u64;
     let sweeps = design.sweeps(plan).len() as u64;

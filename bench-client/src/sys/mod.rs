@@ -5,11 +5,13 @@
 
 mod affinity;
 mod limits;
+mod noise;
 mod proc;
 mod server_process;
 
 pub use self::affinity::{CpuList, affinity_of};
 pub use self::limits::{SPARE_FDS, ensure_fds_for};
+pub use self::noise::{BUSY_PERCENT, noise_check};
 pub use self::proc::{
     hostname, peak_rss_bytes, pids_named, process_alive, process_cpu_s, process_name, rss_bytes, sleep_until,
 };

@@ -39,7 +39,13 @@ fn session(scale: f64, floor_scale: f64, connections: u64) -> Results {
     r.meta.rounds = 4;
     r.meta.frameworks = vec![Framework::Axum];
     r.meta.scenarios = vec![Scenario::Payload];
-    r.deltas = results::deltas(&r.runs, &[Framework::Axum], &[Scenario::Payload], &[10], results::Over { pairing: Pairing::Rounds, processes: false });
+    r.deltas = results::deltas(
+        &r.runs,
+        &[Framework::Axum],
+        &[Scenario::Payload],
+        &[10],
+        results::Over { pairing: Pairing::Rounds, processes: false },
+    );
     r
 }
 

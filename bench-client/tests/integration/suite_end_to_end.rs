@@ -58,6 +58,10 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert_eq!(results["complete"], true);
     let meta = &results["meta"];
     assert_eq!(meta["server_per_round"], true);
+    for line in meta["noise"].as_array().expect("the noise check's lines") {
+        let line = line.as_str().unwrap();
+        assert!(stderr.contains(&format!("noise: {line}")), "{line}: said before the first run\n{stderr}");
+    }
     for key in [
         "commit",
         "rustc",

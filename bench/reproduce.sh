@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Does a re-run land in the interval? Runs the default suite N times back to
+# back (release, `make bench`'s settings) and prints, for every delta and every
+# pair of sessions, the difference of the two estimates over its joint
+# standard error (z = (a − b) / √(se_a² + se_b²), on log ratios; each se from
+# its session's 95 % interval, half-width ÷ 1.96), and the share of pairs
+# within ±1.96: about 95 % when the intervals say what a re-run does.
+#
+# Usage: bench/reproduce.sh [N=3] [suite flags…]
+#        ALTERNATE="--keep-server" bench/reproduce.sh 3
+#          also runs N sessions with the ALTERNATE flags, interleaved with the
+#          others (A B A B …, the first alternating), and reports both methods
+#          side by side in the same wall time.
+#        bench/reproduce.sh --analyse FOLDER   (analyse an earlier run again)
+# Needs nothing running beside it (a build or a test would be measured too).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--analyse" ]; then
+  out=$2
+else
+  n=${1:-3}
+  shift || true
+  out=$(mktemp -d /tmp/reproduce.XXXXXX)
+  cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
+  client=target/release/bench-client
+  methods=(default)
+  [ -n "${ALTERNATE:-}" ] && methods+=(alternate)
+  for i in $(seq "$n"); do
+    order=("${methods[@]}")
+    if [ $((i % 2)) -eq 0 ] && [ ${#methods[@]} -eq 2 ]; then order=(alternate default); fi
+    for method in "${order[@]}"; do
+      flags=()
+      # shellcheck disable=SC2206 # ALTERNATE holds flags, split on purpose
+      [ "$method" = alternate ] && flags=($ALTERNATE)
+      start=$(date +%s)
+      "$client" suite --no-build "$@" "${flags[@]}" --out "$out/$method-$i" > /dev/null 2> "$out/$method-$i.log"
+      echo "$method $i $(( $(date +%s) - start ))" >> "$out/wall.txt"
+    done
+  done
+  echo "sessions in $out"
+fi
+python3 - "$out" <<'PY'
+import glob, itertools, json, math, os, sys
+
+out = sys.argv[1]
+wall = {}
+for line in open(os.path.join(out, "wall.txt")):
+    method, i, s = line.split()
+    wall.setdefault(method, []).append(int(s))
+for method in sorted(wall):
+    sessions = []
+    for path in sorted(glob.glob(os.path.join(out, f"{method}-*", "latest", "results.json"))):
+        sessions.append(json.load(open(path)))
+    if not sessions:
+        continue
+    meta = sessions[0]["meta"]
+    print(f"\n## {method}: {len(sessions)} sessions, {sum(wall[method]) / len(wall[method]):.0f} s each "
+          f"(server per round: {meta.get('server_per_round', False)}, {meta['rounds']} rounds of {meta['duration_s']} s)\n")
+    est = {}
+    for k, r in enumerate(sessions):
+        for d in r["deltas"]:
+            c = d["change"]
+            if c["ci_low_percent"] is None:
+                continue
+            key = (d["framework"], d["layers"], d["from"], d["to"])
+            e = math.log1p(c["change_percent"] / 100)
+            lo, hi = math.log1p(c["ci_low_percent"] / 100), math.log1p(c["ci_high_percent"] / 100)
+            est.setdefault(key, {})[k] = (c["change_percent"], c["ci_low_percent"], c["ci_high_percent"], e, (hi - lo) / 2 / 1.959964)
+    within = total = 0
+    print("| delta | " + " | ".join(f"session {k + 1}" for k in range(len(sessions))) + " | largest \\|z\\| |")
+    print("|---|" + "---|" * len(sessions) + "---|")
+    for key in sorted(est):
+        row = est[key]
+        zs = []
+        for a, b in itertools.combinations(sorted(row), 2):
+            se = math.hypot(row[a][4], row[b][4])
+            z = (row[a][3] - row[b][3]) / se if se > 0 else float("inf")
+            zs.append(abs(z))
+            total += 1
+            within += abs(z) <= 1.959964
+        cells = [f"{row[k][0]:+.1f} % [{row[k][1]:+.1f} … {row[k][2]:+.1f}]" if k in row else "–" for k in range(len(sessions))]
+        fw, layers, frm, to = key
+        print(f"| {fw} `{frm}` → `{to}` | " + " | ".join(cells) + f" | {max(zs) if zs else float('nan'):.2f} |")
+    if total:
+        print(f"\n{within} of {total} session pairs × deltas within ±1.96 joint standard errors ({100 * within / total:.0f} %).")
+PY
