@@ -7,10 +7,10 @@
 # within ±1.96: about 95 % when the intervals say what a re-run does.
 #
 # Usage: bench/reproduce.sh [N=3] [suite flags…]
-#        ALTERNATE="--keep-server" bench/reproduce.sh 3
-#          also runs N sessions with the ALTERNATE flags, interleaved with the
-#          others (A B A B …, the first alternating), and reports both methods
-#          side by side in the same wall time.
+#        ALTERNATE="--keep-server|--rounds 12 --duration 1500ms" bench/reproduce.sh 3
+#          also runs N sessions of each alternate (flags separated by `|`),
+#          interleaved with the default ones (the order rotating each time),
+#          and reports the methods side by side, measured in the same hours.
 #        bench/reproduce.sh --analyse FOLDER   (analyse an earlier run again)
 # Needs nothing running beside it (a build or a test would be measured too).
 set -euo pipefail
@@ -23,18 +23,25 @@ else
   out=$(mktemp -d /tmp/reproduce.XXXXXX)
   cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
   client=target/release/bench-client
-  methods=(default)
-  [ -n "${ALTERNATE:-}" ] && methods+=(alternate)
+  methods=("")
+  if [ -n "${ALTERNATE:-}" ]; then IFS='|' read -r -a alternates <<< "$ALTERNATE"; methods+=("${alternates[@]}"); fi
+  for k in "${!methods[@]}"; do echo "method $k: ${methods[$k]:-(default)}" >> "$out/methods.txt"; done
   for i in $(seq "$n"); do
-    order=("${methods[@]}")
-    if [ $((i % 2)) -eq 0 ] && [ ${#methods[@]} -eq 2 ]; then order=(alternate default); fi
-    for method in "${order[@]}"; do
-      flags=()
-      # shellcheck disable=SC2206 # ALTERNATE holds flags, split on purpose
-      [ "$method" = alternate ] && flags=($ALTERNATE)
+    count=${#methods[@]}
+    for j in $(seq 0 $((count - 1))); do
+      k=$(( (i - 1 + j) % count ))
+      method=m$k
+      # shellcheck disable=SC2206 # the method's flags, split on purpose
+      flags=(${methods[$k]})
       start=$(date +%s)
-      "$client" suite --no-build "$@" "${flags[@]}" --out "$out/$method-$i" > /dev/null 2> "$out/$method-$i.log"
+      rc=0
+      "$client" suite --no-build "$@" "${flags[@]}" --out "$out/$method-$i" > /dev/null 2> "$out/$method-$i.log" || rc=$?
       echo "$method $i $(( $(date +%s) - start ))" >> "$out/wall.txt"
+      # 1: measured, but a run or a framework failed (analysed all the same); else stop here.
+      if [ "$rc" -ne 0 ]; then
+        echo "session $method-$i exited $rc: $(tail -n 1 "$out/$method-$i.log")" >&2
+        [ "$rc" -eq 1 ] || exit "$rc"
+      fi
     done
   done
   echo "sessions in $out"
@@ -47,6 +54,11 @@ wall = {}
 for line in open(os.path.join(out, "wall.txt")):
     method, i, s = line.split()
     wall.setdefault(method, []).append(int(s))
+names = {}
+if os.path.exists(os.path.join(out, "methods.txt")):
+    for line in open(os.path.join(out, "methods.txt")):
+        k, flags = line.rstrip("\n").split(": ", 1)
+        names["m" + k.split()[1]] = flags
 for method in sorted(wall):
     sessions = []
     for path in sorted(glob.glob(os.path.join(out, f"{method}-*", "latest", "results.json"))):
@@ -54,12 +66,12 @@ for method in sorted(wall):
     if not sessions:
         continue
     meta = sessions[0]["meta"]
-    print(f"\n## {method}: {len(sessions)} sessions, {sum(wall[method]) / len(wall[method]):.0f} s each "
+    print(f"\n## {names.get(method, method)}: {len(sessions)} sessions, {sum(wall[method]) / len(wall[method]):.0f} s each "
           f"(server per round: {meta.get('server_per_round', False)}, {meta['rounds']} rounds of {meta['duration_s']} s)\n")
     est = {}
     for k, r in enumerate(sessions):
         for d in r["deltas"]:
-            c = d["change"]
+            c = d
             if c["ci_low_percent"] is None:
                 continue
             key = (d["framework"], d["layers"], d["from"], d["to"])
