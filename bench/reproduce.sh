@@ -11,7 +11,9 @@
 #          also runs N sessions of each alternate (flags separated by `|`),
 #          interleaved with the default ones (the order rotating each time),
 #          and reports the methods side by side, measured in the same hours.
-#        bench/reproduce.sh --analyse FOLDER   (analyse an earlier run again)
+#        bench/reproduce.sh --analyse FOLDER   (analyse an earlier run again: the
+#          measured folder, or a kept copy holding wall.txt, methods.txt and
+#          METHOD-I.results.json.gz, as under bench/runs/)
 # Needs nothing running beside it (a build or a test would be measured too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +49,7 @@ else
   echo "sessions in $out"
 fi
 python3 - "$out" <<'PY'
-import glob, itertools, json, math, os, sys
+import glob, gzip, itertools, json, math, os, sys
 
 out = sys.argv[1]
 wall = {}
@@ -61,8 +63,11 @@ if os.path.exists(os.path.join(out, "methods.txt")):
         names["m" + k.split()[1]] = flags
 for method in sorted(wall):
     sessions = []
-    for path in sorted(glob.glob(os.path.join(out, f"{method}-*", "latest", "results.json"))):
-        sessions.append(json.load(open(path)))
+    # A measured folder, or a kept one (bench/runs/…: each session's results.json gzipped).
+    paths = glob.glob(os.path.join(out, f"{method}-*", "latest", "results.json"))
+    paths += glob.glob(os.path.join(out, f"{method}-*.results.json.gz"))
+    for path in sorted(paths):
+        sessions.append(json.load(gzip.open(path) if path.endswith(".gz") else open(path)))
     if not sessions:
         continue
     meta = sessions[0]["meta"]
@@ -95,4 +100,11 @@ for method in sorted(wall):
         print(f"| {fw} `{frm}` → `{to}` | " + " | ".join(cells) + f" | {max(zs) if zs else float('nan'):.2f} |")
     if total:
         print(f"\n{within} of {total} session pairs × deltas within ±1.96 joint standard errors ({100 * within / total:.0f} %).")
+    # Precision: the wider side of each interval; under 20 % in points, from 20 % on as % of the ratio.
+    small = [max(c - lo, hi - c) for row in est.values() for (c, lo, hi, _, _) in row.values() if abs(c) < 20]
+    large = [100 * max(math.log1p(hi / 100) - e, e - math.log1p(lo / 100))
+             for row in est.values() for (c, lo, hi, e, _) in row.values() if abs(c) >= 20]
+    med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
+    print(f"Half-widths (wider side): deltas under 20 %: median ±{med(small):.1f} points, largest ±{max(small, default=float('nan')):.1f}; "
+          f"20 % and over: median ±{med(large):.1f} % of the ratio, largest ±{max(large, default=float('nan')):.1f} %.")
 PY

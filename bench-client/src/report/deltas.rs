@@ -11,7 +11,17 @@ use super::table::Table;
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario};
-use crate::results::{Comparison, Results};
+use crate::results::{Comparison, Delta, Results, cost_us};
+
+/// `+4.40 µs [+3.90 … +4.90]`: server CPU saved per request with its
+/// interval; `?` without the server's CPU.
+fn saved_with_ci(d: &Delta) -> String {
+    match (d.saved_us, d.saved_ci_us) {
+        (Some(s), Some((low, high))) => format!("{s:+.2} µs [{low:+.2} … {high:+.2}]"),
+        (Some(s), None) => format!("{s:+.2} µs"),
+        (None, _) => "?".to_owned(),
+    }
+}
 
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
@@ -37,10 +47,11 @@ pub fn delta_table(results: &Results) -> String {
         "framework",
         "layers:",
         "scenario",
-        "before (successful):",
-        "after (successful):",
+        "server CPU saved per request [95 % CI]:",
         "change [95 % CI]:",
         "verdict",
+        "before (successful):",
+        "after (successful):",
         "CV before / after:",
         "p99 before:",
         "p99 after:",
@@ -54,10 +65,11 @@ pub fn delta_table(results: &Results) -> String {
             &d.framework.name(),
             &d.layers,
             &format!("{} ({} → {})", d.scenario, d.from, d.to),
-            &format!("{:.0}", d.before_successful),
-            &format!("{:.0}", d.after_successful),
+            &saved_with_ci(d),
             &change_with_ci(&d.change),
             &verdict,
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
             &format!("{} / {}", opt_percent(d.before_cv_percent), opt_percent(d.after_cv_percent)),
             &ms(d.before_p99_us),
             &ms(d.after_p99_us),
@@ -69,19 +81,22 @@ pub fn delta_table(results: &Results) -> String {
         Pairing::Slices if m.server_per_round => notes::DELTAS_BY_SLICES_PER_ROUND,
         Pairing::Slices => notes::DELTAS_BY_SLICES,
     });
+    out.push_str(notes::SAVED_PER_REQUEST);
     out.push_str(&resolution_note(results));
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n");
-        let mut table = Table::new(&["framework", "successful:", "requests/s:", "p99:"]);
+        let mut table = Table::new(&["framework", "server CPU per request:", "successful:", "requests/s:", "p99:"]);
         let mut frameworks: Vec<Framework> = floors.iter().map(|r| r.framework).collect();
         frameworks.sort();
         frameworks.dedup();
         for f in frameworks {
             let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
             let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
+            let cost = col(|f| f.server_cpu_percent.map_or(f64::NAN, |_| cost_us(f, f.server_cpus.unwrap_or(1))));
             table.row(&[
                 &f.name(),
+                &if cost.is_finite() { format!("{cost:.2} µs") } else { "?".to_owned() },
                 &format!("{:.0}", col(|f| f.successful as f64)),
                 &format!("{:.0}", col(|f| f.requests_per_s)),
                 &ms(col(|f| f.latency_us.p99 as f64)),
@@ -209,10 +224,11 @@ pub fn ab_table(results: &Results) -> String {
     let mut table = Table::new(&[
         "framework",
         "route",
-        "before (successful):",
-        "after (successful):",
+        "server CPU saved per request [95 % CI]:",
         "change [95 % CI]:",
         "verdict",
+        "before (successful):",
+        "after (successful):",
         "pairs:",
         "p99 before:",
         "p99 after:",
@@ -221,10 +237,11 @@ pub fn ab_table(results: &Results) -> String {
         table.row(&[
             &d.framework.name(),
             &d.to,
-            &format!("{:.0}", d.before_successful),
-            &format!("{:.0}", d.after_successful),
+            &saved_with_ci(d),
             &change_with_ci(&d.change),
             &verdict(d.change.verdict),
+            &format!("{:.0}", d.before_successful),
+            &format!("{:.0}", d.after_successful),
             &d.pairs,
             &ms(d.before_p99_us),
             &ms(d.after_p99_us),
@@ -232,6 +249,7 @@ pub fn ab_table(results: &Results) -> String {
     }
     out.push_str(&table.finish());
     out.push_str(notes::AB);
+    out.push_str(notes::SAVED_PER_REQUEST);
     out.push_str(&resolution_note(results));
     let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
     if bound > 0 {

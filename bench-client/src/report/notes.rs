@@ -19,6 +19,12 @@ pub(super) const DELTAS_BY_SLICES_PER_ROUND: &str = "\n`before`/`after`: median 
     interval spanning the rounds, each on a new server process (docs/METHODOLOGY.md, “Pairing by slices”). \
     CV: round-to-round coefficient of variation.\n";
 
+/// Under the delta and `ab` tables: the µs column.
+pub(super) const SAVED_PER_REQUEST: &str = "`server CPU saved per request`: the baseline's µs of server CPU per \
+    successful request minus the changed route's, mean over the rounds with its 95 % Student-t interval; it \
+    travels between machines better than the percentage, which also depends on what the rest of a request \
+    costs there (the floor's µs per request, below).\n";
+
 /// Under the `ab` table.
 pub(super) const AB: &str = "\nBoth servers run on the same CPUs, started anew every round, the client alternating \
     between them every slice; `change` is the Hodges–Lehmann estimate of the per-block ratios − 1, its interval \

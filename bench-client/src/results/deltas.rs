@@ -39,6 +39,17 @@ fn delta_of(
     let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
         median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
     };
+    let cost = |f: &crate::measure::RunFigures| super::cost_us(f, f.server_cpus.unwrap_or(1));
+    let saved: Vec<f64> = pairs
+        .iter()
+        .filter(|(b, a)| b.figures.server_cpu_percent.is_some() && a.figures.server_cpu_percent.is_some())
+        .map(|(b, a)| cost(&b.figures) - cost(&a.figures))
+        .filter(|s| s.is_finite())
+        .collect();
+    let (saved_us, saved_ci_us) = match analysis::mean_interval(&saved) {
+        Some((mean, interval)) => (Some(mean), interval),
+        None => (None, None),
+    };
     Delta {
         framework,
         scenario,
@@ -57,6 +68,8 @@ fn delta_of(
         before_p99_us: p99(&mut pairs.iter().map(|p| p.0)),
         after_p99_us: p99(&mut pairs.iter().map(|p| p.1)),
         target_reached: None,
+        saved_us,
+        saved_ci_us,
     }
 }
 
@@ -181,6 +194,15 @@ mod tests {
         assert_eq!(cached.rounds, 3, "round 4 had no cached run");
         assert_eq!((pre.pairs, cached.pairs), (3, 3), "one pair per round");
         assert!((pre.change_min_percent - 10.0).abs() < 0.01 && (pre.change_max_percent - 10.0).abs() < 0.01);
+        // One CPU 100 % busy: a run of n successful requests in 1 s costs 10⁶/n µs each; the change
+        // saves 10⁶/b − 10⁶/(1.1 b) per round, and round 4 (unusable) is left out.
+        let per_round: Vec<f64> = [1000.0, 2000.0, 1500.0].iter().map(|b: &f64| 1e6 / b - 1e6 / (b * 1.1)).collect();
+        let mean = per_round.iter().sum::<f64>() / 3.0;
+        let saved = pre.saved_us.unwrap();
+        assert!((saved - mean).abs() < 0.01, "{saved} µs, expected {mean}");
+        let (low, high) = pre.saved_ci_us.unwrap();
+        assert!(low < 45.5 && high > 90.9 && ((low + high) / 2.0 - mean).abs() < 1e-6, "t(2) interval about the mean: {low} … {high}");
+        assert_eq!(cached.saved_us, Some(0.0), "the same cost");
     }
 
     /// A run of `variant` in `round` whose own slices hold `slices`.

@@ -114,6 +114,17 @@ pub struct Delta {
     /// the budget ran out first); `None` without a target.
     #[serde(default)]
     pub target_reached: Option<bool>,
+    /// Server CPU saved per successful request, µs: the mean over rounds of
+    /// the baseline's cost minus the changed route's (each the server's CPU
+    /// in that route's own slices ÷ its successful requests); negative when
+    /// the change costs more. Unlike the percentage it does not depend on
+    /// how fast the machine runs the rest of the request. `None` without the
+    /// server's CPU.
+    #[serde(default)]
+    pub saved_us: Option<f64>,
+    /// Its 95 % Student-t interval over the rounds, µs; `None` under two rounds.
+    #[serde(default)]
+    pub saved_ci_us: Option<(f64, f64)>,
 }
 
 /// Where and how the suite ran.
