@@ -201,7 +201,10 @@ mod tests {
         let saved = pre.saved_us.unwrap();
         assert!((saved - mean).abs() < 0.01, "{saved} µs, expected {mean}");
         let (low, high) = pre.saved_ci_us.unwrap();
-        assert!(low < 45.5 && high > 90.9 && ((low + high) / 2.0 - mean).abs() < 1e-6, "t(2) interval about the mean: {low} … {high}");
+        assert!(
+            low < 45.5 && high > 90.9 && ((low + high) / 2.0 - mean).abs() < 1e-6,
+            "t(2) interval about the mean: {low} … {high}"
+        );
         assert_eq!(cached.saved_us, Some(0.0), "the same cost");
     }
 
