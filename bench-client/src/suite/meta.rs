@@ -39,7 +39,8 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         rustc: command_line("rustc", &["--version"]),
         profile: plan.profile,
         cpu_model,
-        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        // Online CPUs of the machine, not of this thread: the client is pinned by now.
+        cores: cpuinfo.lines().filter(|l| l.starts_with("processor")).count(),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map_or_else(|_| "unknown".to_owned(), |k| k.trim().to_owned()),
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),

@@ -18,8 +18,7 @@ fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
     std::fs::create_dir_all(&bins).unwrap();
     std::fs::copy(util::server_binary("axum"), bins.join("server-axum")).unwrap();
     let out = util::temp_dir("ab-e2e-out");
-    let cpus = util::all_cpus();
-    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let (server_cpu, client_cpu) = util::cpu_pair();
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["ab", "--before", "worktree", "--after", "worktree", "--profile", "dev", "--no-build"])
@@ -67,13 +66,9 @@ fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
     assert_eq!(results["meta"]["ab"]["after_layers"], 2);
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3 * 2 * 2, "3 rounds × 2 routes × 2 sides");
+    util::assert_runs_add_up(runs);
     for run in runs {
-        let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
-        assert!(n("successful") > 0, "{run}");
-        assert_eq!(n("failed_total"), 0, "{run}");
-        let windows = run["windows"].as_array().unwrap();
-        assert_eq!(windows.len(), 4, "two blocks of two own slices: {run}");
-        assert_eq!(windows.iter().map(|w| w.as_u64().unwrap()).sum::<u64>(), n("successful"), "{run}");
+        assert_eq!(run["windows"].as_array().unwrap().len(), 4, "two blocks of two own slices: {run}");
         let layers = if run["scenario"] == "before" { 1 } else { 2 };
         assert_eq!(run["layers"], layers, "{run}");
     }

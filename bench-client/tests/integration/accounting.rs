@@ -57,6 +57,12 @@ fn json_path(name: &str) -> std::path::PathBuf {
     util::temp_dir(&format!("accounting-{name}")).join("load.json")
 }
 
+/// `bench-client load URL FLAGS… --json JSON`, the flags split at spaces.
+fn load_json(url: &str, flags: &str, json: &Path) -> Output {
+    let json = json.to_str().unwrap();
+    client(&[&["load", url][..], &flags.split_whitespace().collect::<Vec<_>>(), &["--json", json]].concat())
+}
+
 #[test]
 fn a_response_after_its_deadline_is_a_timeout_never_a_success() {
     let _exclusive = util::exclusive();
@@ -65,20 +71,7 @@ fn a_response_after_its_deadline_is_a_timeout_never_a_success() {
     let addr = slow_server(Duration::from_millis(215));
     let json = json_path("deadline");
     let url = format!("http://{addr}/hello");
-    let out = client(&[
-        "load",
-        &url,
-        "--timeout",
-        "200ms",
-        "--connections",
-        "8",
-        "--duration",
-        "2s",
-        "--warmup",
-        "0s",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load_json(&url, "--timeout 200ms --connections 8 --duration 2s --warmup 0s", &json);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
     assert_eq!(f.successful, 0, "{}", stdout(&out));
@@ -132,22 +125,7 @@ fn a_backlog_is_late_whatever_phase_it_was_due_in_and_fails_the_run() {
     let addr = slow_server(Duration::from_millis(1));
     let json = json_path("backlog");
     let url = format!("http://{addr}/hello");
-    let out = client(&[
-        "load",
-        &url,
-        "--rate",
-        "10000",
-        "--connections",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "300ms",
-        "--window",
-        "500ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load_json(&url, "--rate 10000 --connections 2 --duration 1s --warmup 300ms --window 500ms", &json);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("SHORT: the schedule was offered"), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
@@ -166,20 +144,7 @@ fn a_run_that_began_short_of_its_connections_is_incomplete() {
     let addr = slow_server(Duration::from_millis(300));
     let json = json_path("ramp");
     let url = format!("http://{addr}/hello");
-    let out = client(&[
-        "load",
-        &url,
-        "--connections",
-        "250",
-        "--duration",
-        "1s",
-        "--warmup",
-        "100ms",
-        "--window",
-        "500ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load_json(&url, "--connections 250 --duration 1s --warmup 100ms --window 500ms", &json);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("INCOMPLETE: the windows began short"), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
@@ -227,20 +192,7 @@ fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
     });
     let json = json_path("idle");
     let url = format!("http://{addr}/hello");
-    let out = client(&[
-        "load",
-        &url,
-        "--rate",
-        "1",
-        "--connections",
-        "2",
-        "--duration",
-        "4s",
-        "--warmup",
-        "0s",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load_json(&url, "--rate 1 --connections 2 --duration 4s --warmup 0s", &json);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
     assert!(f.closed_idle >= 2, "{f:?}");

@@ -15,13 +15,7 @@ fn get(server: &ServerProcess, path: &str) -> Fetched {
 #[test]
 fn every_server_answers_every_route_identically() {
     for layers in ["0", "10"] {
-        let servers: Vec<ServerProcess> = FRAMEWORKS
-            .iter()
-            .map(|f| {
-                let args = ["--layers".to_owned(), layers.to_owned()];
-                ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap()
-            })
-            .collect();
+        let servers = every_server(&["--layers".to_owned(), layers.to_owned()]);
         for server in &servers {
             assert!(server.addr.ip().is_loopback(), "binds loopback by default");
             assert_ne!(server.addr.port(), 0, "reports the ephemeral port it got");
@@ -70,15 +64,17 @@ fn send(
     })
 }
 
+/// Every framework's server with `args`, each on a fresh database of its own.
+fn every_server(args: &[String]) -> Vec<ServerProcess> {
+    FRAMEWORKS.iter().map(|f| ServerProcess::start(&util::server_binary(f), args, &util::all_cpus()).unwrap()).collect()
+}
+
 const NEW_LIST: &str =
     r#"[{"id":7,"mac":"AA-BB-CC-DD-EE-07","firmware":"4.0.0"},{"id":8,"mac":"AA-BB-CC-DD-EE-08","firmware":"4.0.1"}]"#;
 
 #[test]
 fn put_replaces_the_list_identically_on_every_server_and_refuses_bad_input() {
-    let servers: Vec<ServerProcess> = FRAMEWORKS
-        .iter()
-        .map(|f| ServerProcess::start(&util::server_binary(f), &[], &util::all_cpus()).unwrap())
-        .collect();
+    let servers = every_server(&[]);
     let original = common::devices_json();
     let mut refusals = Vec::new();
     for server in &servers {
@@ -179,10 +175,7 @@ fn fortunes_page_with(added: &[&str]) -> Vec<u8> {
 
 #[test]
 fn post_adds_a_fortune_identically_on_every_server_and_refuses_bad_input() {
-    let servers: Vec<ServerProcess> = FRAMEWORKS
-        .iter()
-        .map(|f| ServerProcess::start(&util::server_binary(f), &[], &util::all_cpus()).unwrap())
-        .collect();
+    let servers = every_server(&[]);
     let seed = common::fortunes::seed_page().to_vec();
     let message = "<script>alert('x & y')</script> — ありがとう";
     let added = fortunes_page_with(&[message]);

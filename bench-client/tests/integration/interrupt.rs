@@ -29,8 +29,7 @@ fn alive(pid: u32, name: &str) -> bool {
 #[test]
 fn ctrl_c_during_make_bench_writes_partial_results_and_leaves_no_server() {
     let _exclusive = util::exclusive();
-    let cpus = util::all_cpus();
-    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-interrupt");
     let _ = std::fs::remove_dir_all(&out);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();

@@ -3,7 +3,7 @@
 //! the servers. It runs on, says so once quoting perf's own reason, and
 //! claims no run profiled (`meta.profiler`, `runs[].profiled`, report).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -92,13 +92,21 @@ fn suite_without_perf_on_path_runs_on_and_says_so() {
     let _ = std::fs::remove_dir_all(&empty_path);
 }
 
+/// A profiled suite with the stand-in perf (see [`stand_in_perf`]) in a
+/// folder named `name`: that folder, the output folder, and what the suite
+/// said.
+fn with_stand_in(name: &str, refuse_all: bool) -> (PathBuf, PathBuf, String) {
+    let bin = util::temp_dir(name);
+    stand_in_perf(&bin, refuse_all);
+    let out = util::temp_dir(&format!("bench-{name}"));
+    let stderr = profiled_suite(&bin, &out);
+    (bin, out, stderr)
+}
+
 #[test]
 fn suite_with_a_perf_that_may_not_attach_says_why_once() {
     let _exclusive = util::exclusive();
-    let bin = util::temp_dir("refusing-perf");
-    stand_in_perf(&bin, true);
-    let out = util::temp_dir("bench-refusing-perf");
-    let stderr = profiled_suite(&bin, &out);
+    let (bin, out, stderr) = with_stand_in("refusing-perf", true);
     let reason = "stand-in perf may not attach to pid";
     assert_eq!(stderr.matches(reason).count(), 1, "said once:\n{stderr}");
     let said = stderr.lines().find(|l| l.contains(reason)).unwrap();
@@ -114,10 +122,7 @@ fn suite_with_a_perf_that_may_not_attach_says_why_once() {
 #[test]
 fn suite_whose_perf_refuses_the_servers_stops_profiling_at_the_first_run() {
     let _exclusive = util::exclusive();
-    let bin = util::temp_dir("server-refusing-perf");
-    stand_in_perf(&bin, false);
-    let out = util::temp_dir("bench-server-refusing-perf");
-    let stderr = profiled_suite(&bin, &out);
+    let (bin, out, stderr) = with_stand_in("server-refusing-perf", false);
     assert!(stderr.contains("profiling each server with perf record"), "the probe passed:\n{stderr}");
     let reason = "stand-in perf may not attach to pid";
     assert_eq!(stderr.matches(reason).count(), 1, "said once, not once per run:\n{stderr}");

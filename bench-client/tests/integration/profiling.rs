@@ -12,12 +12,17 @@ use bench_client::report::flames::{self, Shape, Widths};
 
 const FIXTURE: &str = include_str!("fixtures/perf-script-server-axum.txt");
 
+/// The fixture's samples folded and merged, as the suite merges a variant's runs.
+fn fixture_stacks() -> std::collections::BTreeMap<String, u64> {
+    let mut stacks = std::collections::BTreeMap::new();
+    flames::merge(&mut stacks, &measure::fold(FIXTURE.as_bytes()).unwrap());
+    stacks
+}
+
 #[test]
 fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
     let _exclusive = util::exclusive();
-    let folded = measure::fold(FIXTURE.as_bytes()).unwrap();
-    let mut stacks = std::collections::BTreeMap::new();
-    flames::merge(&mut stacks, &folded);
+    let stacks = fixture_stacks();
     // inferno weighs each sample by its period: cpu-clock nanoseconds.
     let weighted_ns: u64 = stacks.values().sum();
     let in_fixture_ns: u64 = FIXTURE
@@ -59,9 +64,7 @@ fn perf_script_fixture_folds_into_a_flamegraph_with_known_frames() {
 #[test]
 fn differential_flamegraph_keeps_what_the_change_removed_visible_in_blue() {
     let _exclusive = util::exclusive();
-    let folded = measure::fold(FIXTURE.as_bytes()).unwrap();
-    let mut before = std::collections::BTreeMap::new();
-    flames::merge(&mut before, &folded);
+    let before = fixture_stacks();
     // "After": the same server without the state's drops, on twice the requests.
     let after: std::collections::BTreeMap<String, u64> = before
         .iter()

@@ -12,7 +12,7 @@ use crate::util::{self, output_within};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A fresh, empty folder under the temporary directory.
 fn temp_dir(name: &str) -> PathBuf {
@@ -22,8 +22,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// `bench-client suite` of axum in the dev profile, writing under `out`,
 /// with the server CPU and the client CPU apart when the machine has two.
 fn suite(out: &Path) -> Command {
-    let cpus = util::all_cpus();
-    let (server, client) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let (server, client) = util::cpu_pair();
     let mut command = Command::new(util::CLIENT);
     command
         .args(["suite", "--profile", "dev", "--frameworks", "axum", "--rounds", "1", "--duration", "1s"])
@@ -158,14 +157,7 @@ fn the_database_directory_is_removed_when_the_server_stops() {
             assert!(entries[0].join("fortunes.db").is_file(), "{f}: {entries:?}");
             let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
             nix::sys::signal::kill(pid, signal).unwrap();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let status = loop {
-                if let Some(status) = child.0.try_wait().unwrap() {
-                    break status;
-                }
-                assert!(Instant::now() < deadline, "{f} {signal}: still running 10 s after the signal");
-                std::thread::sleep(Duration::from_millis(10));
-            };
+            let status = util::exit_within(&mut child.0, Duration::from_secs(10), &format!("{f} {signal}"));
             assert!(status.success(), "{f} {signal}: {status}");
             let left: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
             assert!(left.is_empty(), "{f} {signal}: {left:?} left behind");
@@ -224,14 +216,7 @@ fn a_server_logs_nothing_per_request_and_sigint_stops_it_with_exit_0() {
         drop(conn);
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.0.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(1);
-        let status = loop {
-            if let Some(status) = server.0.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "{f}: still running 1 s after SIGINT");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = util::exit_within(&mut server.0, Duration::from_secs(1), &format!("{f} after SIGINT"));
         assert_eq!(status.code(), Some(0), "{f}: SIGINT is a clean stop");
         let mut rest = String::new();
         stdout.read_to_string(&mut rest).unwrap();

@@ -14,8 +14,7 @@ use serde_json::Value;
 #[test]
 fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let _exclusive = util::exclusive();
-    let cpus = util::all_cpus();
-    let (server_cpu, client_cpu) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-e2e");
     let output = util::output_within(
         Command::new(util::CLIENT)
@@ -83,12 +82,9 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
 
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2 * 3 * 8, "2 rounds × 3 frameworks × (floor + 3 payload + 2 state + 2 fortunes variants)");
+    util::assert_runs_add_up(runs);
     for run in runs {
         let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
-        assert!(n("successful") > 0, "{run}");
-        assert_eq!(n("failed_total"), 0, "{run}");
-        let windows: u64 = run["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
-        assert_eq!(windows, n("successful"), "windows add up: {run}");
         assert_eq!(
             n("sent"),
             n("warmup_completed")

@@ -48,12 +48,43 @@ pub(crate) fn all_cpus() -> CpuList {
     cpus.iter().map(ToString::to_string).collect::<Vec<_>>().join(",").parse().expect("cpu list")
 }
 
-/// `--server-cpus FIRST --client-cpus LAST` of the CPUs this process may
-/// use: the suite's and `ab`'s CPUs in every test that runs them.
-pub(crate) fn split_cpus() -> [String; 4] {
+/// The server's and the client's CPU in every test that pins them: the
+/// first and the last this process may use.
+pub(crate) fn cpu_pair() -> (usize, usize) {
     let cpus = all_cpus();
-    let (first, last) = (cpus.cpus()[0], *cpus.cpus().last().unwrap());
+    (cpus.cpus()[0], *cpus.cpus().last().unwrap())
+}
+
+/// `--server-cpus FIRST --client-cpus LAST` (see [`cpu_pair`]): the suite's
+/// and `ab`'s CPUs in every test that runs them.
+pub(crate) fn split_cpus() -> [String; 4] {
+    let (first, last) = cpu_pair();
     ["--server-cpus".to_owned(), first.to_string(), "--client-cpus".to_owned(), last.to_string()]
+}
+
+/// The exit status of `child`, which must end within `within`; `what`
+/// names it when it does not.
+pub(crate) fn exit_within(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{what}: still running {within:?} later");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Asserts of every run of a results file that it has successful requests,
+/// no failed one, and windows that add up to them.
+pub(crate) fn assert_runs_add_up(runs: &[serde_json::Value]) {
+    for run in runs {
+        let n = |k: &str| run[k].as_u64().unwrap_or_else(|| panic!("{k} in {run}"));
+        assert!(n("successful") > 0, "{run}");
+        assert_eq!(n("failed_total"), 0, "{run}");
+        let windows: u64 = run["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+        assert_eq!(windows, n("successful"), "windows add up: {run}");
+    }
 }
 
 /// A fresh folder `name-<pid>` under Cargo's temporary folder for tests.
