@@ -117,6 +117,17 @@ fn resolve(text: &str, allow_remote: bool) -> anyhow::Result<(Url, Target)> {
     let url = Url::parse(text).with_context(|| format!("'{text}' is not a URL"))?;
     ensure!(url.scheme() == "http", "'{text}': only http:// URLs are supported (no TLS)");
     let Some(host) = url.host_str() else { bail!("'{text}' has no host") };
+    // The loopback rule before any lookup: a name other than localhost is not
+    // sent to DNS unless remote targets are allowed.
+    if let Some(url::Host::Domain(name)) = url.host()
+        && !allow_remote
+        && name != "localhost"
+        && !name.ends_with(".localhost")
+    {
+        bail!(
+            "{name} is not a loopback name (localhost or an address in 127.0.0.0/8, [::1]); pass --allow-remote to load another host"
+        );
+    }
     let port = url.port_or_known_default().unwrap_or(80);
     let addr = (host, port)
         .to_socket_addrs()
@@ -243,6 +254,10 @@ mod tests {
         assert!(err(&["/plaintext"]).contains("not a URL"), "no scheme, no host");
         assert!(err(&["not a url"]).contains("not a URL"));
         assert!(err(&["http://192.0.2.1/"]).contains("--allow-remote"));
+        // Refused before any lookup (a lookup of .invalid would fail with "cannot resolve").
+        let remote = err(&["http://bench.example.invalid/"]);
+        assert!(remote.contains("not a loopback name") && remote.contains("--allow-remote"), "{remote}");
+        assert!(load(&["http://localhost:8080/"]).is_ok(), "localhost is looked up and is loopback");
         assert!(err(&["http://127.0.0.1/", "--duration", "1500ms"]).contains("whole number"));
         assert!(err(&["http://127.0.0.1/", "--connections", "0"]).contains("connections"));
         assert!(err(&["http://127.0.0.1/", "--duration", "0s"]).contains("longer than zero"));
