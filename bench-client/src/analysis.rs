@@ -2,7 +2,7 @@
 //! verdict they support, and the noise figures that qualify them.
 //!
 //! Throughput changes are ratios, so everything is computed on logarithms,
-//! checked once in a `LogSample` (positive, finite values; a spread only
+//! checked once in a `Sample` (positive, finite values; a spread only
 //! from two). What each command uses (sources in `docs/METHODOLOGY.md`):
 //! - `suite`, paired by slices (the default): [`robust_paired_change`], the
 //!   Hodges–Lehmann estimate over the blocks with its signed-rank interval;
@@ -81,15 +81,21 @@ fn variance(v: &[f64]) -> f64 {
 }
 
 /// Values checked once, at construction, as criterion's `Sample` does: the
-/// natural logarithms of the positive, finite values given (the others left
-/// out). Every interval here is computed on one; it says itself whether it
-/// holds enough values for a spread.
+/// natural logarithms of the positive, finite values given ([`Sample::logs`],
+/// what every interval of a ratio is computed on), or the finite values
+/// themselves ([`Sample::finite`], for differences such as µs saved). It
+/// says itself whether it holds enough values for a spread.
 #[derive(Debug, Clone)]
-struct LogSample(Vec<f64>);
+struct Sample(Vec<f64>);
 
-impl LogSample {
+impl Sample {
+    /// The finite `values` (the others left out).
+    fn finite(values: &[f64]) -> Self {
+        Self(values.iter().copied().filter(|x| x.is_finite()).collect())
+    }
+
     /// The logs of the positive, finite `values`.
-    fn of(values: &[f64]) -> Self {
+    fn logs(values: &[f64]) -> Self {
         Self(values.iter().filter(|x| x.is_finite() && **x > 0.0).map(|x| x.ln()).collect())
     }
 
@@ -97,7 +103,7 @@ impl LogSample {
     /// positive and finite.
     fn of_ratios(before: &[f64], after: &[f64]) -> Self {
         let ratios: Vec<f64> = before.iter().zip(after).filter(|(b, _)| **b > 0.0).map(|(b, a)| a / b).collect();
-        Self::of(&ratios)
+        Self::logs(&ratios)
     }
 
     fn is_empty(&self) -> bool {
@@ -223,7 +229,7 @@ pub fn rounds_for(rounds: u32, change: &Change, target_points: f64, over: Interv
 /// index is the same round). Values must be positive (successful requests
 /// or rates); pairs with a zero are left out.
 pub fn paired_change(before: &[f64], after: &[f64]) -> Change {
-    let logs = LogSample::of_ratios(before, after);
+    let logs = Sample::of_ratios(before, after);
     change_from(logs.mean().unwrap_or(0.0), logs.t_half_width())
 }
 
@@ -243,7 +249,7 @@ pub fn unpaired_change(a: &[f64], b: &[f64]) -> Change {
 /// exact (infinite degrees of freedom). `session_sd_log = 0` is Welch's
 /// interval. Values ≤ 0 are left out; under two values on a side, no interval.
 pub fn unpaired_change_across_sessions(a: &[f64], b: &[f64], session_sd_log: f64) -> Change {
-    let (la, lb) = (LogSample::of(a), LogSample::of(b));
+    let (la, lb) = (Sample::logs(a), Sample::logs(b));
     let (Some(ma), Some(mb)) = (la.mean(), lb.mean()) else { return change_from(0.0, None) };
     let diff = mb - ma;
     let (Some(va), Some(vb)) = (la.variance_of_mean(), lb.variance_of_mean()) else { return change_from(diff, None) };
@@ -279,7 +285,7 @@ const MAX_DF: f64 = 1.0e6;
 pub fn session_sd_estimate(rows: &[(&[f64], &[f64])]) -> Option<f64> {
     let terms: Vec<f64> = rows
         .iter()
-        .map(|(a, b)| (LogSample::of(a), LogSample::of(b)))
+        .map(|(a, b)| (Sample::logs(a), Sample::logs(b)))
         .filter_map(|(la, lb)| {
             let within = la.variance_of_mean()? + lb.variance_of_mean()?;
             Some((lb.mean()? - la.mean()?).powi(2) - within)
@@ -331,7 +337,7 @@ pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
     let series = log_series(runs);
     let Some((estimate, within)) = robust_log_interval(&series) else { return change_from(0.0, None) };
     let per_round: Vec<f64> = series.iter().filter(|s| !s.is_empty()).map(|s| median(&s.0)).collect();
-    let rounds = LogSample(per_round);
+    let rounds = Sample(per_round);
     let (Some(centre), Some(half)) = (rounds.mean(), rounds.t_half_width()) else {
         return change_from(estimate, None);
     };
@@ -340,14 +346,14 @@ pub fn across_processes_change(runs: &[Vec<f64>]) -> Change {
 }
 
 /// The logarithms of the positive, finite ratios of each run.
-fn log_series(runs: &[Vec<f64>]) -> Vec<LogSample> {
-    runs.iter().map(|run| LogSample::of(run)).collect()
+fn log_series(runs: &[Vec<f64>]) -> Vec<Sample> {
+    runs.iter().map(|run| Sample::logs(run)).collect()
 }
 
 /// The Hodges–Lehmann estimate of the pooled log ratios `series` and its
 /// widened signed-rank interval (see [`robust_paired_change`]); `None`
 /// without a value, no interval under six.
-fn robust_log_interval(series: &[LogSample]) -> Option<(f64, Option<(f64, f64)>)> {
+fn robust_log_interval(series: &[Sample]) -> Option<(f64, Option<(f64, f64)>)> {
     let logs: Vec<f64> = series.iter().flat_map(|s| s.0.iter().copied()).collect();
     if logs.is_empty() {
         return None;
@@ -404,7 +410,7 @@ fn signed_rank_critical(n: usize) -> Option<usize> {
 
 /// Pooled lag-1 autocorrelation of the `series` (each centred on its own
 /// mean); `None` without a series of three values or more.
-fn lag1_autocorrelation(series: &[LogSample]) -> Option<f64> {
+fn lag1_autocorrelation(series: &[Sample]) -> Option<f64> {
     let (mut num, mut den) = (0.0, 0.0);
     for s in series.iter().map(|s| &s.0).filter(|s| s.len() >= 3) {
         let m = mean(s);
@@ -417,7 +423,7 @@ fn lag1_autocorrelation(series: &[LogSample]) -> Option<f64> {
 /// Geometric mean of positive `values` with the 95 % Student-t interval of
 /// the mean log value mapped back (`None` under two values).
 pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
-    let logs = LogSample::of(values);
+    let logs = Sample::logs(values);
     let Some(m) = logs.mean() else { return (0.0, None) };
     (m.exp(), logs.t_half_width().map(|h| ((m - h).exp(), (m + h).exp())))
 }
@@ -426,16 +432,9 @@ pub fn geometric_mean_interval(values: &[f64]) -> (f64, Option<(f64, f64)>) {
 /// under two values); `None` without a value. For differences that may be
 /// negative, such as µs saved per request.
 pub fn mean_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
-    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    let m = mean(&v);
-    let interval = (v.len() >= 2).then(|| {
-        let h = t_quantile(v.len() as f64 - 1.0) * (variance(&v) / v.len() as f64).sqrt();
-        (m - h, m + h)
-    });
-    Some((m, interval))
+    let sample = Sample::finite(values);
+    let m = sample.mean()?;
+    Some((m, sample.t_half_width().map(|h| (m - h, m + h))))
 }
 
 /// Least-squares slope of `ys` over `xs`; `None` under two distinct `xs`.
