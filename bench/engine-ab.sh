@@ -18,8 +18,7 @@ for pair in $(seq "$pairs"); do
   if [ $((pair % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
   for who in $order; do
     bin=$old; [ "$who" = new ] && bin=$new
-    taskset -c 1 "$bin" load "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
-      --json "$tmp/$who-$pair.json" > /dev/null
+    plaintext_load "$bin" "$tmp/$who-$pair.json"
   done
 done
 python3 - "$tmp" "$pairs" <<'EOF'

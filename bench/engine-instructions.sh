@@ -16,9 +16,8 @@ command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2;
 for run in $(seq "$runs"); do
   for who in old new; do
     bin=$old; [ "$who" = new ] && bin=$new
-    taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/$who-$run.cg" "$bin" load \
-      "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
-      --json "$tmp/$who-$run.json" > /dev/null 2> "$tmp/$who-$run.err"
+    plaintext_load "$bin" "$tmp/$who-$run.json" valgrind --tool=callgrind --callgrind-out-file="$tmp/$who-$run.cg" \
+      2> "$tmp/$who-$run.err"
   done
 done
 python3 - "$tmp" "$runs" <<'PY'

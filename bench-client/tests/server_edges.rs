@@ -601,32 +601,21 @@ fn stops_within_a_second(state: ClientState) {
     }
 }
 
-#[test]
-fn sigterm_stops_every_server_with_an_idle_keep_alive_connection() {
-    stops_within_a_second(ClientState::IdleKeepAlive);
+/// One test per state a client leaves its connection in when SIGTERM comes.
+macro_rules! sigterm_tests {
+    ($($name:ident: $state:expr),+ $(,)?) => {
+        $(#[test]
+        fn $name() {
+            stops_within_a_second($state);
+        })+
+    };
 }
 
-#[test]
-fn sigterm_stops_every_server_with_a_fresh_connection() {
-    stops_within_a_second(ClientState::Fresh);
-}
-
-#[test]
-fn sigterm_stops_every_server_with_half_a_request_head() {
-    stops_within_a_second(ClientState::HalfHead);
-}
-
-#[test]
-fn sigterm_stops_every_server_with_half_a_body() {
-    stops_within_a_second(ClientState::HalfBody);
-}
-
-#[test]
-fn sigterm_stops_every_server_with_a_thousand_connections() {
-    stops_within_a_second(ClientState::Thousand);
-}
-
-#[test]
-fn sigterm_stops_every_server_with_a_load_running() {
-    stops_within_a_second(ClientState::LoadRunning);
+sigterm_tests! {
+    sigterm_stops_every_server_with_an_idle_keep_alive_connection: ClientState::IdleKeepAlive,
+    sigterm_stops_every_server_with_a_fresh_connection: ClientState::Fresh,
+    sigterm_stops_every_server_with_half_a_request_head: ClientState::HalfHead,
+    sigterm_stops_every_server_with_half_a_body: ClientState::HalfBody,
+    sigterm_stops_every_server_with_a_thousand_connections: ClientState::Thousand,
+    sigterm_stops_every_server_with_a_load_running: ClientState::LoadRunning,
 }

@@ -65,6 +65,22 @@ wrk_counts() {
   ' "$1"
 }
 
+# Runs the Python counting on stdin for NAME on the JSON FILE (ARG… follow
+# as sys.argv[3:]), given `path`, `read()` (the parsed file; OSError and
+# ValueError left to the caller) and `fail(msg)` (says NAME: FILE: msg on
+# stderr and exits 1).
+json_counts() {
+  python3 -c "import json, sys
+name, path = sys.argv[1], sys.argv[2]
+def fail(msg):
+    print(f'{name}: {path}: {msg}', file=sys.stderr)
+    sys.exit(1)
+def read():
+    with open(path) as f:
+        return json.load(f)
+$(cat)" "$@"
+}
+
 # oha's `--output-format json` output. Successful: statusCodeDistribution["200"];
 # every other status is a non-200. errorDistribution counts requests that got
 # no response, by message; one message is not an error: with -z, oha cuts
@@ -75,16 +91,10 @@ wrk_counts() {
 # more aborts than that are flagged. oha's summary.total is the run's
 # length in seconds (src/printer.rs, print_json).
 oha_counts() {
-  python3 - "$1" "${2:-}" <<'PY'
-import json, sys
-
-path, max_aborted = sys.argv[1], sys.argv[2]
-def fail(msg):
-    print(f"oha_counts: {path}: {msg}", file=sys.stderr)
-    sys.exit(1)
+  json_counts oha_counts "$1" "${2:-}" <<'PY'
+max_aborted = sys.argv[3]
 try:
-    with open(path) as f:
-        r = json.load(f)
+    r = read()
     codes = r["statusCodeDistribution"]
     errors = dict(r["errorDistribution"])
     total_s = float(r["summary"]["total"])
@@ -117,16 +127,9 @@ PY
 # failed_total: no request was sent); `complete` false when the run was cut
 # short. Any of them flags the run, as `load` itself does (exit 1).
 client_counts() {
-  python3 - "$1" <<'PY'
-import json, sys
-
-path = sys.argv[1]
-def fail(msg):
-    print(f"client_counts: {path}: {msg}", file=sys.stderr)
-    sys.exit(1)
+  json_counts client_counts "$1" <<'PY'
 try:
-    with open(path) as f:
-        r = json.load(f)
+    r = read()
     ok, failed_total, f, complete = int(r["successful"]), int(r["failed_total"]), r["failed"], r["complete"]
     duration_s = float(r["duration_s"])
     kinds = {

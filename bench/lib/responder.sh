@@ -1,7 +1,9 @@
 # Sourced by the bench scripts that load the client's built-in canned
 # responder: a temporary folder ($tmp, removed at exit) and the responder of
 # the client binary $1 pinned to CPU 0 ($responder_pid, stopped at exit),
-# its address in $addr.
+# its address in $addr; `plaintext_load BIN JSON [WRAPPER…]` runs BIN's
+# `load` on its /plaintext for $duration_s seconds, pinned to CPU 1 (under
+# WRAPPER, e.g. valgrind), the report in JSON.
 tmp=$(mktemp -d)
 responder_pid=
 cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -11,3 +13,9 @@ responder_pid=$!
 for _ in $(seq 50); do grep -q listening "$tmp/responder.out" 2>/dev/null && break; sleep 0.1; done
 addr=$(sed -n 's|listening on http://||p' "$tmp/responder.out")
 [ -n "$addr" ] || { echo "error: the responder did not start" >&2; exit 1; }
+plaintext_load() {
+  bin=$1 json=$2
+  shift 2
+  taskset -c 1 "$@" "$bin" load "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
+    --json "$json" > /dev/null
+}

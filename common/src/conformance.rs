@@ -4,14 +4,46 @@
 //! `conformance`); the framework-specific part, making the request, stays in
 //! each server's test.
 
+use std::num::NonZeroUsize;
+
 use crate::fortunes::{self, Fortune};
-use crate::{MAX_FORTUNE_BYTES, Route};
+use crate::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES, ROUTES, Route, UNKNOWN_PATH};
 
 /// The layer counts every route is checked through.
 pub const LAYERS: [usize; 3] = [0, 1, 10];
 
 /// The message the tests add with `POST /fortunes` (markup, to be escaped).
 pub const NEW_FORTUNE: &str = "<i>new</i>";
+
+/// Paths no server routes: each answers 404.
+pub const UNROUTED: [&str; 2] = [UNKNOWN_PATH, "/state/unknown"];
+
+/// A fresh database (removed when the returned owner is dropped) and its fortunes.
+///
+/// # Panics
+/// When the database cannot be created.
+pub fn fresh_fortunes() -> (FortuneDb, Fortunes) {
+    let db = FortuneDb::create().unwrap();
+    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
+    (db, fortunes)
+}
+
+/// Asserts every route of the table, through every layer count of [`LAYERS`],
+/// as `get(layers, path)` answers it: status, `Content-Type`, body.
+///
+/// # Panics
+/// At the first answer that is not the table's.
+pub async fn assert_every_route<F>(get: impl Fn(usize, &'static str) -> F)
+where
+    F: Future<Output = (u16, Option<String>, Vec<u8>)>,
+{
+    for layers in LAYERS {
+        for route in ROUTES {
+            let (status, content_type, body) = get(layers, route.path).await;
+            assert_table_answer(route, layers, status, content_type.as_deref(), &body);
+        }
+    }
+}
 
 /// Asserts that an answer to `GET route.path` through `layers` layers is the
 /// route table's: status 200, its content type, its bytes.

@@ -1,23 +1,14 @@
 //! Every route of `common::ROUTES`, in process through `server_actix::app`,
 //! and `POST /fortunes` with its refusals.
 
-use std::num::NonZeroUsize;
-
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{App, test};
-use common::{FortuneDb, Fortunes, conformance};
+use common::conformance;
 
 type Answer = (StatusCode, Option<String>, Vec<u8>);
 
-/// A fresh database (removed when the returned owner is dropped) and its fortunes.
-fn database() -> (FortuneDb, Fortunes) {
-    let db = FortuneDb::create().unwrap();
-    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
-    (db, fortunes)
-}
-
 async fn get(layers: usize, path: &str) -> Answer {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     let status = response.status();
@@ -28,25 +19,23 @@ async fn get(layers: usize, path: &str) -> Answer {
 
 #[actix_web::test]
 async fn every_route_answers_the_table_byte_for_byte() {
-    for layers in conformance::LAYERS {
-        for route in common::ROUTES {
-            let (status, content_type, body) = get(layers, route.path).await;
-            conformance::assert_table_answer(route, layers, status.as_u16(), content_type.as_deref(), &body);
-        }
-    }
+    conformance::assert_every_route(|layers, path| async move {
+        let (status, content_type, body) = get(layers, path).await;
+        (status.as_u16(), content_type, body)
+    })
+    .await;
 }
 
 #[actix_web::test]
 async fn unknown_path_is_404() {
-    let (status, _, _) = get(10, common::UNKNOWN_PATH).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _, _) = get(10, "/state/unknown").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    for path in conformance::UNROUTED {
+        assert_eq!(get(10, path).await.0, StatusCode::NOT_FOUND, "{path}");
+    }
 }
 
 #[actix_web::test]
 async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     let app = test::init_service(App::new().configure(server_actix::app(0, fortunes))).await;
     let call = async |method: Method, path: &str, body: Vec<u8>| -> Answer {
         let request = test::TestRequest::default().method(method).uri(path).set_payload(body).to_request();
@@ -71,7 +60,7 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
 
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
     common::state::counts::take();
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;

@@ -1,22 +1,13 @@
 //! Every route of `common::ROUTES`, in process through `server_axum::app`,
 //! and `POST /fortunes` with its refusals.
 
-use std::num::NonZeroUsize;
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::{FortuneDb, Fortunes, conformance};
+use common::conformance;
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 type Answer = (StatusCode, Option<String>, Vec<u8>);
-
-/// A fresh database (removed when the returned owner is dropped) and its fortunes.
-fn database() -> (FortuneDb, Fortunes) {
-    let db = FortuneDb::create().unwrap();
-    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
-    (db, fortunes)
-}
 
 async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> Answer {
     let request = Request::builder().method(method).uri(path).body(Body::from(body)).unwrap();
@@ -28,31 +19,29 @@ async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> A
 }
 
 async fn get(layers: usize, path: &str) -> Answer {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     call(server_axum::app(layers, fortunes), Method::GET, path, Vec::new()).await
 }
 
 #[tokio::test]
 async fn every_route_answers_the_table_byte_for_byte() {
-    for layers in conformance::LAYERS {
-        for route in common::ROUTES {
-            let (status, content_type, body) = get(layers, route.path).await;
-            conformance::assert_table_answer(route, layers, status.as_u16(), content_type.as_deref(), &body);
-        }
-    }
+    conformance::assert_every_route(|layers, path| async move {
+        let (status, content_type, body) = get(layers, path).await;
+        (status.as_u16(), content_type, body)
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn unknown_path_is_404() {
-    let (status, _, _) = get(10, common::UNKNOWN_PATH).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _, _) = get(10, "/state/unknown").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    for path in conformance::UNROUTED {
+        assert_eq!(get(10, path).await.0, StatusCode::NOT_FOUND, "{path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     let app = server_axum::app(0, fortunes);
     let seed = common::fortunes::seed_page().to_vec();
     for (body, status) in conformance::refused_fortunes() {
@@ -70,7 +59,7 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
 
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
-    let (_db, fortunes) = database();
+    let (_db, fortunes) = conformance::fresh_fortunes();
     let app = server_axum::app(layers, fortunes);
     common::state::counts::take();
     let response = app.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();

@@ -1,17 +1,14 @@
 //! Every route of `common::ROUTES`, in process through `server_rocket::app`,
 //! and `POST /fortunes` with its refusals.
 
-use std::num::NonZeroUsize;
-
-use common::{FortuneDb, Fortunes, conformance};
+use common::{FortuneDb, conformance};
 use rocket::config::LogLevel;
 use rocket::http::Status;
 use rocket::local::blocking::Client;
 
 /// A client of the app on a fresh database (removed when the returned owner is dropped).
 fn client(layers: usize) -> (FortuneDb, Client) {
-    let db = FortuneDb::create().unwrap();
-    let fortunes = Fortunes::open(db.path(), NonZeroUsize::MIN).unwrap();
+    let (db, fortunes) = conformance::fresh_fortunes();
     let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
     (db, Client::tracked(server_rocket::app(figment, layers, fortunes)).unwrap())
 }
@@ -33,8 +30,9 @@ fn every_route_answers_the_table_byte_for_byte() {
 #[test]
 fn unknown_path_is_404() {
     let (_db, client) = client(10);
-    assert_eq!(client.get(common::UNKNOWN_PATH).dispatch().status(), Status::NotFound);
-    assert_eq!(client.get("/state/unknown").dispatch().status(), Status::NotFound);
+    for path in conformance::UNROUTED {
+        assert_eq!(client.get(path).dispatch().status(), Status::NotFound, "{path}");
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timing};
+use super::args::{ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timing};
 use crate::analysis::Verdict;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
@@ -65,15 +65,9 @@ pub struct AbArgs {
     /// Smallest significant slowdown, percent, that counts as a regression (exit 1).
     #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
     pub threshold: f64,
-    /// Where the servers and the client run.
+    /// CPUs, run folders, building.
     #[command(flatten)]
-    pub cpus: CpuArgs,
-    /// Where the run folders go.
-    #[command(flatten)]
-    pub out: OutArgs,
-    /// Use the binaries built before (under target/ab/) instead of building.
-    #[arg(long)]
-    pub no_build: bool,
+    pub served: ServedArgs,
 }
 
 impl AbArgs {
@@ -82,7 +76,7 @@ impl AbArgs {
     /// # Errors
     /// A route outside the route table, CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<AbPlan> {
-        self.cpus.check()?;
+        self.served.cpus.check()?;
         let variants = self
             .routes
             .iter()
@@ -105,7 +99,7 @@ impl AbArgs {
                 scenarios: Vec::new(),
                 settings: LoadSettings::closed(
                     nonzero(self.connections),
-                    self.cpus.client_threads(),
+                    self.served.cpus.client_threads(),
                     timing(self.warmup, self.duration, self.duration)?,
                     Duration::from_secs(2),
                 ),
@@ -120,10 +114,10 @@ impl AbArgs {
                     layers.dedup();
                     layers
                 },
-                server_cpus: self.cpus.server_cpus,
-                client_cpus: self.cpus.client_cpus,
-                out: self.out.out,
-                build: !self.no_build,
+                server_cpus: self.served.cpus.server_cpus,
+                client_cpus: self.served.cpus.client_cpus,
+                out: self.served.out.out,
+                build: !self.served.no_build,
                 profiler: None,
             },
             before,

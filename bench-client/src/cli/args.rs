@@ -50,6 +50,21 @@ pub struct OutArgs {
     pub out: PathBuf,
 }
 
+/// What a command that starts the workspace's servers shares: where they and
+/// the client run, where the run folders go, whether cargo builds first.
+#[derive(Debug, Clone, Args)]
+pub struct ServedArgs {
+    /// Where the servers and the client run.
+    #[command(flatten)]
+    pub cpus: CpuArgs,
+    /// Where the run folders go.
+    #[command(flatten)]
+    pub out: OutArgs,
+    /// Use the binaries already built (`ab`: under target/ab/) instead of running cargo build first.
+    #[arg(long)]
+    pub no_build: bool,
+}
+
 /// How perf walks the sampled stacks (`--call-graph`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CallGraphChoice {

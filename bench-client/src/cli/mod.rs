@@ -161,9 +161,12 @@ fn parsed(argv: &[&str]) -> anyhow::Result<Commands> {
     Ok(Cli::try_parse_from(std::iter::once("bench-client").chain(argv.iter().copied()))?.command)
 }
 
-/// Raises the open-file limit for `connections`, or says why not.
-fn fds_for(connections: usize) -> Result<(), Outcome> {
-    ensure_fds_for(connections).map(drop).map_err(|e| report(&e, Outcome::Usage))
+/// A checked plan with the open-file limit raised for its `connections`, or
+/// the usage outcome that said why not.
+fn planned<P>(plan: anyhow::Result<P>, connections: impl FnOnce(&P) -> usize) -> Result<P, Outcome> {
+    let plan = plan.map_err(|e| report(&e, Outcome::Usage))?;
+    ensure_fds_for(connections(&plan)).map_err(|e| report(&e, Outcome::Usage))?;
+    Ok(plan)
 }
 
 /// Runs `cli`; `stop` is set by Ctrl-C or SIGTERM. Every error is printed
@@ -174,15 +177,9 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
     // interrupted during the build, a recording cut short).
     let failed = |e: anyhow::Error| report(&e, if interrupted() { Outcome::Interrupted } else { Outcome::Failed });
     match cli.command {
-        Commands::Load(args) => {
-            let plan = match args.plan() {
-                Ok(plan) => plan,
-                Err(e) => return report(&e, Outcome::Usage),
-            };
-            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
-                return outcome;
-            }
-            match runner::load(&plan, stop) {
+        Commands::Load(args) => match planned(args.plan(), |p| p.settings.connections.get()) {
+            Err(outcome) => outcome,
+            Ok(plan) => match runner::load(&plan, stop) {
                 // Ctrl-C while lingering after a complete run ends it as the run ended.
                 Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
                 Ok(report) if report.figures.is_failure() => Outcome::Failed,
@@ -190,8 +187,8 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 // Ctrl-C in preflight (or anything else before the windows).
                 Err(e) if interrupted() => report(&e, Outcome::Interrupted),
                 Err(e) => barrier_or(&e, Outcome::Failed),
-            }
-        }
+            },
+        },
         Commands::Merge(args) => merge::run(&args).unwrap_or_else(failed),
         Commands::K8s(args) => k8s::dispatch(args),
         Commands::Watch(args) => match args.plan() {
@@ -207,16 +204,10 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
             Err(e) => report(&e, Outcome::Usage),
         },
-        Commands::Calibrate(args) => {
-            let plan = match args.plan() {
-                Ok(plan) => plan,
-                Err(e) => return report(&e, Outcome::Usage),
-            };
-            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
-                return outcome;
-            }
-            calibrate::run(&plan, stop).unwrap_or_else(|e| report(&e, Outcome::Failed))
-        }
+        Commands::Calibrate(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {
+            Ok(plan) => calibrate::run(&plan, stop).unwrap_or_else(|e| report(&e, Outcome::Failed)),
+            Err(outcome) => outcome,
+        },
         Commands::Responder(args) => {
             if let Err(e) = ensure_fds_for(4096) {
                 eprintln!("warning: {e:#}");
@@ -226,27 +217,15 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 Err(e) => report(&e, Outcome::Usage),
             }
         }
-        Commands::Ab(args) => {
-            let plan = match args.plan() {
-                Ok(plan) => plan,
-                Err(e) => return report(&e, Outcome::Usage),
-            };
-            if let Err(outcome) = fds_for(plan.base.settings.connections.get() * 2) {
-                return outcome;
-            }
-            ab::run(&plan, stop).unwrap_or_else(failed)
-        }
+        Commands::Ab(args) => match planned(args.plan(), |plan| plan.base.settings.connections.get() * 2) {
+            Ok(plan) => ab::run(&plan, stop).unwrap_or_else(failed),
+            Err(outcome) => outcome,
+        },
         Commands::Compare(args) => compare::run(&args).unwrap_or_else(|e| report(&e, Outcome::Usage)),
-        Commands::Suite(args) => {
-            let plan = match args.plan() {
-                Ok(plan) => plan,
-                Err(e) => return report(&e, Outcome::Usage),
-            };
-            if let Err(outcome) = fds_for(plan.settings.connections.get()) {
-                return outcome;
-            }
-            suite::run(&plan, stop).unwrap_or_else(failed)
-        }
+        Commands::Suite(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {
+            Ok(plan) => suite::run(&plan, stop).unwrap_or_else(failed),
+            Err(outcome) => outcome,
+        },
     }
 }
 

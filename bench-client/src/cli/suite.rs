@@ -7,8 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    CallGraphChoice, CpuArgs, OutArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timeout,
-    timing,
+    CallGraphChoice, ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timeout, timing,
 };
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
@@ -50,15 +49,9 @@ pub struct SuiteArgs {
     /// Per-request timeout.
     #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
-    /// Where the servers and the client run.
+    /// CPUs, run folders, building.
     #[command(flatten)]
-    pub cpus: CpuArgs,
-    /// Where the run folders go.
-    #[command(flatten)]
-    pub out: OutArgs,
-    /// Use the binaries already built instead of running cargo build first.
-    #[arg(long)]
-    pub no_build: bool,
+    pub served: ServedArgs,
     /// Sampling profiler attached to each server during the measured windows
     /// (auto: perf in the profiling profile, none otherwise).
     #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
@@ -135,7 +128,7 @@ impl SuiteArgs {
     /// not use.
     pub fn plan(self) -> anyhow::Result<SuitePlan> {
         let timing = timing(self.warmup, self.duration, self.window)?;
-        self.cpus.check()?;
+        self.served.cpus.check()?;
         let mut layers = self.layers;
         layers.sort_unstable();
         layers.dedup();
@@ -158,13 +151,18 @@ impl SuiteArgs {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
             scenarios: dedup(self.scenarios),
-            settings: LoadSettings::closed(nonzero(self.connections), self.cpus.client_threads(), timing, self.timeout),
+            settings: LoadSettings::closed(
+                nonzero(self.connections),
+                self.served.cpus.client_threads(),
+                timing,
+                self.timeout,
+            ),
             rounds: self.rounds,
             layers,
-            server_cpus: self.cpus.server_cpus,
-            client_cpus: self.cpus.client_cpus,
-            out: self.out.out,
-            build: !self.no_build,
+            server_cpus: self.served.cpus.server_cpus,
+            client_cpus: self.served.cpus.client_cpus,
+            out: self.served.out.out,
+            build: !self.served.no_build,
             profiler: profiler.then_some(call_graph),
             pairing,
             slice: self.slice,

@@ -221,18 +221,24 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
             a.failed += b.failed;
         }
         self.failures += &other.failures;
-        self.sent += other.sent;
-        self.retried += other.retried;
-        self.closed_by_server += other.closed_by_server;
-        self.closed_idle += other.closed_idle;
-        self.connections_short += other.connections_short;
-        self.warmup_completed += other.warmup_completed;
-        self.warmup_failed += other.warmup_failed;
-        self.in_flight_at_deadline += other.in_flight_at_deadline;
-        self.connections_established += other.connections_established;
-        self.reconnects += other.reconnects;
-        self.late_sends += other.late_sends;
-        self.unsent_at_deadline += other.unsent_at_deadline;
+        // The run's counters, each the sum of the threads'.
+        macro_rules! add {
+            ($($counter:ident),+) => { $(self.$counter += other.$counter;)+ };
+        }
+        add!(
+            sent,
+            retried,
+            closed_by_server,
+            closed_idle,
+            connections_short,
+            warmup_completed,
+            warmup_failed,
+            in_flight_at_deadline,
+            connections_established,
+            reconnects,
+            late_sends,
+            unsent_at_deadline
+        );
         self.latency_us.add(&other.latency_us).expect("same histogram bounds");
         if let (Some(a), Some(b)) = (&mut self.latency_uncorrected_us, &other.latency_uncorrected_us) {
             a.add(b).expect("same histogram bounds");

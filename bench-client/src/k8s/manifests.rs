@@ -134,29 +134,32 @@ fn timing_args(plan: &RenderPlan) -> Vec<String> {
     ]
 }
 
+/// The Service `name` in front of the pods of `component`, exposing their
+/// port `port_name` as `port`; `headless`: a DNS name per pod (subdomain),
+/// no load balancing.
+fn service(plan: &RenderPlan, name: &str, component: &str, (port_name, port): (&str, u16), headless: bool) -> Node {
+    let ports = Node::Seq(vec![map([
+        ("name", s(port_name)),
+        ("port", Node::Int(i64::from(port))),
+        ("targetPort", s(port_name)),
+    ])]);
+    let mut spec = vec![("selector", side(component)), ("ports", ports)];
+    if headless {
+        spec.insert(0, ("clusterIP", s("None")));
+    }
+    map([
+        ("apiVersion", s("v1")),
+        ("kind", s("Service")),
+        ("metadata", metadata(plan, name, side(component))),
+        ("spec", map(spec)),
+    ])
+}
+
 /// `server.yaml`: the Service and the Deployment (server + `watch`).
 fn server(plan: &RenderPlan) -> Vec<Node> {
     let run = plan.run_id();
     let binary = plan.framework.binary();
-    let service = map([
-        ("apiVersion", s("v1")),
-        ("kind", s("Service")),
-        ("metadata", metadata(plan, SERVER, side("server"))),
-        (
-            "spec",
-            map([
-                ("selector", side("server")),
-                (
-                    "ports",
-                    Node::Seq(vec![map([
-                        ("name", s("http")),
-                        ("port", Node::Int(i64::from(SERVER_PORT))),
-                        ("targetPort", s("http")),
-                    ])]),
-                ),
-            ]),
-        ),
-    ]);
+    let service = service(plan, SERVER, "server", ("http", SERVER_PORT), false);
     let cpus = plan.server_cpus.to_string();
     let server = map([
         ("name", s("server")),
@@ -260,27 +263,7 @@ fn load_args(plan: &RenderPlan) -> Vec<String> {
 /// `clients.yaml`: the headless Service and the Indexed Job.
 fn clients(plan: &RenderPlan) -> Vec<Node> {
     let run = plan.run_id();
-    let service = map([
-        ("apiVersion", s("v1")),
-        ("kind", s("Service")),
-        ("metadata", metadata(plan, CLIENTS, side("client"))),
-        (
-            "spec",
-            map([
-                // Headless: a DNS name per pod (subdomain), no load balancing.
-                ("clusterIP", s("None")),
-                ("selector", side("client")),
-                (
-                    "ports",
-                    Node::Seq(vec![map([
-                        ("name", s("metrics")),
-                        ("port", Node::Int(i64::from(METRICS_PORT))),
-                        ("targetPort", s("metrics")),
-                    ])]),
-                ),
-            ]),
-        ),
-    ]);
+    let service = service(plan, CLIENTS, "client", ("metrics", METRICS_PORT), true);
     let cpus = plan.client_cpus.to_string();
     let client = map([
         ("name", s("client")),

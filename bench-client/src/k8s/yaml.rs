@@ -27,8 +27,8 @@ pub enum Node {
     Bool(bool),
 }
 
-/// A mapping from `(key, value)` pairs.
-pub fn map<const N: usize>(entries: [(&str, Node); N]) -> Node {
+/// A mapping from `(key, value)` pairs, in order.
+pub fn map<'a>(entries: impl IntoIterator<Item = (&'a str, Node)>) -> Node {
     Node::Map(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 

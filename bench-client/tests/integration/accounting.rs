@@ -116,19 +116,25 @@ fn a_request_the_server_reset_is_retried_counted_and_in_sent() {
     assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
 }
 
+/// `load` with `flags` against a server answering after `delay`: exit 1,
+/// `said` on stdout; the figures it wrote.
+fn failed_on_slow_server(delay: Duration, flags: &str, said: &str) -> bench_client::measure::RunFigures {
+    let addr = slow_server(delay);
+    let json = json_path(&format!("slow-{}", delay.as_millis()));
+    let out = load_json(&format!("http://{addr}/hello"), flags, &json);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains(said), "{}", stdout(&out));
+    read_load(&json).unwrap().figures
+}
+
 #[test]
 fn a_backlog_is_late_whatever_phase_it_was_due_in_and_fails_the_run() {
     let _exclusive = util::exclusive();
     // Two connections answered after 1 ms each: about 2,000 requests/s, asked
     // 10,000. From the warm-up on every write is late; the measured windows
     // write only requests that were due during the warm-up.
-    let addr = slow_server(Duration::from_millis(1));
-    let json = json_path("backlog");
-    let url = format!("http://{addr}/hello");
-    let out = load_json(&url, "--rate 10000 --connections 2 --duration 1s --warmup 300ms --window 500ms", &json);
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stdout(&out).contains("SHORT: the schedule was offered"), "{}", stdout(&out));
-    let f = read_load(&json).unwrap().figures;
+    let flags = "--rate 10000 --connections 2 --duration 1s --warmup 300ms --window 500ms";
+    let f = failed_on_slow_server(Duration::from_millis(1), flags, "SHORT: the schedule was offered");
     assert!(f.unsent_at_deadline > 1000, "{} never written", f.unsent_at_deadline);
     // Every write of the measured windows was late: as many as completed there
     // (give or take the two in flight at each end).
@@ -141,13 +147,8 @@ fn a_run_that_began_short_of_its_connections_is_incomplete() {
     // Answers after 300 ms: the engine opens 100 connections at once and the
     // next only as those are confirmed by a response, so 150 of 250 are not
     // open when the windows begin 100 ms in.
-    let addr = slow_server(Duration::from_millis(300));
-    let json = json_path("ramp");
-    let url = format!("http://{addr}/hello");
-    let out = load_json(&url, "--connections 250 --duration 1s --warmup 100ms --window 500ms", &json);
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stdout(&out).contains("INCOMPLETE: the windows began short"), "{}", stdout(&out));
-    let f = read_load(&json).unwrap().figures;
+    let flags = "--connections 250 --duration 1s --warmup 100ms --window 500ms";
+    let f = failed_on_slow_server(Duration::from_millis(300), flags, "INCOMPLETE: the windows began short");
     // 150 at least (more when the client thread was starved at the start).
     assert!((150..=250).contains(&f.connections_short), "{}", f.connections_short);
     assert!(!f.complete);

@@ -10,12 +10,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use bench_client::engine::{EncodedHistogram, LatencySummary, latency_histogram};
 use bench_client::measure::unix_ms_now;
 use bench_client::results::{self, fixtures};
-use bench_client::sys::{CpuList, ServerProcess};
+use bench_client::sys::ServerProcess;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
@@ -65,17 +66,35 @@ impl Running {
     }
 }
 
-/// The server's CPU (the first this process may use) and the clients' (the last).
-fn cpus() -> (CpuList, String) {
-    let all = util::all_cpus();
-    let (first, last) = (all.cpus()[0], *all.cpus().last().unwrap());
-    (first.to_string().parse().unwrap(), last.to_string())
+/// What a test of clients at one barrier starts from.
+struct Scene {
+    /// The machine to this test.
+    _exclusive: MutexGuard<'static, ()>,
+    /// Its folder.
+    dir: PathBuf,
+    /// server-axum with one worker on 127.0.0.1, pinned to the first CPU this
+    /// process may use.
+    server: ServerProcess,
+    /// The clients' CPU: the last.
+    client_cpu: String,
+    /// The route's URL on the server.
+    url: String,
+    /// The barrier, [`LEAD_MS`] ahead, ms since the epoch and as `--start-at`.
+    at_ms: u64,
+    at: String,
 }
 
-/// server-axum with one worker, pinned to `cpus`, on 127.0.0.1.
-fn server(cpus: &CpuList) -> ServerProcess {
+fn scene(name: &str, path: &str) -> Scene {
+    let _exclusive = util::exclusive();
+    let all = util::all_cpus();
+    let (first, last) = (all.cpus()[0], *all.cpus().last().unwrap());
     let args = ["--addr", "127.0.0.1:0", "--workers", "1"].map(str::to_owned);
-    ServerProcess::start(&util::server_binary("axum"), &args, cpus).unwrap()
+    let server =
+        ServerProcess::start(&util::server_binary("axum"), &args, &first.to_string().parse().unwrap()).unwrap();
+    let url = format!("http://{}{path}", server.addr);
+    let at_ms = unix_ms_now() + LEAD_MS;
+    let dir = util::temp_dir(&format!("multi-client-{name}"));
+    Scene { _exclusive, dir, server, client_cpu: last.to_string(), url, at_ms, at: start_at(at_ms) }
 }
 
 /// `--start-at` for `ms` since the epoch, in Unix seconds with milliseconds.
@@ -107,11 +126,7 @@ fn client(dir: &Path, args: &[&str]) -> Output {
 
 /// The one line of stderr of a refused command (exit 2, nothing on stdout).
 fn refusal(out: &Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{}", text(out));
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(out.stdout.is_empty(), "nothing printed: {}", String::from_utf8_lossy(&out.stdout));
-    err
+    util::one_line_exit(out, 2)
 }
 
 /// Validates `value` against `$defs/<def>` of the committed JSON Schema.
@@ -210,13 +225,7 @@ fn percentiles(h: &Histogram<u64>) -> Value {
 
 #[test]
 fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers_cpu_from_watch() {
-    let _exclusive = util::exclusive();
-    let dir = util::temp_dir("multi-client-two");
-    let (server_cpus, client_cpu) = cpus();
-    let server = server(&server_cpus);
-    let url = format!("http://{}/api/devices", server.addr);
-    let at_ms = unix_ms_now() + LEAD_MS;
-    let at = start_at(at_ms);
+    let Scene { _exclusive, dir, server, client_cpu, url, at_ms, at } = scene("two", "/api/devices");
     let pid = server.pid().to_string();
     let file = |name: &str| dir.join(name);
     let mut running = Vec::new();
@@ -310,12 +319,7 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
 
 #[test]
 fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_index() {
-    let _exclusive = util::exclusive();
-    let dir = util::temp_dir("multi-client-three");
-    let (server_cpus, client_cpu) = cpus();
-    let server = server(&server_cpus);
-    let url = format!("http://{}/plaintext", server.addr);
-    let at = start_at(unix_ms_now() + LEAD_MS);
+    let Scene { _exclusive, dir, server: _server, client_cpu, url, at, .. } = scene("three", "/plaintext");
     let mut running = Vec::new();
     for i in 0..3 {
         let mut command = Command::new(CLIENT);
@@ -371,13 +375,13 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
     }
 }
 
-/// An edit of fixture client `i`'s JSON.
-type Edit = Box<dyn Fn(usize, &mut Value)>;
+/// The fixture clients' first measured start, ms since the Unix epoch.
+const FIXTURE_START: u64 = 1_796_119_201_000;
 
 /// Writes fixture load reports `c0.json` and `c1.json` (segments 0 and 1
 /// of 2) into `dir`, each edited by `edit` (`None`: as built).
 fn fixture_pair(dir: &Path, edit: impl Fn(usize, &mut Value)) {
-    let t = 1_796_119_201_000;
+    let t = FIXTURE_START;
     for i in 0..2u32 {
         let latencies: Vec<u64> = (1..=100u64).map(|k| k * (u64::from(i) + 3)).collect();
         let report = fixtures::load_report(i, 2, t + u64::from(i) * 10, &latencies);
@@ -391,73 +395,22 @@ fn fixture_pair(dir: &Path, edit: impl Fn(usize, &mut Value)) {
 fn merge_refuses_inputs_that_are_not_one_load_in_one_line_naming_both_files() {
     let dir = util::temp_dir("multi-client-refusals");
     let two_digits = two_digit_histogram();
-    let cases: Vec<(&str, Edit, &str)> = vec![
-        (
-            "window",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["window_s"] = 2.into()
-                }
-            }),
-            "disagree on --window: 1 s vs 2 s",
-        ),
-        (
-            "warmup",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["warmup_s"] = 0.into()
-                }
-            }),
-            "disagree on --warmup: 1 s vs 0 s",
-        ),
-        (
-            "route",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["url"] = "http://127.0.0.1:8080/plaintext".into()
-                }
-            }),
-            "disagree on the URL",
-        ),
-        (
-            "start-at",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["start_at_unix_ms"] = 1_796_119_300_000u64.into()
-                }
-            }),
-            "disagree on --start-at",
-        ),
-        (
-            "spread",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["measure_start_unix_ms"] = (n(v, "measure_start_unix_ms") - 10 + 2_000).into();
-                }
-            }),
-            "clients started 2.0 s apart (tolerance 0.1 s)",
-        ),
-        (
-            "digits",
-            Box::new(move |i, v| {
-                if i == 1 {
-                    v["latency_hdr"] = two_digits.clone().into();
-                }
-            }),
-            "disagree on the histogram layout",
-        ),
-        (
-            "mode",
-            Box::new(|i, v| {
-                if i == 1 {
-                    v["rate_per_s"] = 100.into()
-                }
-            }),
-            "disagree on the mode",
-        ),
+    // Client 1's field set to the value (its measured start is FIXTURE_START + 10 ms).
+    let cases: [(&str, Value, &str); 7] = [
+        ("window_s", 2.into(), "disagree on --window: 1 s vs 2 s"),
+        ("warmup_s", 0.into(), "disagree on --warmup: 1 s vs 0 s"),
+        ("url", "http://127.0.0.1:8080/plaintext".into(), "disagree on the URL"),
+        ("start_at_unix_ms", 1_796_119_300_000u64.into(), "disagree on --start-at"),
+        ("measure_start_unix_ms", (FIXTURE_START + 2_000).into(), "clients started 2.0 s apart (tolerance 0.1 s)"),
+        ("latency_hdr", two_digits.into(), "disagree on the histogram layout"),
+        ("rate_per_s", 100.into(), "disagree on the mode"),
     ];
-    for (name, edit, expected) in cases {
-        fixture_pair(&dir, edit);
+    for (name, value, expected) in cases {
+        fixture_pair(&dir, |i, v| {
+            if i == 1 {
+                v[name] = value.clone();
+            }
+        });
         let err = refusal(&client(&dir, &["merge", "c0.json", "c1.json", "--json", "m.json"]));
         assert!(err.contains(expected), "{name}: {err}");
         assert!(err.contains("c0.json") && err.contains("c1.json"), "{name} names both files: {err}");

@@ -154,6 +154,17 @@ pub(crate) fn output_within(command: &mut Command, deadline: Duration) -> Output
     Output { status, stdout: out_reader.join().unwrap_or_default(), stderr: err_reader.join().unwrap_or_default() }
 }
 
+/// The one line on stderr of a run that exited with `code` and printed
+/// nothing on stdout (a refusal: nothing measured).
+pub(crate) fn one_line_exit(out: &Output, code: i32) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let text = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(out.status.code(), Some(code), "{text}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(out.stdout.is_empty(), "nothing printed on stdout: {text}");
+    err
+}
+
 /// `bench-client ARGS…` to its end (killed, and the test failed, after 2 min).
 pub(crate) fn client(args: &[&str]) -> Output {
     output_within(Command::new(CLIENT).args(args), Duration::from_secs(120))
