@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{Target, frame_response, get_request};
+use crate::engine::{RouteLoad, Target, frame_response, get_request};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -142,28 +142,103 @@ fn content_type(head: &[u8]) -> Option<String> {
         .map(|h| String::from_utf8_lossy(h.value).into_owned())
 }
 
-/// The body every response of a load of `target` must carry, checked now:
-/// for a path of the route table, the table's body (after checking that
-/// the server answers it); for any other path, the body fetched now, which
-/// must come with status 200 (no redirect is followed: the engine does not
-/// follow them either).
+/// How many times a route is fetched to see that its answer is stable.
+pub const STABLE_FETCHES: usize = 3;
+
+/// What every response of a load of `target` must carry, checked now: for a
+/// path of the route table answered with status 200, the table's body
+/// (after checking that the server answers it); for any other path or
+/// `status`, the answer fetched now, which must come with `status` and be
+/// the same [`STABLE_FETCHES`] times (no redirect is followed: the engine
+/// does not follow them either).
 ///
 /// Gives up within 50 ms once `stop` is set.
 ///
 /// # Errors
 /// An unreachable server (naming the address), an answer the engine cannot
-/// frame, a mismatch (naming the URL and the difference), or `stop`.
-pub fn expected_body(url: &str, target: &Target, stop: &AtomicBool) -> anyhow::Result<Vec<u8>> {
+/// frame, a mismatch or an answer that changes (naming the URL and the
+/// difference), or `stop`.
+pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<RouteLoad> {
     let fetched = fetch_until(target, Some(stop)).with_context(|| format!("cannot reach {} for {url}", target.addr))?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
-    match Route::by_path(&target.path) {
-        Some(route) => match difference(route, &fetched) {
-            None => Ok(route.expected_body()),
+    if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200) {
+        return match difference(route, &fetched) {
+            None => Ok(RouteLoad::ok(target.clone(), route.expected_body())),
             Some(diff) => Err(mismatch(diff).into()),
-        },
-        None if fetched.status == 200 => Ok(fetched.body),
-        None => Err(mismatch(format!("status {} instead of 200", fetched.status)).into()),
+        };
     }
+    if fetched.status != status {
+        return Err(mismatch(format!("status {} instead of {status}", fetched.status)).into());
+    }
+    let fetched = stable(target, fetched, stop).map_err(mismatch)?;
+    Ok(RouteLoad { target: target.clone(), expected_status: status, expected_body: fetched.body })
+}
+
+/// `first`, when [`STABLE_FETCHES`] − 1 more fetches of `target` answer the
+/// same; else what changed (or why a fetch failed).
+fn stable(target: &Target, first: Fetched, stop: &AtomicBool) -> Result<Fetched, String> {
+    for _ in 1..STABLE_FETCHES {
+        let again = fetch_until(target, Some(stop)).map_err(|e| format!("{e:#}"))?;
+        if let Some(change) = change(&first, &again) {
+            return Err(format!(
+                "the answer changes from one request to the next ({change}): no response could be verified"
+            ));
+        }
+    }
+    Ok(first)
+}
+
+/// The answer `target` (one of the paths of an `ab` side's server, `server`
+/// naming it) gives every time, with `status`.
+///
+/// # Errors
+/// An unreachable server, an answer the engine cannot frame, another status
+/// or an answer that changes ([`Error::is_mismatch`], naming server, path and
+/// difference).
+pub fn stable_answer(server: &str, target: &Target, status: u16) -> anyhow::Result<Fetched> {
+    let never = AtomicBool::new(false);
+    let mismatch =
+        |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {server} {}: {diff}", target.path) };
+    let first = fetch(target).with_context(|| format!("preflight {server} {}", target.path))?;
+    if first.status != status {
+        return Err(mismatch(format!("status {} instead of {status}", first.status)).into());
+    }
+    Ok(stable(target, first, &never).map_err(mismatch)?)
+}
+
+/// What differs from `before` in `after` (status, `Content-Type`, length,
+/// and a short view of the first byte that differs), or `None`.
+pub fn change(before: &Fetched, after: &Fetched) -> Option<String> {
+    let mut parts = Vec::new();
+    if before.status != after.status {
+        parts.push(format!("status {} → {}", before.status, after.status));
+    }
+    if before.content_type != after.content_type {
+        let show = |t: &Option<String>| format!("{:?}", t.as_deref().unwrap_or("(none)"));
+        parts.push(format!("Content-Type {} → {}", show(&before.content_type), show(&after.content_type)));
+    }
+    if before.body != after.body {
+        let at = first_difference(&before.body, &after.body);
+        parts.push(format!(
+            "body {} → {} bytes, from byte {at} {:?} → {:?}",
+            before.body.len(),
+            after.body.len(),
+            excerpt(&before.body, at),
+            excerpt(&after.body, at)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// The index of the first byte where `a` and `b` differ (the shorter length
+/// when one is a prefix of the other).
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()))
+}
+
+/// Up to 40 bytes of `body` from `at`, as text.
+fn excerpt(body: &[u8], at: usize) -> String {
+    String::from_utf8_lossy(&body[at.min(body.len())..body.len().min(at + 40)]).into_owned()
 }
 
 /// Describes how `got` differs from what `route` must answer, or `None`.
@@ -180,12 +255,12 @@ pub fn difference(route: &Route, got: &Fetched) -> Option<String> {
     }
     let expected = route.expected_body();
     if got.body != expected {
-        let at = got.body.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(got.body.len().min(expected.len()));
+        let at = first_difference(&got.body, &expected);
         return Some(format!(
             "body differs from byte {at} ({} bytes instead of {}): {:?}",
             got.body.len(),
             expected.len(),
-            String::from_utf8_lossy(&got.body[at.min(got.body.len())..got.body.len().min(at + 40)])
+            excerpt(&got.body, at)
         ));
     }
     None

@@ -65,6 +65,10 @@ pub struct AbArgs {
     /// Smallest significant slowdown, percent, that counts as a regression (exit 1).
     #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
     pub threshold: f64,
+    /// The status a successful response carries on every compared route, on both sides (e.g. 201
+    /// for a route that answers it on purpose).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    pub expect_status: u16,
     /// CPUs, run folders, building.
     #[command(flatten)]
     pub served: ServedArgs,
@@ -124,6 +128,7 @@ impl AbArgs {
             after,
             variants,
             threshold_percent: self.threshold,
+            expect_status: self.expect_status,
         })
     }
 }

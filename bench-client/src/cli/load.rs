@@ -88,6 +88,10 @@ pub struct LoadArgs {
     /// the run (exit 0).
     #[arg(long)]
     pub allow_churn: bool,
+    /// The status a successful response carries (e.g. 201, 204, 302 for a route that answers it on
+    /// purpose); every response is still verified byte for byte against the body preflight fetched.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    pub expect_status: u16,
     /// Clients the load is split over (one process each, usually on several hosts): --connections and
     /// --rate-per-s are the totals over all of them, and each runs its --segment.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -214,6 +218,7 @@ impl LoadArgs {
             metrics_addr: self.metrics.metrics_addr,
             linger: self.metrics.linger,
             allow_churn: self.allow_churn,
+            expect_status: self.expect_status,
         })
     }
 }

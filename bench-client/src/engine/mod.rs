@@ -291,14 +291,24 @@ impl Target {
     }
 }
 
-/// One route of a load: where its requests go, and the exact body a
-/// successful response carries (with status 200).
+/// One route of a load: where its requests go, and the status and exact
+/// body a successful response carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteLoad {
     /// Server, `Host` and path.
     pub target: Target,
+    /// The status of a successful response: 200 unless the route answers
+    /// another on purpose (`--expect-status`).
+    pub expected_status: u16,
     /// The exact body of a successful response.
     pub expected_body: Vec<u8>,
+}
+
+impl RouteLoad {
+    /// `target`, successful with status 200 and `body`.
+    pub fn ok(target: Target, body: Vec<u8>) -> Self {
+        Self { target, expected_status: 200, expected_body: body }
+    }
 }
 
 /// A checked description of one load run: what to fetch, what every
@@ -318,9 +328,9 @@ pub struct Load {
 }
 
 impl Load {
-    /// A load of `target` alone.
-    pub fn new(target: Target, expected_body: Vec<u8>, settings: LoadSettings) -> Self {
-        Self { routes: vec![RouteLoad { target, expected_body }], settings, slicing: None }
+    /// A load of `route` alone.
+    pub fn new(route: RouteLoad, settings: LoadSettings) -> Self {
+        Self { routes: vec![route], settings, slicing: None }
     }
 
     /// `routes` alternating in blocks `block` of slices, each route getting

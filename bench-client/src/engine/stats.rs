@@ -23,7 +23,8 @@ pub struct Failures {
     /// write: timed out by the loop's timer, or answered after the deadline
     /// (never a success).
     pub timeout: u64,
-    /// Responses with a status other than 200, by status code.
+    /// Responses with another status than the expected (200 unless
+    /// `--expect-status`), by status code.
     pub status: BTreeMap<u16, u64>,
     /// Status 200 with a body other than the expected bytes.
     pub body: u64,

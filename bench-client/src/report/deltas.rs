@@ -11,7 +11,7 @@ use super::table::Table;
 use crate::analysis::{self, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario};
-use crate::results::{Comparison, Delta, Results, cost_us};
+use crate::results::{AbMeta, Comparison, Delta, Results, cost_us};
 
 /// `+4.40 µs [+3.90 … +4.90]`: server CPU saved per request with its
 /// interval; `?` without the server's CPU.
@@ -201,6 +201,21 @@ fn resolution_note(results: &Results) -> String {
     note
 }
 
+/// What the sides answer: the same bytes, or where they differ (each
+/// side's responses were verified against its own answer either way).
+fn answers_note(ab: &AbMeta) -> String {
+    let status = if ab.expect_status == 200 { String::new() } else { format!(" with status {}", ab.expect_status) };
+    if ab.changes.is_empty() {
+        return format!("\nBoth sides answer every route{status} with the same bytes.\n");
+    }
+    let mut out =
+        format!("\nThe sides answer differently{status}; each side's responses were verified against its own:\n\n");
+    for c in &ab.changes {
+        let _ = writeln!(out, "- {} `{}`: {}", c.framework.name(), c.route, c.change);
+    }
+    out
+}
+
 /// The table of `bench-client ab`: per framework and route, BEFORE's and
 /// AFTER's successful requests, the paired change with its interval and
 /// verdict, and the saturation note; empty for a suite's results.
@@ -248,6 +263,7 @@ pub fn ab_table(results: &Results) -> String {
         ]);
     }
     out.push_str(&table.finish());
+    out.push_str(&answers_note(ab));
     out.push_str(notes::AB);
     out.push_str(notes::SAVED_PER_REQUEST);
     out.push_str(&resolution_note(results));

@@ -38,10 +38,12 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// windows, the client's label and the split over clients; 7 the
 /// `fortunes` scenario and its variants (values only); 8 the accounting of
 /// retries, churn and the connection ramp (`retried`, `closed_by_server`,
-/// `churn_allowed`, `connections_short`).
-pub const SCHEMA_VERSION: u32 = 9;
+/// `churn_allowed`, `connections_short`); 9 a server per round, the
+/// machine's noise and the µs saved per request; 10 `ab`'s own answers per
+/// side (`meta.ab.expect_status`, `meta.ab.changes`).
+pub const SCHEMA_VERSION: u32 = 10;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 only added
+/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 10 only added
 /// keys, each with a default when missing, and 7 only values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
@@ -216,6 +218,31 @@ pub struct AbMeta {
     pub after_commit: String,
     /// Its servers' `--layers`.
     pub after_layers: u16,
+    /// The status every response of both sides carries (`--expect-status`).
+    #[serde(default = "status_ok")]
+    pub expect_status: u16,
+    /// Where the sides answer differently, per framework and route (each
+    /// side's responses are verified against its own answer); empty when
+    /// they answer alike.
+    #[serde(default)]
+    pub changes: Vec<AbChange>,
+}
+
+fn status_ok() -> u16 {
+    200
+}
+
+/// A route whose answer differs between BEFORE and AFTER, as preflight
+/// fetched it from the servers of the first round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbChange {
+    /// Framework.
+    pub framework: Framework,
+    /// Path.
+    pub route: String,
+    /// What differs: status, `Content-Type`, length and the first bytes
+    /// that differ.
+    pub change: String,
 }
 
 /// A framework whose runs could not be completed, and why.

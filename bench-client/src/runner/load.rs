@@ -43,6 +43,8 @@ pub struct LoadPlan {
     pub linger: Linger,
     /// Connections closed by the server do not fail the run.
     pub allow_churn: bool,
+    /// The status of a successful response (`--expect-status`, 200 by default).
+    pub expect_status: u16,
 }
 
 /// Starts the metrics endpoint of `plan`, if it asks for one, and says where.
@@ -84,8 +86,8 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     // After pinning: its thread shares the client's CPUs.
     let telemetry = telemetry(plan)?;
     let s = plan.settings;
-    let expected_body = preflight::expected_body(plan.url.as_str(), &plan.target, stop)?;
-    let load = Load::new(plan.target.clone(), expected_body, s);
+    let route = preflight::expected(plan.url.as_str(), &plan.target, plan.expect_status, stop)?;
+    let load = Load::new(route, s);
     if let Some(t) = &telemetry {
         t.ready();
     }

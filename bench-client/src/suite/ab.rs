@@ -21,12 +21,11 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, ensure};
 
 use super::build::{build_in, target_dir, workspace_root};
-use super::servers::start_binary;
+use super::servers::{Started, start_healthy};
 use super::session::{self, Builds, Design};
 use super::{SuiteOutcome, SuitePlan};
 use crate::model::{Framework, Variant};
 use crate::results::AbMeta;
-use crate::sys::ServerProcess;
 
 /// Which code a side runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +77,8 @@ pub struct AbPlan {
     pub variants: Vec<Variant>,
     /// Smallest significant slowdown, percent, that counts as a regression.
     pub threshold_percent: f64,
+    /// The status every response of both sides carries (`--expect-status`).
+    pub expect_status: u16,
 }
 
 fn git(args: &[&str]) -> anyhow::Result<String> {
@@ -142,7 +143,8 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
     }
 }
 
-/// Starts the BEFORE and the AFTER server of `framework` for `round`, a new
+/// Starts the BEFORE and the AFTER server of `framework` for `round`, each
+/// with its own answers to `variants` (see [`Started::of_answers`]), a new
 /// pair every round: a process keeps its code and heap layout for life, and
 /// two processes of one binary differ by about 1 % for as long as they run
 /// (A/A, README), so each round draws new layouts and the deltas' interval
@@ -151,14 +153,15 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
 pub(super) fn start_pair(
     plan: &SuitePlan,
     framework: Framework,
-    before: &Side,
-    after: &Side,
-    bins: (&Path, &Path),
+    builds: &Builds,
     round: u32,
-) -> anyhow::Result<(ServerProcess, ServerProcess)> {
+) -> anyhow::Result<(Started, Started)> {
     let start = |dir: &Path, side: &Side, name: &str| {
-        start_binary(&dir.join(framework.binary()), &plan.server_cpus, side.layers).context(name.to_owned())
+        let process =
+            start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers).context(name.to_owned())?;
+        Started::of_answers(process, side.layers, &builds.variants, builds.expect_status, name)
     };
+    let (bins, before, after) = ((&*builds.bins.0, &*builds.bins.1), &builds.before, &builds.after);
     if round.is_multiple_of(2) {
         let a = start(bins.1, after, "AFTER")?;
         Ok((start(bins.0, before, "BEFORE")?, a))
@@ -185,13 +188,16 @@ pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
         after: plan.after.revision.label(),
         after_commit,
         after_layers: plan.after.layers,
+        expect_status: plan.expect_status,
+        changes: Vec::new(),
     };
     let builds = Builds {
         bins: (before_bins, after_bins),
         before: plan.before.clone(),
         after: plan.after.clone(),
         variants: plan.variants.clone(),
-        meta,
+        expect_status: plan.expect_status,
+        meta: std::sync::Mutex::new(meta),
     };
     session::run(base, &Design::Builds(Box::new(builds)), stop)
 }

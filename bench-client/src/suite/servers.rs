@@ -10,8 +10,8 @@ use common::Route;
 
 use super::build::server_binary;
 use crate::engine::{Load, LoadSettings, RouteLoad, Target};
-use crate::model::{Framework, Profile};
-use crate::preflight;
+use crate::model::{Framework, Profile, Variant};
+use crate::preflight::{self, Fetched};
 use crate::sys::{CpuList, ServerProcess};
 
 /// Starts `framework`'s server of `profile` pinned to `cpus` (workers = their
@@ -27,15 +27,18 @@ pub fn start_server(
     cpus: &CpuList,
     layers: u16,
 ) -> anyhow::Result<ServerProcess> {
-    start_binary(&server_binary(profile, framework), cpus, layers)
+    let server = start_healthy(&server_binary(profile, framework), cpus, layers)?;
+    preflight::check_routes(server.name(), &Target::new(server.addr, "/"))?;
+    Ok(server)
 }
 
 /// Starts the server `binary` pinned to `cpus` (workers = their count) with
-/// `layers` state layers, waits until it is healthy and checks every route.
+/// `layers` state layers and waits until it is healthy; its routes are the
+/// caller's to check.
 ///
 /// # Errors
-/// A missing binary, a server that does not start, or a preflight mismatch.
-pub(super) fn start_binary(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow::Result<ServerProcess> {
+/// A missing binary, a server that does not start or is not healthy.
+pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow::Result<ServerProcess> {
     let args = [
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
@@ -48,18 +51,69 @@ pub(super) fn start_binary(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow
     let base = Target::new(server.addr, "/");
     preflight::wait_healthy(&base, Duration::from_secs(10))
         .with_context(|| format!("{} is not healthy", server.name()))?;
-    preflight::check_routes(server.name(), &base)?;
     Ok(server)
 }
 
 /// The load of one run of `route` against `server`.
 pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) -> Load {
-    let RouteLoad { target, expected_body } = route_load(server.addr, route);
-    Load::new(target, expected_body, settings)
+    Load::new(route_load(server.addr, route), settings)
 }
 
 /// `route` of the table on the server at `addr`, with the body a successful
 /// response carries.
 pub fn route_load(addr: SocketAddr, route: &Route) -> RouteLoad {
-    RouteLoad { target: Target::new(addr, route.path), expected_body: route.expected_body() }
+    RouteLoad::ok(Target::new(addr, route.path), route.expected_body())
+}
+
+/// A server of a round, with what a successful response of each route it
+/// is loaded on carries.
+pub(super) struct Started {
+    /// The process.
+    pub(super) process: ServerProcess,
+    /// Its `--layers`.
+    pub(super) layers: u16,
+    /// `ab`: each compared route's answer as this server gave it in
+    /// preflight, the same every time (its own bytes, whatever the other
+    /// side answers); empty: the route table's.
+    pub(super) answers: Vec<(Variant, Fetched)>,
+}
+
+impl Started {
+    /// A server whose routes answer the route table (checked at start).
+    pub(super) fn of_table(process: ServerProcess, layers: u16) -> Self {
+        Self { process, layers, answers: Vec::new() }
+    }
+
+    /// A server of `ab` whose `variants` each answer with `status`, the same
+    /// bytes [`preflight::STABLE_FETCHES`] times; `side` names it in errors.
+    ///
+    /// # Errors
+    /// A route that answers another status, or other bytes from one request
+    /// to the next (the process is stopped).
+    pub(super) fn of_answers(
+        process: ServerProcess,
+        layers: u16,
+        variants: &[Variant],
+        status: u16,
+        side: &str,
+    ) -> anyhow::Result<Self> {
+        let name = format!("{side} {}", process.name());
+        let answers = variants
+            .iter()
+            .map(|&v| preflight::stable_answer(&name, &Target::new(process.addr, v.path()), status).map(|f| (v, f)))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Self { process, layers, answers })
+    }
+
+    /// The load of `variant`'s route on this server.
+    pub(super) fn route_load(&self, variant: Variant) -> RouteLoad {
+        match self.answers.iter().find(|(v, _)| *v == variant) {
+            Some((_, answer)) => RouteLoad {
+                target: Target::new(self.process.addr, variant.path()),
+                expected_status: answer.status,
+                expected_body: answer.body.clone(),
+            },
+            None => route_load(self.process.addr, Route::get(variant.route())),
+        }
+    }
 }

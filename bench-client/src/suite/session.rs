@@ -9,21 +9,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use anyhow::{Context, bail};
-use common::Route;
 
 use super::ab::{Side, start_pair};
 use super::profiling::{self, Profiler, Profiles};
 use super::progress::Progress;
 use super::schedule::{Sliced, Slot, Step, steps};
-use super::servers::{load_of, route_load, start_server};
+use super::servers::{Started, start_server};
 use super::{SuiteOutcome, SuitePlan, client_ceiling, meta};
 use crate::engine::Load;
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
 use crate::model::{Framework, Scenario, Variant};
+use crate::preflight;
 use crate::report::flames::FlameGraphs;
 use crate::report::{self, charts, run_line};
-use crate::results::{self, AbMeta, Delta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
-use crate::sys::{ServerProcess, noise_check};
+use crate::results::{self, AbChange, AbMeta, Delta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
+use crate::sys::noise_check;
 
 /// What a session compares, and so which servers a round measures.
 pub(super) enum Design {
@@ -46,13 +46,35 @@ pub(super) struct Builds {
     pub after: Side,
     /// Routes compared, each on both sides.
     pub variants: Vec<Variant>,
-    /// What `meta.ab` records.
-    pub meta: AbMeta,
+    /// The status every response carries (`--expect-status`).
+    pub expect_status: u16,
+    /// What `meta.ab` records; its `changes` are added as each framework's
+    /// first pair of servers answers.
+    pub meta: std::sync::Mutex<AbMeta>,
 }
 
-/// The servers of one round, each with the `--layers` it runs; a slot's
-/// `server` indexes them.
-type Servers = Vec<(ServerProcess, u16)>;
+impl Builds {
+    /// Records where the first pair of `framework`'s servers answers
+    /// differently; the lines that say so.
+    fn note_changes(&self, framework: Framework, servers: &Servers) -> Vec<String> {
+        let [before, after] = servers.as_slice() else { return Vec::new() };
+        let mut meta = self.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if meta.changes.iter().any(|c| c.framework == framework) {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        for ((variant, b), (_, a)) in before.answers.iter().zip(&after.answers) {
+            if let Some(change) = preflight::change(b, a) {
+                lines.push(format!("  {} {}: AFTER answers otherwise: {change}", framework.name(), variant.path()));
+                meta.changes.push(AbChange { framework, route: variant.path().to_owned(), change });
+            }
+        }
+        lines
+    }
+}
+
+/// The servers of one round; a slot's `server` indexes them.
+type Servers = Vec<Started>;
 
 impl Design {
     /// The server starts of a framework: one per layer count for the suite,
@@ -69,11 +91,12 @@ impl Design {
         match self {
             Self::Variants => {
                 let layers = sweep.context("the suite starts a server per layer count")?;
-                Ok(vec![(start_server(plan.profile, framework, &plan.server_cpus, layers)?, layers)])
+                let process = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+                Ok(vec![Started::of_table(process, layers)])
             }
             Self::Builds(b) => {
-                let (before, after) = start_pair(plan, framework, &b.before, &b.after, (&b.bins.0, &b.bins.1), round)?;
-                Ok(vec![(before, b.before.layers), (after, b.after.layers)])
+                let (before, after) = start_pair(plan, framework, b, round)?;
+                Ok(vec![before, after])
             }
         }
     }
@@ -81,7 +104,7 @@ impl Design {
     /// The line that says where the servers run.
     fn started_line(&self, framework: Framework, servers: &Servers, round: u32) -> String {
         match (self, servers.as_slice()) {
-            (Self::Builds(_), [(before, _), (after, _)]) => format!(
+            (Self::Builds(_), [Started { process: before, .. }, Started { process: after, .. }]) => format!(
                 "  {} round {round}: BEFORE pid {} on {}, AFTER pid {} on {}",
                 framework.binary(),
                 before.pid(),
@@ -91,7 +114,9 @@ impl Design {
             ),
             _ => servers
                 .iter()
-                .map(|(s, layers)| format!("  {} pid {} on http://{}, {layers} layers", s.name(), s.pid(), s.addr))
+                .map(|Started { process: s, layers, .. }| {
+                    format!("  {} pid {} on http://{}, {layers} layers", s.name(), s.pid(), s.addr)
+                })
                 .collect::<Vec<_>>()
                 .join("\n"),
         }
@@ -164,22 +189,18 @@ fn measure_step(
 ) -> anyhow::Result<Vec<(Slot, RunFigures)>> {
     let RunContext { plan, profiler, progress, stop, .. } = *context;
     let cpus = Some(plan.server_cpus.len());
-    let pids: Vec<u32> = servers.iter().map(|(s, _)| s.pid()).collect();
+    let pids: Vec<u32> = servers.iter().map(|s| s.process.pid()).collect();
     match step {
         Step::Single(slot) => {
-            let server = &servers[slot.server].0;
-            let load = load_of(plan.settings, server, Route::get(slot.variant.route()));
-            let run = measure_run(&load, &[server.pid()], profiler.perf(), progress, label, stop)?;
+            let server = &servers[slot.server];
+            let load = Load::new(server.route_load(slot.variant), plan.settings);
+            let run = measure_run(&load, &[server.process.pid()], profiler.perf(), progress, label, stop)?;
             let figures = RunFigures::new(&run, &load.settings, cpus);
             profiler.take(&run, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
-            let routes = sliced
-                .slots
-                .iter()
-                .map(|s| route_load(servers[s.server].0.addr, Route::get(s.variant.route())))
-                .collect();
+            let routes = sliced.slots.iter().map(|s| servers[s.server].route_load(s.variant)).collect();
             let own = plan.settings.timing.duration();
             let load = Load::sliced(routes, sliced.block.clone(), plan.settings, own, plan.slice)?;
             let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
@@ -252,6 +273,11 @@ fn measure_framework(
                 stop_servers(&mut servers, progress);
                 servers = design.start(plan, framework, sweep, round)?;
                 progress.line(&design.started_line(framework, &servers, round));
+                if let Design::Builds(b) = design {
+                    for line in b.note_changes(framework, &servers) {
+                        progress.line(&line);
+                    }
+                }
             }
             for step in design.steps(plan, round) {
                 if stop.load(Ordering::Relaxed) {
@@ -277,7 +303,7 @@ fn measure_framework(
                         variant: slot.variant,
                         route: slot.variant.path().to_owned(),
                         profile: plan.profile,
-                        layers: servers[slot.server].1,
+                        layers: servers[slot.server].layers,
                         round: slot.round,
                         position: slot.position,
                         figures,
@@ -286,9 +312,9 @@ fn measure_framework(
                 if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                for (server, _) in &mut servers {
-                    if server.has_exited() {
-                        bail!("{} exited during the run", server.name());
+                for Started { process, .. } in &mut servers {
+                    if process.has_exited() {
+                        bail!("{} exited during the run", process.name());
                     }
                 }
             }
@@ -304,7 +330,7 @@ fn measure_framework(
 
 /// Stops `servers`, noting any that stopped with a failure status.
 fn stop_servers(servers: &mut Servers, progress: &Progress) {
-    for (mut server, _) in servers.drain(..) {
+    for Started { process: mut server, .. } in servers.drain(..) {
         match server.stop() {
             Some(status) if !status.success() => {
                 progress.line(&format!("note: {} stopped with {status}", server.name()))
@@ -341,7 +367,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         failures: Vec::new(),
     };
     if let Design::Builds(b) = design {
-        results.meta.ab = Some(b.meta.clone());
+        results.meta.ab = Some(b.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone());
     }
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
@@ -370,6 +396,9 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         }
         results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
         results.meta.profiler = profiler_seen(&results, &profiler);
+        if let Design::Builds(b) = design {
+            results.meta.ab = Some(b.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone());
+        }
         results::write(&json, &results)?;
     }
     progress.finish();

@@ -4,8 +4,10 @@
 //! processes, every process stopped at the end, and one delta per route with
 //! its pairs and an interval over the rounds.
 
-use crate::util;
+use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
+
+use crate::util;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -95,4 +97,100 @@ fn ab_refuses_a_single_round_in_one_line() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.contains("--rounds"), "{stderr}");
+}
+
+/// A stand-in `server-axum` (Python, HTTP/1.1 keep-alive) for an `ab` side:
+/// `/healthz` as the servers answer it, `/plaintext` with `plaintext`.
+const STAND_IN: &str = r#"#!/usr/bin/env python3
+import http.server, socketserver
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = {"/healthz": b"OK", "/plaintext": PLAINTEXT}.get(self.path)
+        self.send_response(404 if body is None else 200)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+    def log_message(self, *args):
+        pass
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+server = Server(("127.0.0.1", 0), Handler)
+print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+server.serve_forever()
+"#;
+
+/// `ab --before worktree --after HEAD` on `/plaintext`, HEAD's `server-axum`
+/// being the stand-in answering `plaintext` (a Python expression).
+fn ab_against_stand_in(name: &str, plaintext: &str) -> (std::process::Output, std::path::PathBuf) {
+    let target = util::temp_dir(&format!("ab-{name}-target"));
+    let head = Command::new("git").args(["rev-parse", "HEAD"]).output().unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    let (worktree, after) = (target.join("ab/worktree/debug"), target.join("ab").join(head.trim()).join("debug"));
+    for dir in [&worktree, &after] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::copy(util::server_binary("axum"), worktree.join("server-axum")).unwrap();
+    let script = after.join("server-axum");
+    std::fs::write(&script, STAND_IN.replace("PLAINTEXT", plaintext)).unwrap();
+    std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
+    let out = util::temp_dir(&format!("ab-{name}-out"));
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["ab", "--before", "worktree", "--after", "HEAD", "--profile", "dev", "--no-build"])
+            .args(["--frameworks", "axum", "--routes", "/plaintext", "--rounds", "2"])
+            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "2"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", &target),
+        Duration::from_secs(120),
+    );
+    let _ = std::fs::remove_dir_all(&target);
+    (output, out)
+}
+
+#[test]
+fn each_side_is_verified_against_its_own_answer_and_the_change_is_reported() {
+    let _exclusive = util::exclusive();
+    let (output, out) = ab_against_stand_in("changed", r#"b"Hello, World?""#);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.code().is_some_and(|c| c <= 1), "ab failed: {}\n{stderr}\n{stdout}", output.status);
+    let change = r#"body 13 → 13 bytes, from byte 12 "!" → "?""#;
+    assert!(stderr.contains(&format!("axum /plaintext: AFTER answers otherwise: {change}")), "{stderr}");
+    assert!(stdout.contains(&format!("- axum `/plaintext`: {change}")), "{stdout}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["complete"], true, "{stderr}");
+    assert_eq!(
+        results["meta"]["ab"]["changes"],
+        serde_json::json!([{ "framework": "axum", "route": "/plaintext", "change": change }])
+    );
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 2, "2 rounds × 2 sides");
+    util::assert_runs_add_up(runs);
+    for run in runs {
+        assert!(run["successful"].as_u64().unwrap() > 0, "{run}");
+        assert_eq!(run["failed_total"], 0, "each side's own bytes: {run}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_side_whose_answer_changes_between_requests_is_refused_before_any_run() {
+    let _exclusive = util::exclusive();
+    let (output, out) = ab_against_stand_in("unstable", "str(__import__('time').time_ns()).encode()");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("preflight AFTER server-axum /plaintext: the answer changes from one request to the next"),
+        "{stderr}"
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
+    assert_eq!((results["complete"].clone(), results["runs"].clone()), (Value::Bool(false), serde_json::json!([])));
+    let _ = std::fs::remove_dir_all(&out);
 }

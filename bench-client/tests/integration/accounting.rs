@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bench_client::engine::{self, Load, LoadSettings, Target, Timing};
+use bench_client::engine::{self, Load, LoadSettings, RouteLoad, Target, Timing};
 use bench_client::results::read_load;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -87,7 +87,7 @@ fn a_request_the_server_reset_is_retried_counted_and_in_sent() {
     let timing = Timing::new(Duration::ZERO, Duration::from_secs(1), Duration::from_millis(500)).unwrap();
     let settings =
         LoadSettings::closed(NonZeroUsize::new(4).unwrap(), NonZeroUsize::MIN, timing, Duration::from_secs(2));
-    let load = Load::new(Target::new(addr, "/hello"), b"Hello, World!".to_vec(), settings);
+    let load = Load::new(RouteLoad::ok(Target::new(addr, "/hello"), b"Hello, World!".to_vec()), settings);
     let s = engine::run(&load, Instant::now(), &[]).unwrap().stats;
     std::thread::sleep(Duration::from_millis(50));
     let read = read.load(Ordering::Relaxed);

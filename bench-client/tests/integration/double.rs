@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bench_client::engine::{self, Load, LoadSettings, Rate, RunStats, Target, Timing};
+use bench_client::engine::{self, Load, LoadSettings, Rate, RouteLoad, RunStats, Target, Timing};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const GOOD_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, World!";
@@ -89,7 +89,7 @@ fn plan(addr: std::net::SocketAddr, connections: usize) -> Load {
 }
 
 fn with(addr: std::net::SocketAddr, settings: LoadSettings) -> Load {
-    Load::new(Target::new(addr, "/plaintext"), b"Hello, World!".to_vec(), settings)
+    Load::new(RouteLoad::ok(Target::new(addr, "/plaintext"), b"Hello, World!".to_vec()), settings)
 }
 
 /// The identities every run satisfies: windows add up to the totals, and

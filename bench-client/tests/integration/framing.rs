@@ -64,8 +64,7 @@ fn two_routes_in_slices(routes: [(std::net::SocketAddr, &str, &[u8]); 2]) -> ben
     let slice = Duration::from_millis(50);
     let timing = Timing::new(Duration::from_millis(100), slice * 16, slice).unwrap();
     let settings = LoadSettings::closed(4.try_into().unwrap(), 1.try_into().unwrap(), timing, Duration::from_secs(2));
-    let routes =
-        routes.map(|(addr, path, body)| RouteLoad { target: Target::new(addr, path), expected_body: body.to_vec() });
+    let routes = routes.map(|(addr, path, body)| RouteLoad::ok(Target::new(addr, path), body.to_vec()));
     let load = Load::sliced(routes.into(), vec![0, 1, 1, 0], settings, slice * 8, slice).unwrap();
     assert_eq!(load.settings.timing, timing, "the timing the slicing makes");
     load
@@ -285,4 +284,35 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
         let written = written.load(Ordering::Relaxed);
         assert!((r.sent - r.in_flight_at_deadline..=r.sent).contains(&written), "{written} written, {} sent", r.sent);
     }
+}
+
+#[test]
+fn a_status_answered_on_purpose_is_loaded_with_expect_status_and_a_changing_answer_is_refused() {
+    let _exclusive = util::exclusive();
+    static SERVED: AtomicU64 = AtomicU64::new(0);
+    let (addr, _) = responder(|path| match path {
+        "/made" => Answer { bytes: b"HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\nmade", close: false },
+        "/moved" => Answer { bytes: b"HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Length: 0\r\n\r\n", close: false },
+        // Another body every other request: nothing could be verified.
+        _ if SERVED.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) => {
+            Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n0", close: false }
+        }
+        _ => Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1", close: false },
+    });
+    let (out, v) = load(&format!("http://{addr}/made"), &QUICK);
+    let err = util::one_line_exit(&out, 1);
+    assert!(err.contains("status 201 instead of 200"), "{err}");
+    assert!(v.is_none(), "nothing measured");
+    for (path, status) in [("/made", "201"), ("/moved", "302")] {
+        let (out, v) = load(&format!("http://{addr}{path}"), &[&QUICK[..], &["--expect-status", status]].concat());
+        let v = v.expect("results written");
+        assert_all_successful(&out, &v);
+        assert_eq!(v["failed"]["status"], serde_json::json!({}), "{path}: {v}");
+    }
+    let (out, v) = load(&format!("http://{addr}/counter"), &QUICK);
+    let err = util::one_line_exit(&out, 1);
+    assert!(err.contains("the answer changes from one request to the next (body 1 → 1 bytes, from byte 0"), "{err}");
+    assert!(v.is_none(), "nothing measured");
+    let (out, _) = load(&format!("http://{addr}/made"), &[&QUICK[..], &["--expect-status", "99"]].concat());
+    assert!(util::one_line_exit(&out, 2).contains("--expect-status"));
 }

@@ -53,7 +53,7 @@ pub(super) struct Worker<'a> {
     /// Per route, the bytes of one request.
     request_lens: Vec<usize>,
     /// Per route, the exact body of a successful response.
-    expected: Vec<&'a [u8]>,
+    expected: Vec<(u16, &'a [u8])>,
     /// The routes' alternation; its slices are the windows.
     slicing: Option<&'a Slicing>,
     /// Per route, the server address: one pool of connections per route when
@@ -109,7 +109,7 @@ impl<'a> Worker<'a> {
         let pools = if servers.iter().any(|a| *a != servers[0]) { servers.len() } else { 1 };
         let requests: Vec<Vec<u8>> = load.routes.iter().map(|r| get_request(&r.target.host, &r.target.path)).collect();
         let connections = connections * pools;
-        let expected = load.routes.iter().map(|r| r.expected_body.as_slice()).collect();
+        let expected = load.routes.iter().map(|r| (r.expected_status, r.expected_body.as_slice())).collect();
         let open_loop = s.rate.is_some();
         let schedule = s.rate.map(|rate| Schedule::new(times.start, rate.per_s(), stream.0, stream.1));
         Ok(Self {

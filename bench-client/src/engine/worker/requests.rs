@@ -154,9 +154,9 @@ impl Worker<'_> {
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
                 Err(FailureKind::Timeout)
-            } else if framed.status != 200 {
+            } else if framed.status != self.expected[request.route].0 {
                 Err(FailureKind::Status(framed.status))
-            } else if !framed.body_eq(unread, self.expected[request.route]) {
+            } else if !framed.body_eq(unread, self.expected[request.route].1) {
                 Err(FailureKind::Body)
             } else {
                 Ok(())
