@@ -10,7 +10,8 @@ use clap::ValueEnum;
 use common::RouteId;
 use serde::{Deserialize, Serialize};
 
-/// A web framework with a server crate in this workspace.
+/// A web framework with a server crate in this workspace, or the user's
+/// own server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Framework {
@@ -20,6 +21,9 @@ pub enum Framework {
     Axum,
     /// Rocket (`server-rocket`).
     Rocket,
+    /// Whatever `ab --before-cmd`/`--after-cmd` start: not a flag value.
+    #[value(skip)]
+    Own,
 }
 
 impl Framework {
@@ -32,12 +36,17 @@ impl Framework {
             Self::Actix => "actix",
             Self::Axum => "axum",
             Self::Rocket => "rocket",
+            Self::Own => "own",
         }
     }
 
-    /// Its package and binary name, e.g. `server-axum`.
+    /// Its package and binary name, e.g. `server-axum` (`own-server` for
+    /// the user's own).
     pub fn binary(self) -> String {
-        format!("server-{}", self.name())
+        match self {
+            Self::Own => "own-server".to_owned(),
+            workspace => format!("server-{}", workspace.name()),
+        }
     }
 }
 
@@ -155,6 +164,9 @@ pub enum Variant {
     Fortunes,
     /// `GET /fortunes/cached`: the page rendered once per change of the table.
     FortunesCached,
+    /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
+    /// named by the run's `route`.
+    Own,
 }
 
 impl Variant {
@@ -186,12 +198,13 @@ impl Variant {
             Self::Plaintext => "plaintext",
             Self::Fortunes => "fortunes",
             Self::FortunesCached => "fortunes_cached",
+            Self::Own => "own",
         }
     }
 
-    /// The route it loads.
-    pub fn route(self) -> RouteId {
-        match self {
+    /// The route of the table it loads; `None` for [`Variant::Own`].
+    pub fn route(self) -> Option<RouteId> {
+        Some(match self {
             Self::PerRequest => RouteId::Devices,
             Self::Preserialized => RouteId::DevicesPreserialized,
             Self::Cached => RouteId::DevicesCached,
@@ -200,12 +213,14 @@ impl Variant {
             Self::Plaintext => RouteId::Plaintext,
             Self::Fortunes => RouteId::Fortunes,
             Self::FortunesCached => RouteId::FortunesCached,
-        }
+            Self::Own => return None,
+        })
     }
 
-    /// The path of its route, e.g. `/api/devices`.
+    /// The path of its route, e.g. `/api/devices`; for [`Variant::Own`],
+    /// `(own)`: its runs name their path in `route`.
     pub fn path(self) -> &'static str {
-        self.route().path()
+        self.route().map_or("(own)", RouteId::path)
     }
 }
 

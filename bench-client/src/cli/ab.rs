@@ -14,6 +14,11 @@ use crate::model::{Framework, Pairing, Profile, Variant};
 use crate::report::{ab_table, change_with_ci};
 use crate::suite::SuitePlan;
 use crate::suite::ab::{self, AbPlan, Revision, Side};
+use crate::suite::command;
+
+/// The routes `ab` compares by default: the floor, the devices and the state.
+const DEFAULT_ROUTES: [&str; 6] =
+    ["/plaintext", "/api/devices", "/api/devices/preserialized", "/api/devices/cached", "/state/fat", "/state/arc"];
 
 /// Flags of `ab`, as typed.
 #[derive(Debug, Args)]
@@ -24,16 +29,24 @@ pub struct AbArgs {
     /// The candidate: `worktree` (the working tree, uncommitted changes included) or a git revision.
     #[arg(long, default_value = "worktree")]
     pub after: String,
+    /// The baseline as any server: a shell command with {addr} (or {port}, and {host}) where it is to
+    /// listen, a free loopback address for each start, e.g. 'my-server --listen {addr}'; with
+    /// --after-cmd and --routes, instead of --before/--after/--frameworks/--layers.
+    #[arg(long, requires_all = ["after_cmd", "routes"], conflicts_with_all = ["before", "after", "frameworks", "layers", "layers_before", "layers_after"])]
+    pub before_cmd: Option<String>,
+    /// The candidate as any server, as --before-cmd.
+    #[arg(long, requires = "before_cmd")]
+    pub after_cmd: Option<String>,
+    /// With --before-cmd/--after-cmd: how long each start may take to accept connections.
+    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    pub ready_timeout: Duration,
     /// Frameworks to compare, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
     pub frameworks: Vec<Framework>,
-    /// Routes to compare, comma-separated paths of the route table (not /healthz).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "/plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached,/state/fat,/state/arc"
-    )]
-    pub routes: Vec<String>,
+    /// Routes to compare, comma-separated: paths of the route table (not /healthz; default:
+    /// /plaintext, the devices and the state routes), or any paths with --before-cmd/--after-cmd.
+    #[arg(long, value_delimiter = ',')]
+    pub routes: Option<Vec<String>>,
     /// Cargo profile to build and measure.
     #[arg(long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
@@ -81,25 +94,42 @@ impl AbArgs {
     /// A route outside the route table, CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<AbPlan> {
         self.served.cpus.check()?;
-        let variants = self
-            .routes
-            .iter()
-            .map(|path| {
-                Variant::of_path(path).ok_or_else(|| {
-                    let known: Vec<&str> = Variant::ALL.iter().map(|v| v.path()).collect();
-                    anyhow::anyhow!("--routes {path} is not a benchmark route ({})", known.join(", "))
-                })
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        ensure!(!variants.is_empty(), "--routes is empty");
+        let (before, after, frameworks, routes) = match (self.before_cmd, self.after_cmd) {
+            (Some(before), Some(after)) => {
+                command::check("--before-cmd", &before)?;
+                command::check("--after-cmd", &after)?;
+                let routes = self.routes.unwrap_or_default();
+                for path in &routes {
+                    ensure!(path.starts_with('/'), "--routes {path} is not a path (it starts with /)");
+                }
+                let side = |command| Side { revision: Revision::Command(command), layers: 0 };
+                // Leaked once: the paths live as long as the run, and its slots copy them.
+                let routes = routes.into_iter().map(|p| &*Box::leak(p.into_boxed_str())).collect();
+                (side(before), side(after), vec![Framework::Own], routes)
+            }
+            _ => {
+                let routes = self.routes.unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect());
+                let routes = routes
+                    .iter()
+                    .map(|path| {
+                        Variant::of_path(path).map(Variant::path).ok_or_else(|| {
+                            let known: Vec<&str> = Variant::ALL.iter().map(|v| v.path()).collect();
+                            anyhow::anyhow!("--routes {path} is not a benchmark route ({})", known.join(", "))
+                        })
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                let layers = |side: Option<u16>| side.unwrap_or(self.layers);
+                let before = Side { revision: Revision::parse(&self.before), layers: layers(self.layers_before) };
+                let after = Side { revision: Revision::parse(&self.after), layers: layers(self.layers_after) };
+                (before, after, self.frameworks, routes)
+            }
+        };
+        ensure!(!routes.is_empty(), "--routes is empty");
         sliced_timing(self.warmup, self.duration, self.slice, 2)?;
-        let before =
-            Side { revision: Revision::parse(&self.before), layers: self.layers_before.unwrap_or(self.layers) };
-        let after = Side { revision: Revision::parse(&self.after), layers: self.layers_after.unwrap_or(self.layers) };
         Ok(AbPlan {
             base: SuitePlan {
                 profile: self.profile,
-                frameworks: self.frameworks,
+                frameworks,
                 scenarios: Vec::new(),
                 settings: LoadSettings::closed(
                     nonzero(self.connections),
@@ -126,8 +156,9 @@ impl AbArgs {
             },
             before,
             after,
-            variants,
+            routes,
             threshold_percent: self.threshold,
+            ready_timeout: self.ready_timeout,
             expect_status: self.expect_status,
         })
     }

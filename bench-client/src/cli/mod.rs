@@ -218,7 +218,10 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             }
         }
         Commands::Ab(args) => match planned(args.plan(), |plan| plan.base.settings.connections.get() * 2) {
-            Ok(plan) => ab::run(&plan, stop).unwrap_or_else(failed),
+            Ok(plan) => ab::run(&plan, stop).unwrap_or_else(|e| match e.downcast_ref::<crate::suite::ab::Refused>() {
+                Some(_) => report(&e, Outcome::Usage),
+                None => failed(e),
+            }),
             Err(outcome) => outcome,
         },
         Commands::Compare(args) => compare::run(&args).unwrap_or_else(|e| report(&e, Outcome::Usage)),

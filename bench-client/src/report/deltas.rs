@@ -222,15 +222,22 @@ fn answers_note(ab: &AbMeta) -> String {
 pub fn ab_table(results: &Results) -> String {
     let Some(ab) = &results.meta.ab else { return String::new() };
     let m = &results.meta;
+    let sides = if ab.before_commit == "command" {
+        format!("BEFORE: `{}` · AFTER: `{}`", ab.before, ab.after)
+    } else {
+        format!(
+            "BEFORE: {} ({}, {} layers) · AFTER: {} ({}, {} layers) · profile `{}`",
+            ab.before,
+            ab.before_commit,
+            ab.before_layers,
+            ab.after,
+            ab.after_commit,
+            ab.after_layers,
+            m.profile.cargo_name()
+        )
+    };
     let mut out = format!(
-        "BEFORE: {} ({}, {} layers) · AFTER: {} ({}, {} layers) · profile `{}` · {} connections · {} rounds of {} s each side in slices of {} ms\n\n",
-        ab.before,
-        ab.before_commit,
-        ab.before_layers,
-        ab.after,
-        ab.after_commit,
-        ab.after_layers,
-        m.profile.cargo_name(),
+        "{sides} · {} connections · {} rounds of {} s each side in slices of {} ms\n\n",
         m.connections,
         m.rounds,
         m.duration_s,

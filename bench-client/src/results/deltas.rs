@@ -7,7 +7,7 @@
 
 use super::{Delta, RunRecord};
 use crate::analysis::{self, median};
-use crate::model::{Framework, Pairing, Scenario, Variant};
+use crate::model::{Framework, Pairing, Scenario};
 
 /// Slices of one variant in each block of an alternation.
 const SLICES_PER_BLOCK: usize = 2;
@@ -139,12 +139,12 @@ pub fn deltas(
 /// against the BEFORE server, one pair per block of slices of every round;
 /// each round ran new processes, so the interval also spans the rounds'
 /// spread ([`analysis::across_processes_change`]).
-pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Variant]) -> Vec<Delta> {
+pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], routes: &[&str]) -> Vec<Delta> {
     let mut out = Vec::new();
     for &framework in frameworks {
-        for &variant in variants {
+        for &route in routes {
             let of = |side: Scenario| {
-                move |r: &&RunRecord| r.framework == framework && r.variant == variant && r.scenario == side
+                move |r: &&RunRecord| r.framework == framework && r.route == route && r.scenario == side
             };
             let pairs: Vec<(&RunRecord, &RunRecord)> = runs
                 .iter()
@@ -158,7 +158,7 @@ pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], variants: &[Varia
             let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
             let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
             let change = analysis::across_processes_change(&blocks);
-            out.push(delta_of(framework, Scenario::After, variant.path(), variant.path(), &pairs, change, &per_block));
+            out.push(delta_of(framework, Scenario::After, route, route, &pairs, change, &per_block));
         }
     }
     out
@@ -296,7 +296,7 @@ mod tests {
             runs.push(cut);
             runs.push(sliced(other, "fat", round, &[1, 1, 1, 1]));
         }
-        let d = ab_deltas(&runs, &[Framework::Axum, Framework::Actix], &[Variant::Arc, Variant::Fat]);
+        let d = ab_deltas(&runs, &[Framework::Axum, Framework::Actix], &["/state/arc", "/state/fat"]);
         assert_eq!(d.len(), 2, "one per framework with runs on both sides and route: {d:?}");
         let arc = &d[0];
         assert_eq!(arc.framework, Framework::Axum);

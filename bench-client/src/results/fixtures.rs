@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{LoadReport, Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
 use crate::engine::{LoadSettings, Outcome, RunStats, Segment, Timing};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
-use crate::model::{Framework, Pairing, Profile, Scenario};
+use crate::model::{Framework, Pairing, Profile, Scenario, Variant};
 
 /// The scenario or variant named `text` in `results.json`; panics on a typo.
 fn name<T: serde::de::DeserializeOwned>(text: &str) -> T {
@@ -40,7 +40,7 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
         framework: f,
         scenario: name(scenario),
         variant: name(variant),
-        route: "/".to_owned(),
+        route: name::<Variant>(variant).path().to_owned(),
         profile: Profile::Release,
         layers: 10,
         round,

@@ -17,14 +17,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use anyhow::{Context, ensure};
 
 use super::build::{build_in, target_dir, workspace_root};
+use super::command;
 use super::servers::{Started, start_healthy};
 use super::session::{self, Builds, Design};
 use super::{SuiteOutcome, SuitePlan};
-use crate::model::{Framework, Variant};
+use crate::model::Framework;
 use crate::results::AbMeta;
 
 /// Which code a side runs.
@@ -34,6 +36,9 @@ pub enum Revision {
     WorkTree,
     /// A git revision (`HEAD~1`, a branch, a commit).
     Git(String),
+    /// Any server, started by this shell command (`--before-cmd`), its
+    /// placeholders replaced for each start ([`command::expand`]).
+    Command(String),
 }
 
 impl Revision {
@@ -49,7 +54,7 @@ impl Revision {
     pub fn label(&self) -> String {
         match self {
             Self::WorkTree => "the working tree".to_owned(),
-            Self::Git(r) => r.clone(),
+            Self::Git(r) | Self::Command(r) => r.clone(),
         }
     }
 }
@@ -73,10 +78,13 @@ pub struct AbPlan {
     pub before: Side,
     /// The candidate.
     pub after: Side,
-    /// Routes compared, each on both sides.
-    pub variants: Vec<Variant>,
+    /// Paths compared, each on both sides: of the route table, or any with
+    /// commands.
+    pub routes: Vec<&'static str>,
     /// Smallest significant slowdown, percent, that counts as a regression.
     pub threshold_percent: f64,
+    /// How long a side's command may take to listen.
+    pub ready_timeout: Duration,
     /// The status every response of both sides carries (`--expect-status`).
     pub expect_status: u16,
 }
@@ -115,6 +123,7 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
         Ok(())
     };
     match revision {
+        Revision::Command(_) => Ok(("command".to_owned(), PathBuf::new())),
         Revision::WorkTree => {
             let dir = target_dir().join("ab").join("worktree").join(profile.target_dir());
             if plan.build {
@@ -157,9 +166,14 @@ pub(super) fn start_pair(
     round: u32,
 ) -> anyhow::Result<(Started, Started)> {
     let start = |dir: &Path, side: &Side, name: &str| {
-        let process =
-            start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers).context(name.to_owned())?;
-        Started::of_answers(process, side.layers, &builds.variants, builds.expect_status, name)
+        let process = match &side.revision {
+            Revision::Command(command) => {
+                command::start(&format!("{name} command"), command, &plan.server_cpus, builds.ready_timeout)
+            }
+            _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers),
+        }
+        .context(name.to_owned())?;
+        Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name)
     };
     let (bins, before, after) = ((&*builds.bins.0, &*builds.bins.1), &builds.before, &builds.after);
     if round.is_multiple_of(2) {
@@ -171,12 +185,21 @@ pub(super) fn start_pair(
     }
 }
 
-/// Runs `plan`: builds both sides, measures every framework, writes the
-/// results folder (`results.json`, `report.md`, charts) like the suite.
+/// `ab` refused its sides before measuring anything: a server that does not
+/// start, listen or answer as required (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct Refused(anyhow::Error);
+
+/// Runs `plan`: builds both sides, starts each framework's pair once to see
+/// that both answer every route (stable, with the expected status), then
+/// measures every framework and writes the results folder (`results.json`,
+/// `report.md`, charts) like the suite.
 ///
 /// # Errors
-/// Before anything is measured: a revision that cannot be built, an output
-/// folder that cannot be created. Later errors are recorded per framework.
+/// Before anything is measured: a revision that cannot be built, a side
+/// that does not start or answer ([`Refused`]), an output folder that
+/// cannot be created. Later errors are recorded per framework.
 pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
     let base = &plan.base;
     let (before_commit, before_bins) = binaries_of(&plan.before.revision, base).context("BEFORE")?;
@@ -195,9 +218,14 @@ pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
         bins: (before_bins, after_bins),
         before: plan.before.clone(),
         after: plan.after.clone(),
-        variants: plan.variants.clone(),
+        routes: plan.routes.clone(),
         expect_status: plan.expect_status,
+        ready_timeout: plan.ready_timeout,
         meta: std::sync::Mutex::new(meta),
     };
+    for &framework in &base.frameworks {
+        // Stopped again when dropped.
+        start_pair(base, framework, &builds, 1).map_err(Refused)?;
+    }
     session::run(base, &Design::Builds(Box::new(builds)), stop)
 }

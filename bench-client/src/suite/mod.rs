@@ -12,6 +12,7 @@
 
 pub mod ab;
 mod build;
+pub mod command;
 mod meta;
 mod profiling;
 mod progress;

@@ -30,10 +30,11 @@ pub struct Sliced {
 }
 
 impl Sliced {
-    /// One round of `ab` on `variant`: BEFORE's server is route 0, AFTER's
+    /// One round of `ab` on `path`: BEFORE's server is route 0, AFTER's
     /// route 1, alternating in blocks `0 1 1 0` (`1 0 0 1` in even rounds).
-    pub fn before_after(variant: Variant, round: u32) -> Self {
-        let slot = |scenario, server, position| Slot { scenario, variant, round, position, server };
+    pub fn before_after(path: &'static str, round: u32) -> Self {
+        let variant = Variant::of_path(path).unwrap_or(Variant::Own);
+        let slot = |scenario, server, position| Slot { scenario, variant, path, round, position, server };
         let block = if round.is_multiple_of(2) { vec![1, 0, 0, 1] } else { vec![0, 1, 1, 0] };
         Self { slots: vec![slot(Scenario::Before, 0, 1), slot(Scenario::After, 1, 2)], block }
     }
@@ -69,8 +70,11 @@ pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec
 pub struct Slot {
     /// Scenario (`Floor` for `/plaintext`).
     pub scenario: Scenario,
-    /// Variant; its route is what is loaded.
+    /// Variant.
     pub variant: Variant,
+    /// The path loaded: the variant's, or with `ab` any path of the sides'
+    /// servers (then the variant is [`Variant::Own`] when not in the table).
+    pub path: &'static str,
     /// Round, from 1.
     pub round: u32,
     /// Position within the round, from 1.
@@ -83,8 +87,14 @@ pub struct Slot {
 /// The runs of `round` (from 1): the floor, then each scenario's variants,
 /// baseline first in odd rounds and second in even rounds.
 pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
-    let mut slots =
-        vec![Slot { scenario: Scenario::Floor, variant: Variant::Plaintext, round, position: 1, server: 0 }];
+    let mut slots = vec![Slot {
+        scenario: Scenario::Floor,
+        variant: Variant::Plaintext,
+        path: Variant::Plaintext.path(),
+        round,
+        position: 1,
+        server: 0,
+    }];
     for &scenario in scenarios {
         let mut variants = scenario.variants().to_vec();
         if round.is_multiple_of(2) {
@@ -92,7 +102,7 @@ pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
         }
         for variant in variants {
             let position = u32::try_from(slots.len()).unwrap_or(u32::MAX) + 1;
-            slots.push(Slot { scenario, variant, round, position, server: 0 });
+            slots.push(Slot { scenario, variant, path: variant.path(), round, position, server: 0 });
         }
     }
     slots

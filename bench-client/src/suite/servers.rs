@@ -10,7 +10,7 @@ use common::Route;
 
 use super::build::server_binary;
 use crate::engine::{Load, LoadSettings, RouteLoad, Target};
-use crate::model::{Framework, Profile, Variant};
+use crate::model::{Framework, Profile};
 use crate::preflight::{self, Fetched};
 use crate::sys::{CpuList, ServerProcess};
 
@@ -75,7 +75,7 @@ pub(super) struct Started {
     /// `ab`: each compared route's answer as this server gave it in
     /// preflight, the same every time (its own bytes, whatever the other
     /// side answers); empty: the route table's.
-    pub(super) answers: Vec<(Variant, Fetched)>,
+    pub(super) answers: Vec<(&'static str, Fetched)>,
 }
 
 impl Started {
@@ -84,7 +84,7 @@ impl Started {
         Self { process, layers, answers: Vec::new() }
     }
 
-    /// A server of `ab` whose `variants` each answer with `status`, the same
+    /// A server of `ab` whose `paths` each answer with `status`, the same
     /// bytes [`preflight::STABLE_FETCHES`] times; `side` names it in errors.
     ///
     /// # Errors
@@ -93,27 +93,32 @@ impl Started {
     pub(super) fn of_answers(
         process: ServerProcess,
         layers: u16,
-        variants: &[Variant],
+        paths: &[&'static str],
         status: u16,
         side: &str,
     ) -> anyhow::Result<Self> {
         let name = format!("{side} {}", process.name());
-        let answers = variants
+        let answers = paths
             .iter()
-            .map(|&v| preflight::stable_answer(&name, &Target::new(process.addr, v.path()), status).map(|f| (v, f)))
+            .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status).map(|f| (p, f)))
             .collect::<anyhow::Result<_>>()?;
         Ok(Self { process, layers, answers })
     }
 
-    /// The load of `variant`'s route on this server.
-    pub(super) fn route_load(&self, variant: Variant) -> RouteLoad {
-        match self.answers.iter().find(|(v, _)| *v == variant) {
-            Some((_, answer)) => RouteLoad {
-                target: Target::new(self.process.addr, variant.path()),
-                expected_status: answer.status,
-                expected_body: answer.body.clone(),
-            },
-            None => route_load(self.process.addr, Route::get(variant.route())),
+    /// The load of `path` on this server: its own answer, else the route
+    /// table's.
+    ///
+    /// # Errors
+    /// A path with neither.
+    pub(super) fn route_load(&self, path: &str) -> anyhow::Result<RouteLoad> {
+        let target = Target::new(self.process.addr, path);
+        match self.answers.iter().find(|(p, _)| *p == path) {
+            Some((_, answer)) => {
+                Ok(RouteLoad { target, expected_status: answer.status, expected_body: answer.body.clone() })
+            }
+            None => Route::by_path(path)
+                .map(|route| RouteLoad::ok(target, route.expected_body()))
+                .with_context(|| format!("{path}: no answer to verify it against")),
         }
     }
 }

@@ -18,7 +18,7 @@ use super::servers::{Started, start_server};
 use super::{SuiteOutcome, SuitePlan, client_ceiling, meta};
 use crate::engine::Load;
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
-use crate::model::{Framework, Scenario, Variant};
+use crate::model::{Framework, Scenario};
 use crate::preflight;
 use crate::report::flames::FlameGraphs;
 use crate::report::{self, charts, run_line};
@@ -44,10 +44,12 @@ pub(super) struct Builds {
     pub before: Side,
     /// AFTER.
     pub after: Side,
-    /// Routes compared, each on both sides.
-    pub variants: Vec<Variant>,
+    /// Paths compared, each on both sides.
+    pub routes: Vec<&'static str>,
     /// The status every response carries (`--expect-status`).
     pub expect_status: u16,
+    /// How long a side's command may take to listen.
+    pub ready_timeout: std::time::Duration,
     /// What `meta.ab` records; its `changes` are added as each framework's
     /// first pair of servers answers.
     pub meta: std::sync::Mutex<AbMeta>,
@@ -63,10 +65,10 @@ impl Builds {
             return Vec::new();
         }
         let mut lines = Vec::new();
-        for ((variant, b), (_, a)) in before.answers.iter().zip(&after.answers) {
+        for ((path, b), (_, a)) in before.answers.iter().zip(&after.answers) {
             if let Some(change) = preflight::change(b, a) {
-                lines.push(format!("  {} {}: AFTER answers otherwise: {change}", framework.name(), variant.path()));
-                meta.changes.push(AbChange { framework, route: variant.path().to_owned(), change });
+                lines.push(format!("  {} {path}: AFTER answers otherwise: {change}", framework.name()));
+                meta.changes.push(AbChange { framework, route: (*path).to_owned(), change });
             }
         }
         lines
@@ -126,7 +128,7 @@ impl Design {
     fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step> {
         match self {
             Self::Variants => steps(&plan.scenarios, round, plan.pairing),
-            Self::Builds(b) => b.variants.iter().map(|&v| Step::Sliced(Sliced::before_after(v, round))).collect(),
+            Self::Builds(b) => b.routes.iter().map(|&p| Step::Sliced(Sliced::before_after(p, round))).collect(),
         }
     }
 
@@ -137,7 +139,7 @@ impl Design {
                 let over = results::Over { pairing: plan.pairing, processes: plan.server_per_round };
                 results::deltas(runs, frameworks, &plan.scenarios, &plan.layers, over)
             }
-            Self::Builds(b) => results::ab_deltas(runs, frameworks, &b.variants),
+            Self::Builds(b) => results::ab_deltas(runs, frameworks, &b.routes),
         }
     }
 
@@ -145,7 +147,7 @@ impl Design {
     fn slot_columns(&self, slot: &Slot) -> String {
         match self {
             Self::Variants => format!("{:<8} {:<13}", slot.scenario.name(), slot.variant.name()),
-            Self::Builds(_) => format!("{:<6} {:<27}", slot.scenario.name(), slot.variant.path()),
+            Self::Builds(_) => format!("{:<6} {:<27}", slot.scenario.name(), slot.path),
         }
     }
 }
@@ -193,14 +195,15 @@ fn measure_step(
     match step {
         Step::Single(slot) => {
             let server = &servers[slot.server];
-            let load = Load::new(server.route_load(slot.variant), plan.settings);
+            let load = Load::new(server.route_load(slot.path)?, plan.settings);
             let run = measure_run(&load, &[server.process.pid()], profiler.perf(), progress, label, stop)?;
             let figures = RunFigures::new(&run, &load.settings, cpus);
             profiler.take(&run, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
-            let routes = sliced.slots.iter().map(|s| servers[s.server].route_load(s.variant)).collect();
+            let routes =
+                sliced.slots.iter().map(|s| servers[s.server].route_load(s.path)).collect::<anyhow::Result<_>>()?;
             let own = plan.settings.timing.duration();
             let load = Load::sliced(routes, sliced.block.clone(), plan.settings, own, plan.slice)?;
             let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
@@ -285,7 +288,7 @@ fn measure_framework(
                 }
                 let what = match &step {
                     Step::Single(slot) => format!("{}/{}", slot.scenario, slot.variant),
-                    Step::Sliced(s) if s.slots[0].scenario == Scenario::Before => s.slots[0].variant.path().to_owned(),
+                    Step::Sliced(s) if s.slots[0].scenario == Scenario::Before => s.slots[0].path.to_owned(),
                     Step::Sliced(s) => format!("{} sliced", s.slots[0].scenario),
                 };
                 let label = format!("{}{sweep_text} round {round}/{} {what}", framework.name(), plan.rounds);
@@ -301,7 +304,7 @@ fn measure_framework(
                         framework,
                         scenario: slot.scenario,
                         variant: slot.variant,
-                        route: slot.variant.path().to_owned(),
+                        route: slot.path.to_owned(),
                         profile: plan.profile,
                         layers: servers[slot.server].layers,
                         round: slot.round,
@@ -328,11 +331,15 @@ fn measure_framework(
     Ok(())
 }
 
-/// Stops `servers`, noting any that stopped with a failure status.
+/// Stops `servers`, noting any that stopped with a failure status (ended
+/// by the SIGTERM that stopped it is no failure: a server without a handler
+/// for it ends so).
 fn stop_servers(servers: &mut Servers, progress: &Progress) {
+    use nix::sys::signal::Signal;
+    use std::os::unix::process::ExitStatusExt;
     for Started { process: mut server, .. } in servers.drain(..) {
         match server.stop() {
-            Some(status) if !status.success() => {
+            Some(status) if !status.success() && status.signal() != Some(Signal::SIGTERM as i32) => {
                 progress.line(&format!("note: {} stopped with {status}", server.name()))
             }
             _ => {}

@@ -87,6 +87,46 @@ pub fn pids_named(name: &str) -> Vec<u32> {
     pids
 }
 
+/// The process of process group `group` holding the socket that listens on
+/// TCP `port` (IPv4 or IPv6, any address), from `/proc/net/tcp*` and the
+/// group's open files; `None` when there is none or it cannot be read.
+pub fn listener_in_group(port: u16, group: u32) -> Option<u32> {
+    // `sl local_address rem_address st … inode`: the port is the hex after
+    // the colon, state 0A is LISTEN.
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    let listening = fields.get(3) == Some(&"0A");
+                    let local_port = fields.get(1)?.rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+                    let inode = fields.get(9)?;
+                    (listening && local_port == Some(port)).then(|| format!("socket:[{inode}]"))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let in_group = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name in parentheses: state, ppid, pgrp.
+        stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse::<u32>().ok().filter(|&g| g == group)
+    };
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| in_group(pid).is_some())
+        .find(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.filter_map(Result::ok)
+                    .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                    .any(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+            })
+        })
+}
+
 /// Sleeps until `at` in steps of at most 50 ms; false if `stop` was set first.
 pub fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     loop {

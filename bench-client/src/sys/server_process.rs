@@ -6,7 +6,7 @@
 //! its fortunes database itself).
 
 use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -14,12 +14,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use nix::sys::signal::{Signal, kill};
+use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use common::process::parse_listening_line;
 
 use super::affinity::CpuList;
+use super::proc::listener_in_group;
 
 /// How long a server may take to print its listening line.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,7 +37,15 @@ pub struct ServerProcess {
     scratch: Option<tempfile::TempDir>,
     /// The address it listens on, from its listening line (`common::process`).
     pub addr: SocketAddr,
+    /// Everything it wrote on stderr, once its stderr closed.
+    stderr: Option<mpsc::Receiver<String>>,
+    /// A shell command's process that listens (found once it does), whose
+    /// CPU is the server's; `None`: the child itself.
+    listener: Option<u32>,
 }
+
+/// The first line a server writes on stdout, once written.
+type FirstLine = mpsc::Receiver<Option<std::io::Result<String>>>;
 
 impl ServerProcess {
     /// Starts `binary args…` pinned to `cpus`, with `TMPDIR` a new directory
@@ -50,15 +59,74 @@ impl ServerProcess {
         let name =
             binary.file_name().map_or_else(|| binary.display().to_string(), |n| n.to_string_lossy().into_owned());
         Self::check_binary(binary)?;
+        let mut command = Command::new(binary);
+        command.args(args);
+        let (mut server, first_line) = Self::spawn(name, command, cpus)?;
+        let addr = match first_line.recv_timeout(START_TIMEOUT) {
+            Ok(Some(Ok(line))) => parse_listening_line(&line),
+            _ => None,
+        };
+        match addr {
+            Some(addr) => {
+                server.addr = addr;
+                Ok(server)
+            }
+            None => bail!("{}", server.failed_to_start()),
+        }
+    }
+
+    /// Starts `sh -c SHELL_COMMAND` pinned to `cpus` as [`ServerProcess::start`]
+    /// does, named `name`; it is to listen on `addr` (which the caller wrote
+    /// into the command): see [`ServerProcess::wait_listening`]. Stopping it
+    /// stops its whole process group, whatever the shell started.
+    ///
+    /// # Errors
+    /// When the temporary directory cannot be made or `sh` cannot start.
+    pub fn start_shell(name: &str, shell_command: &str, addr: SocketAddr, cpus: &CpuList) -> anyhow::Result<Self> {
+        let mut command = Command::new("sh");
+        command.args(["-c", shell_command]);
+        let (mut server, _) = Self::spawn(name.to_owned(), command, cpus)?;
+        server.addr = addr;
+        Ok(server)
+    }
+
+    /// Waits until its address accepts a connection.
+    ///
+    /// # Errors
+    /// When it exits first (its first line on stderr quoted), or has not
+    /// within `timeout`.
+    pub fn wait_listening(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok() {
+                self.listener = listener_in_group(self.addr.port(), self.child.as_ref().map_or(0, Child::id));
+                return Ok(());
+            }
+            if self.has_exited() {
+                bail!("{}", self.failed_to_start());
+            }
+            if Instant::now() >= deadline {
+                let addr = self.addr;
+                self.stop();
+                bail!("{} did not listen on {addr} within {}", self.name, humantime::format_duration(timeout));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Spawns `command` pinned to `cpus` in its own process group, with
+    /// `TMPDIR` a new directory of its own; its stdout is drained (the
+    /// first line sent on the returned channel), its stderr kept for
+    /// [`ServerProcess::failed_to_start`].
+    fn spawn(name: String, mut command: Command, cpus: &CpuList) -> anyhow::Result<(Self, FirstLine)> {
         let scratch = tempfile::Builder::new()
             .prefix("bench-server-")
             .tempdir()
             .with_context(|| format!("cannot make a temporary directory for {name}"))?;
-        let mut command = Command::new(binary);
         command.env("TMPDIR", scratch.path());
         // Its own process group: a terminal's Ctrl-C reaches the client only,
         // which records what it measured and then stops the server itself.
-        command.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
         let mut child = cpus.spawn_pinned(&mut command).with_context(|| format!("cannot start {name}"))?;
         let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
             let _ = child.kill();
@@ -78,25 +146,17 @@ impl ServerProcess {
             let _ = stderr.read_to_string(&mut text);
             let _ = err_tx.send(text);
         });
-        let mut server =
-            Self { name, child: Some(child), scratch: Some(scratch), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
-        let first = rx.recv_timeout(START_TIMEOUT);
-        let addr = match first {
-            Ok(Some(Ok(line))) => parse_listening_line(&line),
-            _ => None,
-        };
-        match addr {
-            Some(addr) => {
-                server.addr = addr;
-                Ok(server)
-            }
-            None => {
-                let status = server.stop();
-                let stderr = err_rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
-                let reason = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
-                bail!("{} did not start ({}): {reason}", server.name, describe(status));
-            }
-        }
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        Ok((Self { name, child: Some(child), scratch: Some(scratch), addr, stderr: Some(err_rx), listener: None }, rx))
+    }
+
+    /// Stops it and says why it did not start: its exit status and the first
+    /// line it wrote on stderr.
+    fn failed_to_start(&mut self) -> String {
+        let status = self.stop();
+        let stderr = self.stderr.take().and_then(|rx| rx.recv_timeout(Duration::from_secs(1)).ok()).unwrap_or_default();
+        let reason = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        format!("{} did not start ({}): {reason}", self.name, describe(status))
     }
 
     /// Checks that `binary` exists.
@@ -110,9 +170,10 @@ impl ServerProcess {
         Ok(())
     }
 
-    /// The child's pid (0 once stopped).
+    /// The pid of the process that serves: the child, or for a shell
+    /// command the process of its group that listens (0 once stopped).
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
+        self.child.as_ref().map_or(0, |child| self.listener.unwrap_or(child.id()))
     }
 
     /// Its binary name, e.g. `server-axum`.
@@ -139,21 +200,29 @@ impl ServerProcess {
 
     fn reap(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        if let Ok(pid) = i32::try_from(child.id()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        }
-        let deadline = Instant::now() + STOP_GRACE;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return Some(status);
+        // The whole process group (a shell's children too, `start_shell`):
+        // SIGTERM, and SIGKILL to whatever is left once the grace has passed
+        // or the leader is gone.
+        let group = Pid::from_raw(i32::try_from(child.id()).ok()?);
+        let status = match child.try_wait() {
+            Ok(Some(status)) => Some(status),
+            _ => {
+                let _ = killpg(group, Signal::SIGTERM);
+                let deadline = Instant::now() + STOP_GRACE;
+                loop {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        break Some(status);
+                    }
+                    if Instant::now() >= deadline {
+                        let _ = child.kill();
+                        break child.wait().ok();
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        child.wait().ok()
+        };
+        let _ = killpg(group, Signal::SIGKILL);
+        status
     }
 }
 

@@ -180,17 +180,103 @@ fn each_side_is_verified_against_its_own_answer_and_the_change_is_reported() {
 }
 
 #[test]
-fn a_side_whose_answer_changes_between_requests_is_refused_before_any_run() {
+fn a_side_whose_answer_changes_between_requests_is_refused_in_one_line_before_any_run() {
     let _exclusive = util::exclusive();
     let (output, out) = ab_against_stand_in("unstable", "str(__import__('time').time_ns()).encode()");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("preflight AFTER server-axum /plaintext: the answer changes from one request to the next"),
-        "{stderr}"
-    );
+    let err = util::one_line_exit(&output, 2);
+    let expected = "preflight AFTER server-axum /plaintext: the answer changes from one request to the next";
+    assert!(err.contains(expected), "{err}");
+    assert!(!out.join("latest").exists(), "nothing measured");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `ab --before-cmd BEFORE --after-cmd AFTER` with `extra` flags, short.
+fn ab_commands(before: &str, after: &str, extra: &[&str], out: &std::path::Path) -> std::process::Output {
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    util::output_within(
+        Command::new(util::CLIENT)
+            .args(["ab", "--before-cmd", before, "--after-cmd", after])
+            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "2"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .args(extra)
+            .arg("--out")
+            .arg(out),
+        Duration::from_secs(120),
+    )
+}
+
+#[test]
+fn two_commands_of_one_binary_compare_any_paths_and_call_more_layers_slower() {
+    let _exclusive = util::exclusive();
+    let out = util::temp_dir("ab-commands-out");
+    let axum = util::server_binary("axum").display().to_string();
+    // BEFORE as the binary itself, AFTER behind a shell (its CPU is that of
+    // the process that listens, not the shell's).
+    let before = format!("{axum} --addr {{addr}} --workers 1 --layers 0");
+    let after = format!("cd / && {axum} --addr {{host}}:{{port}} --workers 1 --layers 60");
+    let output = ab_commands(&before, &after, &["--routes", "/state/fat,/plaintext?own", "--rounds", "2"], &out);
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "a regression: {stderr}\n{stdout}");
+    assert!(stdout.contains("REGRESSION: own /state/fat"), "{stdout}");
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
-    assert_eq!((results["complete"].clone(), results["runs"].clone()), (Value::Bool(false), serde_json::json!([])));
+    assert_eq!(results["complete"], true, "{stderr}");
+    let ab = &results["meta"]["ab"];
+    assert_eq!((ab["before"].as_str(), ab["before_commit"].as_str()), (Some(before.as_str()), Some("command")));
+    assert_eq!(ab["changes"], serde_json::json!([]), "the same binary answers alike");
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 2 * 2, "2 rounds × 2 routes × 2 sides");
+    util::assert_runs_add_up(runs);
+    for run in runs {
+        assert_eq!(run["framework"], "own", "{run}");
+        let variant = if run["route"] == "/state/fat" { "fat" } else { "own" };
+        assert_eq!(run["variant"], variant, "{run}");
+        assert_eq!(run["failed_total"], 0, "{run}");
+        assert!(run["server_cpu_percent"].as_f64().unwrap() > 50.0, "the listener's CPU, loaded alone: {run}");
+    }
+    let deltas = results["deltas"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str)> =
+        deltas.iter().map(|d| (d["to"].as_str().unwrap(), d["verdict"].as_str().unwrap())).collect();
+    assert_eq!(verdicts[0], ("/state/fat", "slower"), "{deltas:?}");
+    assert_eq!(verdicts[1].0, "/plaintext?own", "{deltas:?}");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_running() {
+    let _exclusive = util::exclusive();
+    let out = util::temp_dir("ab-refusals-out").join("runs");
+    let axum = util::server_binary("axum").display().to_string();
+    let fine = format!("{axum} --addr {{addr}} --workers 1");
+    let routes = ["--routes", "/plaintext"];
+    let cases = [
+        (
+            "a placeholder missing",
+            format!("{axum} --workers 1"),
+            &[][..],
+            "--after-cmd names neither {addr} nor {port}",
+        ),
+        (
+            "exits",
+            "echo broken >&2; exit 3 # {port}".to_owned(),
+            &[],
+            "AFTER command did not start (exit status: 3): broken",
+        ),
+        (
+            "never listens",
+            "sleep 30 # {addr}".to_owned(),
+            &["--ready-timeout", "1s"],
+            "AFTER command did not listen on 127.0.0.1:",
+        ),
+    ];
+    for (name, after, extra, expected) in cases {
+        let started = std::time::Instant::now();
+        let output = ab_commands(&fine, &after, &[&routes[..], extra].concat(), &out);
+        let err = util::one_line_exit(&output, 2);
+        assert!(err.contains(expected), "{name}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{name}: {:?}", started.elapsed());
+        assert!(!out.exists(), "{name}: nothing measured, no folder");
+    }
+    let left = Command::new("pgrep").args(["-f", "sleep 30 # 127.0.0.1"]).output().unwrap();
+    assert!(left.stdout.is_empty(), "the command's processes stopped: {}", String::from_utf8_lossy(&left.stdout));
 }
