@@ -78,9 +78,13 @@ perf:
 BEFORE ?= HEAD
 AFTER  ?= worktree
 ROUTES ?= /plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached,/state/fat,/state/arc
-ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> side by side, paired in slices
-	$(CLIENT) ab --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --routes $(ROUTES) --frameworks $(FRAMEWORKS) \
-	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) --layers $(LAYERS) \
+# Any two servers instead of two builds: BEFORE_CMD='my-server --listen {addr}' AFTER_CMD='…'
+# (ROUTES then any paths of theirs).
+AB_SIDES = $(if $(BEFORE_CMD),--before-cmd "$(BEFORE_CMD)" --after-cmd "$(AFTER_CMD)",\
+  --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --frameworks $(FRAMEWORKS) --layers $(LAYERS))
+ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> (or BEFORE_CMD/AFTER_CMD) side by side
+	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
+	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build)
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
