@@ -8,10 +8,11 @@ use clap::Args;
 
 use super::Outcome;
 use super::args::{ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timing};
+use super::ci::{CiArgs, CiPlan};
 use crate::analysis::Verdict;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
-use crate::report::{ab_table, change_with_ci};
+use crate::report::{self, ab_table, change_with_ci};
 use crate::suite::SuitePlan;
 use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::command;
@@ -85,9 +86,20 @@ pub struct AbArgs {
     /// CPUs, run folders, building.
     #[command(flatten)]
     pub served: ServedArgs,
+    /// Files for CI.
+    #[command(flatten)]
+    pub ci: CiArgs,
 }
 
 impl AbArgs {
+    /// The CI files asked for, checked.
+    ///
+    /// # Errors
+    /// See [`CiArgs::check`].
+    pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
+        CiPlan::new(&self.ci, self.threshold)
+    }
+
     /// Checks the flags into an [`AbPlan`].
     ///
     /// # Errors
@@ -169,11 +181,12 @@ impl AbArgs {
 ///
 /// # Errors
 /// See [`ab::run`].
-pub(super) fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let outcome = ab::run(plan, stop)?;
     println!("\n{}", ab_table(&outcome.results));
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
+    ci.write("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
     let regressions: Vec<_> = outcome
         .results
         .deltas

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::Outcome;
 use super::args::percent;
+use super::ci::{CiArgs, CiPlan};
 use crate::model::Scenario;
 use crate::report::{change_with_ci, comparison_notes, comparison_table};
 use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
@@ -31,6 +32,9 @@ pub struct CompareArgs {
     /// your own print your machine's value. 0 trusts the rounds alone.
     #[arg(long, default_value_t = SESSION_SD_PERCENT, value_parser = percent)]
     pub session_sd_percent: f64,
+    /// Files for CI (a test case per judged row).
+    #[command(flatten)]
+    pub ci: CiArgs,
 }
 
 /// Reads both files, prints the table, and says how it ended:
@@ -42,6 +46,7 @@ pub struct CompareArgs {
 /// # Errors
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    let ci = CiPlan::new(&args.ci, args.threshold)?;
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
     let (a, b) = (args.a.display(), args.b.display());
     let file = |p: &Path| if p.is_dir() { p.join("results.json") } else { p.to_path_buf() };
@@ -90,6 +95,7 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Usage);
     }
     print!("{}", comparison_notes(&cmp));
+    ci.write("compare", &crate::report::ci::tracked(&rb), &crate::report::ci::judged_rows(&cmp))?;
     if regressions.is_empty() && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {} %", args.threshold);
         Ok(Outcome::Success)

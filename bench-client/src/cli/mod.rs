@@ -12,6 +12,7 @@
 mod ab;
 mod args;
 mod calibrate;
+mod ci;
 mod compare;
 mod flamegraph;
 mod k8s;
@@ -217,16 +218,22 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
                 Err(e) => report(&e, Outcome::Usage),
             }
         }
-        Commands::Ab(args) => match planned(args.plan(), |plan| plan.base.settings.connections.get() * 2) {
-            Ok(plan) => ab::run(&plan, stop).unwrap_or_else(|e| match e.downcast_ref::<crate::suite::ab::Refused>() {
-                Some(_) => report(&e, Outcome::Usage),
-                None => failed(e),
-            }),
+        Commands::Ab(args) => match planned(args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))), |(plan, _)| {
+            plan.base.settings.connections.get() * 2
+        }) {
+            Ok((plan, ci)) => {
+                ab::run(&plan, &ci, stop).unwrap_or_else(|e| match e.downcast_ref::<crate::suite::ab::Refused>() {
+                    Some(_) => report(&e, Outcome::Usage),
+                    None => failed(e),
+                })
+            }
             Err(outcome) => outcome,
         },
         Commands::Compare(args) => compare::run(&args).unwrap_or_else(|e| report(&e, Outcome::Usage)),
-        Commands::Suite(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {
-            Ok(plan) => suite::run(&plan, stop).unwrap_or_else(failed),
+        Commands::Suite(args) => match planned(args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))), |(plan, _)| {
+            plan.settings.connections.get()
+        }) {
+            Ok((plan, ci)) => suite::run(&plan, &ci, stop).unwrap_or_else(failed),
             Err(outcome) => outcome,
         },
     }

@@ -9,6 +9,7 @@ use super::Outcome;
 use super::args::{
     CallGraphChoice, ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timeout, timing,
 };
+use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
@@ -17,6 +18,12 @@ use crate::suite::{self, PrecisionTarget, SuitePlan};
 /// Flags of `suite`, as typed.
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
+    /// Files for CI.
+    #[command(flatten)]
+    pub ci: CiArgs,
+    /// With --junit: a delta significantly slower beyond this many percent fails its test case.
+    #[arg(long = "threshold-percent", default_value = "2", value_parser = percent)]
+    pub threshold: f64,
     /// Cargo profile to build and measure.
     #[arg(long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
@@ -121,6 +128,14 @@ fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
 }
 
 impl SuiteArgs {
+    /// The CI files asked for, checked.
+    ///
+    /// # Errors
+    /// See [`CiArgs::check`].
+    pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
+        CiPlan::new(&self.ci, self.threshold)
+    }
+
     /// Checks the flags into a [`SuitePlan`].
     ///
     /// # Errors
@@ -178,7 +193,7 @@ impl SuiteArgs {
 ///
 /// # Errors
 /// See [`suite::run`].
-pub(super) fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let outcome = suite::run(plan, stop)?;
     println!("\n{}", report::delta_table(&outcome.results));
     let proportion = report::proportion_table(&outcome.results);
@@ -201,6 +216,7 @@ pub(super) fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<Outcome
     }
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
+    ci.write("suite", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
     Ok(if outcome.interrupted {
         eprintln!("interrupted: partial results written");
         Outcome::Interrupted

@@ -6,6 +6,7 @@
 //! `model` and `analysis` below it.
 
 pub mod charts;
+pub mod ci;
 mod deltas;
 pub mod flames;
 mod format;

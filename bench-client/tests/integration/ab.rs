@@ -214,7 +214,9 @@ fn two_commands_of_one_binary_compare_any_paths_and_call_more_layers_slower() {
     // the process that listens, not the shell's).
     let before = format!("{axum} --addr {{addr}} --workers 1 --layers 0");
     let after = format!("cd / && {axum} --addr {{host}}:{{port}} --workers 1 --layers 60");
-    let output = ab_commands(&before, &after, &["--routes", "/state/fat,/plaintext?own", "--rounds", "2"], &out);
+    let junit = out.with_extension("junit.xml");
+    let extra = ["--routes", "/state/fat,/plaintext?own", "--rounds", "2", "--junit", junit.to_str().unwrap()];
+    let output = ab_commands(&before, &after, &extra, &out);
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(1), "a regression: {stderr}\n{stdout}");
     assert!(stdout.contains("REGRESSION: own /state/fat"), "{stdout}");
@@ -239,6 +241,14 @@ fn two_commands_of_one_binary_compare_any_paths_and_call_more_layers_slower() {
         deltas.iter().map(|d| (d["to"].as_str().unwrap(), d["verdict"].as_str().unwrap())).collect();
     assert_eq!(verdicts[0], ("/state/fat", "slower"), "{deltas:?}");
     assert_eq!(verdicts[1].0, "/plaintext?own", "{deltas:?}");
+    // The JUnit file: a test case per route, the regression failed (the
+    // floor's verdict over two short rounds is whatever it is).
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let names: Vec<&str> = cases.iter().map(|n| n.attribute("name").unwrap()).collect();
+    assert_eq!(names, ["own /state/fat", "own /plaintext?own"], "{xml}");
+    assert!(cases[0].children().any(|c| c.has_tag_name("failure")), "{xml}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

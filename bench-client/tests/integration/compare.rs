@@ -230,3 +230,60 @@ fn a_pair_compare_cannot_judge_is_one_line_saying_what_it_got_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `file` validated against the committed copy of a published shape in
+/// `tests/fixtures/`.
+fn assert_shape(file: &Path, shape: &str) -> serde_json::Value {
+    let read = |p: &Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let schema = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(shape));
+    let value = read(file);
+    let validator = jsonschema::validator_for(&schema).expect("the shape compiles");
+    let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{} is not of the shape {shape}: {errors:#?}", file.display());
+    value
+}
+
+#[test]
+fn ci_files_carry_every_row_in_the_shapes_their_tools_publish() {
+    let dir = util::temp_dir("compare-ci");
+    let (a, slower) = (write(&dir, "a.json", &fake(1.0, 64)), write(&dir, "slower.json", &fake(0.90, 64)));
+    let (bmf, github, junit) = (dir.join("bmf.json"), dir.join("github.json"), dir.join("junit.xml"));
+    let files = ["--bmf", bmf.to_str().unwrap(), "--github-benchmark", github.to_str().unwrap()];
+    let (code, text) = compare(&[&a, &slower], &[&files[..], &["--junit", junit.to_str().unwrap()]].concat());
+    assert_eq!(code, 1, "{text}");
+
+    let bmf = assert_shape(&bmf, "bmf.schema.json");
+    let row = &bmf["axum 10 layers payload/per_request"]["change-percent"];
+    let (value, low, high) = (row["value"].as_f64().unwrap(), row["lower_value"].as_f64(), row["upper_value"].as_f64());
+    assert!((value + 10.0).abs() < 0.5 && low.unwrap() < value && value < high.unwrap(), "{row}");
+    let throughput = &bmf["axum /api/devices"]["throughput"];
+    assert!(throughput["value"].as_f64().unwrap() > 8000.0 && throughput["lower_value"].is_number(), "{bmf}");
+    assert!(bmf["axum /api/devices"]["latency"]["value"].as_f64().unwrap() > 0.0, "p99 in ns: {bmf}");
+
+    let github = assert_shape(&github, "github-benchmark.schema.json");
+    let names: Vec<&str> = github.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["axum /plaintext", "axum /api/devices"], "{github}");
+    assert!(github[0]["range"].as_str().unwrap().starts_with("± "), "{github}");
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    let with = |tag: &str| cases.iter().filter(|c| c.children().any(|n| n.has_tag_name(tag))).count();
+    // The floor row is not judged (skipped); both payload rows regressed by 10 %, as REGRESSION lines say.
+    assert_eq!((cases.len(), with("failure"), with("skipped")), (3, 2, 1), "{xml}");
+    assert_eq!(text.matches("REGRESSION:").count(), 2, "{text}");
+    assert_eq!((root.attribute("tests"), root.attribute("failures")), (Some("3"), Some("2")), "{xml}");
+    let failure = cases.iter().flat_map(|c| c.children()).find(|n| n.has_tag_name("failure")).unwrap();
+    assert!(failure.attribute("message").unwrap().starts_with("slower beyond 2 %: -10.0 %"), "{xml}");
+
+    // A file CI asks for in a folder that does not exist: refused before anything is read.
+    let (code, text) = compare(&[&a, &slower], &["--junit", "/nonexistent-folder/junit.xml"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("--junit /nonexistent-folder/junit.xml: the folder /nonexistent-folder does not exist"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

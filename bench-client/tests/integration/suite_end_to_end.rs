@@ -21,6 +21,8 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
             .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
             .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--github-benchmark")
+            .arg(out.with_extension("github.json"))
             .arg("--out")
             .arg(&out)
             .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
@@ -29,6 +31,12 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    // The CI file: every framework's every route measured, in requests per second.
+    let github: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.with_extension("github.json")).unwrap()).unwrap();
+    let entries = github.as_array().unwrap();
+    assert_eq!(entries.len(), 3 * 8, "3 frameworks × 8 routes (the floor, 3 payload, 2 state, 2 fortunes): {github}");
+    assert!(entries.iter().all(|e| e["unit"] == "requests/s" && e["value"].as_f64().unwrap() > 0.0), "{github}");
     assert!(stdout.contains("dev` builds are unoptimized"), "dev warning in the table:\n{stdout}");
     assert!(stdout.contains("In proportion:") && stdout.contains("| `/fortunes/cached` |"), "{stdout}");
     // A new server process every round: "  server-axum pid P on http://…", one pid per round.
