@@ -14,6 +14,7 @@ use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
 use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target};
+use crate::results::parse_slo;
 use crate::runner::LoadPlan;
 use crate::sys::{CpuList, hostname};
 
@@ -92,6 +93,11 @@ pub struct LoadArgs {
     /// purpose); every response is still verified byte for byte against the body preflight fetched.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub expect_status: u16,
+    /// Service-level objectives judged when the run ends, comma-separated, e.g.
+    /// 'p99<2ms,p99.9<10ms,success>=99.9%' (p50, p90, p99, p99.9, max in us, ms or s; success in %):
+    /// each verdict printed and in the JSON, exit 1 when one is violated.
+    #[arg(long, value_name = "LIST")]
+    pub slo: Option<String>,
     /// Clients the load is split over (one process each, usually on several hosts): --connections and
     /// --rate-per-s are the totals over all of them, and each runs its --segment.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -219,6 +225,7 @@ impl LoadArgs {
             linger: self.metrics.linger,
             allow_churn: self.allow_churn,
             expect_status: self.expect_status,
+            slo: self.slo.as_deref().map(parse_slo).transpose()?.unwrap_or_default(),
         })
     }
 }

@@ -140,5 +140,6 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
         segment: (clients > 1).then_some(index),
         merge: None,
         figures,
+        slo: Vec::new(),
     }
 }

@@ -15,6 +15,7 @@ mod folder;
 mod merge;
 mod proportion;
 mod reports;
+mod slo;
 mod sweep;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,7 @@ pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
+pub use self::slo::{Objective, SloError, SloVerdict, parse_slo};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
 use crate::measure::RunFigures;
@@ -40,7 +42,7 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// retries, churn and the connection ramp (`retried`, `closed_by_server`,
 /// `churn_allowed`, `connections_short`); 9 a server per round, the
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
-/// side (`meta.ab.expect_status`, `meta.ab.changes`).
+/// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`).
 pub const SCHEMA_VERSION: u32 = 10;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 10 only added

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::SloVerdict;
 use crate::measure::RunFigures;
 
 /// What `load --json FILE` (and `merge --json FILE`) writes.
@@ -33,6 +34,9 @@ pub struct LoadReport {
     /// the added histograms).
     #[serde(flatten)]
     pub figures: RunFigures,
+    /// `--slo`: each bound and what the run made of it (empty without).
+    #[serde(default)]
+    pub slo: Vec<SloVerdict>,
 }
 
 fn one() -> u32 {

@@ -14,7 +14,7 @@ use crate::engine::{Load, LoadSettings, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
-use crate::results::{LoadReport, SCHEMA_VERSION};
+use crate::results::{LoadReport, Objective, SCHEMA_VERSION};
 use crate::sys::{CpuList, affinity_of, process_name};
 use crate::telemetry::{Identity, Serve, Telemetry};
 
@@ -45,6 +45,8 @@ pub struct LoadPlan {
     pub allow_churn: bool,
     /// The status of a successful response (`--expect-status`, 200 by default).
     pub expect_status: u16,
+    /// `--slo`: bounds judged once the run has ended.
+    pub slo: Vec<Objective>,
 }
 
 /// Starts the metrics endpoint of `plan`, if it asks for one, and says where.
@@ -113,9 +115,15 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         clients: s.segment.count(),
         segment: (s.segment.count() > 1).then_some(s.segment.index()),
         merge: None,
+        slo: plan.slo.iter().map(|o| o.judge(&figures)).collect(),
         figures,
     };
     load_summary(&mut std::io::stdout().lock(), &report)?;
+    for (objective, verdict) in plan.slo.iter().zip(&report.slo) {
+        let actual =
+            verdict.actual.map_or_else(|| "nothing to judge".to_owned(), |a| format!("{a:.1} {}", objective.unit()));
+        println!("SLO {objective}: {actual}, {}", if verdict.met { "met" } else { "VIOLATED" });
+    }
     super::conclude(&report, plan.json.as_deref(), telemetry.as_ref(), plan.linger, stop)?;
     Ok(report)
 }

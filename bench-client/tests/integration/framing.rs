@@ -316,3 +316,30 @@ fn a_status_answered_on_purpose_is_loaded_with_expect_status_and_a_changing_answ
     let (out, _) = load(&format!("http://{addr}/made"), &[&QUICK[..], &["--expect-status", "99"]].concat());
     assert!(util::one_line_exit(&out, 2).contains("--expect-status"));
 }
+
+#[test]
+fn slo_bounds_are_judged_at_the_end_recorded_and_a_violation_exits_1() {
+    let _exclusive = util::exclusive();
+    let (addr, _) = responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", close: false });
+    let url = format!("http://{addr}/");
+    let (out, v) = load(&url, &[&QUICK[..], &["--slo", "p99<10s,success>=99.9%"]].concat());
+    let v = v.expect("results written");
+    assert_all_successful(&out, &v);
+    let p99 = v["latency_us"]["p99"].as_f64().unwrap();
+    assert_eq!(
+        v["slo"],
+        serde_json::json!([
+            { "objective": "p99<10s", "actual": p99, "met": true },
+            { "objective": "success>=99.9%", "actual": 100.0, "met": true }
+        ])
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("SLO p99<10s: {p99:.1} µs, met")), "{stdout}");
+    let (out, v) = load(&url, &[&QUICK[..], &["--slo", "p50<1us,success>=99%"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SLO p50<1us: "), "{v:?}");
+    assert_eq!(v.unwrap()["slo"][0]["met"], false);
+    let (out, v) = load(&url, &[&QUICK[..], &["--slo", "p99<2"]].concat());
+    assert!(util::one_line_exit(&out, 2).contains("--slo \"p99<2\": a latency needs a unit"));
+    assert!(v.is_none(), "nothing measured");
+}

@@ -183,6 +183,8 @@ pub fn merge(
         segment: None,
         merge: Some(info),
         figures,
+        // Each client judged its own share; the sum is not theirs to judge.
+        slo: Vec::new(),
     })
 }
 
