@@ -79,13 +79,15 @@ BEFORE ?= HEAD
 AFTER  ?= worktree
 ROUTES ?= /plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached,/state/fat,/state/arc
 # Any two servers instead of two builds: BEFORE_CMD='my-server --listen {addr}' AFTER_CMD='…'
-# (ROUTES then any paths of theirs).
+# (ROUTES then any paths of theirs). AA=N: N sessions of AFTER against itself (this runner's
+# false alarms and resolution, docs/CI.md).
 AB_SIDES = $(if $(BEFORE_CMD),--before-cmd "$(BEFORE_CMD)" --after-cmd "$(AFTER_CMD)",\
   --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --frameworks $(FRAMEWORKS) --layers $(LAYERS))
 ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> (or BEFORE_CMD/AFTER_CMD) side by side
 	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
-	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build)
+	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
+	  $(if $(AA),--aa $(AA))
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 
@@ -131,8 +133,9 @@ mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows
 	$(CARGO) mutants -p bench-client $(MUTANTS_FILES) -- --lib
 	$(CARGO) mutants -p common -f common/src/catalog.rs
 
-test-scripts: ## How bench/client-vs-wrk.sh counts wrk, oha and the client (canned outputs; bash, awk, python3)
+test-scripts: ## How bench/client-vs-wrk.sh counts (canned outputs); docs/ci/benchmark.yml through actionlint
 	bash bench/test-counting.sh
+	bash bench/test-workflow.sh
 
 fmt:
 	$(CARGO) fmt --all --check

@@ -89,6 +89,10 @@ pub struct AbArgs {
     /// Files for CI.
     #[command(flatten)]
     pub ci: CiArgs,
+    /// A/A: N sessions of the AFTER side against itself (one build or command on both sides), then
+    /// this runner's false-alarm rate and the changes it resolves in this time, for --threshold-percent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub aa: Option<u32>,
 }
 
 impl AbArgs {
@@ -137,6 +141,8 @@ impl AbArgs {
             }
         };
         ensure!(!routes.is_empty(), "--routes is empty");
+        // A/A: the candidate on both sides.
+        let before = if self.aa.is_some() { after.clone() } else { before };
         sliced_timing(self.warmup, self.duration, self.slice, 2)?;
         Ok(AbPlan {
             base: SuitePlan {
@@ -169,6 +175,7 @@ impl AbArgs {
             before,
             after,
             routes,
+            aa: self.aa,
             threshold_percent: self.threshold,
             ready_timeout: self.ready_timeout,
             expect_status: self.expect_status,
@@ -182,6 +189,9 @@ impl AbArgs {
 /// # Errors
 /// See [`ab::run`].
 pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+    if let Some(sessions) = plan.aa {
+        return aa(plan, sessions, stop);
+    }
     let outcome = ab::run(plan, stop)?;
     println!("\n{}", ab_table(&outcome.results));
     println!("results: {}", outcome.dir.join("results.json").display());
@@ -203,4 +213,30 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     } else {
         Outcome::Success
     })
+}
+
+/// `--aa N`: N sessions of one side against itself, each printed as it
+/// ends, then what they say about this runner ([`report::aa_summary`]).
+/// Exit 0 (the figures are the answer), 130 when interrupted.
+///
+/// # Errors
+/// See [`ab::run`].
+fn aa(plan: &AbPlan, sessions: u32, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+    let mut plan = plan.clone();
+    let mut deltas = Vec::new();
+    for session in 1..=sessions {
+        let outcome = ab::run(&plan, stop)?;
+        // Built once: the later sessions run the same binaries.
+        plan.base.build = false;
+        println!("\nA/A session {session} of {sessions} ({}):", outcome.dir.display());
+        for d in &outcome.results.deltas {
+            println!("  {} {} {} {}", d.framework.name(), d.to, change_with_ci(&d.change), d.change.verdict.label());
+        }
+        deltas.extend(outcome.results.deltas);
+        if outcome.interrupted {
+            return Ok(Outcome::Interrupted);
+        }
+    }
+    println!("\n{}", report::aa_summary(&deltas, sessions));
+    Ok(Outcome::Success)
 }

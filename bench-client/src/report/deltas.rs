@@ -8,7 +8,7 @@ use std::path::Path;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use super::notes;
 use super::table::Table;
-use crate::analysis::{self, median};
+use crate::analysis::{self, Verdict, median};
 use crate::measure::{RunFigures, SATURATED_PERCENT};
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::results::{AbMeta, Comparison, Delta, Results, cost_us};
@@ -343,6 +343,47 @@ pub fn comparison_notes(cmp: &Comparison) -> String {
              lean cautious (docs/METHODOLOGY.md, “Comparing two results files”)."
         );
     }
+    out
+}
+
+/// What `ab --aa` found over the `deltas` of `sessions` A/A sessions: the
+/// share called faster or slower (false alarms: a 95 % interval expects
+/// about 5 %), the half-widths (what this runner resolves in this time),
+/// and the threshold that neither a false alarm nor an unresolved change
+/// would cross.
+pub fn aa_summary(deltas: &[Delta], sessions: u32) -> String {
+    let judged: Vec<&Delta> = deltas.iter().filter(|d| d.change.ci_low_percent.is_some()).collect();
+    if judged.is_empty() {
+        return "A/A: no delta with an interval (2 rounds or more per session are needed)".to_owned();
+    }
+    let alarms: Vec<&&Delta> =
+        judged.iter().filter(|d| matches!(d.change.verdict, Verdict::Faster | Verdict::Slower)).collect();
+    let mut half: Vec<f64> =
+        judged.iter().filter_map(|d| Some((d.change.ci_high_percent? - d.change.ci_low_percent?) / 2.0)).collect();
+    half.sort_by(f64::total_cmp);
+    let median = half[half.len() / 2];
+    let widest = half[half.len() - 1];
+    let largest_change = judged.iter().map(|d| d.change.change_percent.abs()).fold(0.0, f64::max);
+    let mut out = format!(
+        "A/A on this runner: {sessions} session(s), {} deltas of one build against itself.\n\
+         False alarms: {} of {} ({:.1} %) called faster or slower (a 95 % interval expects about 5 %)",
+        judged.len(),
+        alarms.len(),
+        judged.len(),
+        100.0 * alarms.len() as f64 / judged.len() as f64
+    );
+    let named: Vec<String> =
+        alarms.iter().map(|d| format!("{} {} {:+.1} %", d.framework.name(), d.to, d.change.change_percent)).collect();
+    if !named.is_empty() {
+        let _ = write!(out, ": {}", named.join(", "));
+    }
+    let threshold = widest.max(largest_change).ceil();
+    let _ = write!(
+        out,
+        ".\nResolved in this time: ±{median:.1} points (median half-width), ±{widest:.1} at the widest; \
+         the largest change seen {largest_change:.1} %.\n\
+         --threshold-percent {threshold} or more fails a pull request only on a change this runner resolves."
+    );
     out
 }
 

@@ -15,7 +15,7 @@ mod notes;
 mod table;
 mod terminal;
 
-pub use self::deltas::{ab_table, comparison_notes, comparison_table, delta_table};
+pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,

@@ -85,6 +85,8 @@ pub struct AbPlan {
     pub threshold_percent: f64,
     /// How long a side's command may take to listen.
     pub ready_timeout: Duration,
+    /// `--aa N`: N sessions of AFTER against itself (BEFORE is AFTER).
+    pub aa: Option<u32>,
     /// The status every response of both sides carries (`--expect-status`).
     pub expect_status: u16,
 }

@@ -290,3 +290,28 @@ fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_ru
     let left = Command::new("pgrep").args(["-f", "sleep 30 # 127.0.0.1"]).output().unwrap();
     assert!(left.stdout.is_empty(), "the command's processes stopped: {}", String::from_utf8_lossy(&left.stdout));
 }
+
+#[test]
+fn aa_measures_one_side_against_itself_and_says_what_this_runner_resolves() {
+    let _exclusive = util::exclusive();
+    let out = util::temp_dir("ab-aa-out");
+    let axum = util::server_binary("axum").display().to_string();
+    let command = format!("{axum} --addr {{addr}} --workers 1");
+    // --before-cmd is ignored by --aa: the AFTER side runs on both.
+    let output =
+        ab_commands("never started {addr}", &command, &["--routes", "/plaintext", "--rounds", "2", "--aa", "2"], &out);
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}\n{stdout}");
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("  own /plaintext ")).collect();
+    assert_eq!(lines.len(), 2, "one delta per session: {stdout}");
+    let alarms = lines.iter().filter(|l| l.ends_with(" faster") || l.ends_with(" slower")).count();
+    assert!(stdout.contains("A/A on this runner: 2 session(s), 2 deltas of one build against itself."), "{stdout}");
+    assert!(stdout.contains(&format!("False alarms: {alarms} of 2 (")), "{stdout}");
+    assert!(stdout.contains("--threshold-percent "), "{stdout}");
+    let sessions = std::fs::read_dir(&out).unwrap().filter(|e| e.as_ref().unwrap().file_name() != "latest").count();
+    assert_eq!(sessions, 2, "a results folder per session");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["meta"]["ab"]["before"], results["meta"]["ab"]["after"], "one command on both sides");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -261,3 +261,102 @@ fn merge_reads_several_pods_from_one_log_dump_and_refuses_a_cut_one_in_one_line(
         assert!(err.contains(file) && err.contains(expected), "{file}: {err}");
     }
 }
+
+/// `GET path_and_query` on `addr` with `Connection: close`: the body;
+/// `None` while nothing listens there.
+fn get_closed(addr: SocketAddr, path_and_query: &str) -> Option<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = Vec::new();
+    s.read_to_end(&mut response).ok()?;
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    // Chunked (Prometheus's API answers so): the JSON is the one line that starts with `{`.
+    Some(body.lines().find(|l| l.starts_with('{')).unwrap_or(body).to_owned())
+}
+
+/// The one value of the instant query `promql` on the Prometheus at `addr`;
+/// `None` while it has no sample (or is not up yet).
+fn prometheus_value(addr: SocketAddr, promql: &str) -> Option<f64> {
+    let query: String = url::form_urlencoded::byte_serialize(promql.as_bytes()).collect();
+    let body = get_closed(addr, &format!("/api/v1/query?query={query}"))?;
+    let v: Value = serde_json::from_str(&body).ok()?;
+    assert_eq!(v["status"], "success", "{promql}: {v}");
+    v["data"]["result"][0]["value"][1].as_str().map(|s| s.parse().unwrap())
+}
+
+#[test]
+fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
+    let Ok(prometheus) = which_prometheus() else {
+        println!("skipped: a real Prometheus scraping load (apt-get install prometheus; .ci/run does)");
+        return;
+    };
+    let _exclusive = util::exclusive();
+    let dir = util::temp_dir("telemetry-prometheus");
+    let all = util::all_cpus();
+    let server_cpus: bench_client::sys::CpuList = all.cpus()[0].to_string().parse().unwrap();
+    let args = ["--addr", "127.0.0.1:0", "--workers", "1"].map(str::to_owned);
+    let server = bench_client::sys::ServerProcess::start(&util::server_binary("axum"), &args, &server_cpus).unwrap();
+    let url = format!("http://{}/api/devices", server.addr);
+    let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
+    let mut load = Command::new(CLIENT);
+    load.args(["load", &url, "--connections", "4", "--warmup", "1s", "--duration", "3s", "--window", "1s"]);
+    load.args(["--metrics-addr", "127.0.0.1:0", "--linger", "30s", "--json", "-"]);
+    load.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap());
+    let _load = util::Guarded::spawn(&mut load);
+    let metrics = metrics_addr(&stderr);
+    // Prometheus on a free loopback port, scraping every 500 ms.
+    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n  - job_name: bench\n    static_configs:\n      - targets: ['{metrics}']\n"
+        ),
+    )
+    .unwrap();
+    let mut prom = Command::new(&prometheus);
+    prom.arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+        .arg(format!("--web.listen-address={web}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap());
+    let _prom = util::Guarded::spawn(&mut prom);
+    wait_for(&stdout, "-----END BENCH RESULT", DEADLINE);
+    let found = results::read_loads(&stdout).unwrap();
+    let f = &found[0].1.figures;
+    assert!(f.successful > 0 && f.failed_total == 0, "{f:?}");
+    // Until Prometheus has scraped the final counters (load lingers 30 s).
+    let success = "bench_client_requests_total{outcome=\"success\",phase=\"measured\"}";
+    let end = Instant::now() + Duration::from_secs(25);
+    loop {
+        let ready = prometheus_value(web, success);
+        if ready == Some(f.successful as f64) {
+            break;
+        }
+        let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+        assert!(Instant::now() < end, "Prometheus read {ready:?}, the run {}:\n{log}", f.successful);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(prometheus_value(web, "bench_client_request_duration_seconds_count"), Some(f.successful as f64));
+    // histogram_quantile interpolates within the bucket that holds the 99th
+    // percentile: the run's own p99 (HDR, 3 digits) lies in that bucket too.
+    let p99_s = prometheus_value(web, "histogram_quantile(0.99, bench_client_request_duration_seconds_bucket)")
+        .expect("a p99 from the buckets");
+    let bounds: Vec<f64> = [0.0].into_iter().chain(bench_client::engine::LIVE_LATENCY_BUCKETS_S).collect();
+    let bucket = |s: f64| bounds.windows(2).position(|w| s > w[0] * 0.999 && s <= w[1] * 1.001);
+    let run_p99_s = f.latency_us.p99 as f64 / 1e6;
+    assert_eq!(bucket(p99_s), bucket(run_p99_s), "Prometheus {p99_s} s, the run {run_p99_s} s, buckets {bounds:?}");
+    assert!(bucket(run_p99_s).is_some(), "a p99 within the buckets: {run_p99_s}");
+}
+
+/// `prometheus` on the PATH.
+fn which_prometheus() -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("prometheus")).find(|p| p.is_file()))
+        .ok_or(())
+}
