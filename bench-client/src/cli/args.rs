@@ -88,7 +88,7 @@ impl From<CallGraphChoice> for CallGraph {
 #[derive(Debug, Clone, Args)]
 pub struct TimingArgs {
     /// Measured duration (a whole number of windows), e.g. 10s.
-    #[arg(long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(short = 'd', long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before the first window, e.g. 2s (0s allowed).
     #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]

@@ -40,7 +40,7 @@ impl CiPlan {
     /// `files` after [`CiArgs::check`].
     ///
     /// # Errors
-    /// See [`CiArgs::check`].
+    /// A folder of a CI file that does not exist.
     pub fn new(files: &CiArgs, threshold_percent: f64) -> anyhow::Result<Self> {
         files.check()?;
         Ok(Self { files: files.clone(), threshold_percent })

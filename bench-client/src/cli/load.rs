@@ -46,13 +46,13 @@ pub struct LoadArgs {
     /// URL to load, `http://host:port/path`; loopback only unless --allow-remote.
     pub url: String,
     /// Keep-alive connections, each with --pipeline requests in flight (closed loop).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(short = 'c', long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// Duration, warm-up and window.
     #[command(flatten)]
     pub timing: TimingArgs,
     /// Engine threads (one event loop each).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
     /// Per-request timeout, e.g. 2s.
     #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
@@ -63,7 +63,7 @@ pub struct LoadArgs {
     /// Open loop: requests per second due over all connections, on a fixed schedule; latency counts
     /// from when each request was due (corrected for coordinated omission, as wrk2 does). Without
     /// it the loop is closed: a connection writes its next request when a response completes.
-    #[arg(long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
+    #[arg(short = 'R', long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
     pub rate_per_s: Option<Rate>,
     /// Between events, poll and nap this many microseconds instead of waiting in epoll (default 50 in
     /// the closed loop, 0 in the open loop): a client waiting in epoll makes a loopback server pay for
@@ -170,6 +170,9 @@ impl LoadArgs {
     /// [`LoadArgs::plan`], reading environment variables with `env`.
     fn plan_with(self, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<LoadPlan> {
         let timing = self.timing.timing()?;
+        if let Some(cpus) = &self.cpus {
+            cpus.check_available().context("--cpus")?;
+        }
         let (url, target) = resolve(&self.url, self.allow_remote)?;
         let n = self.clients;
         let segment = match self.segment {

@@ -48,7 +48,7 @@ use crate::sys::ensure_fds_for;
 /// Exit codes: 0 success; 1 a run failed (errors, preflight mismatch, server
 /// died); 2 bad input; 130 interrupted.
 #[derive(Debug, Parser)]
-#[command(version, propagate_version = true)]
+#[command(version, propagate_version = true, arg_required_else_help = true)]
 pub struct Cli {
     /// What to run.
     #[command(subcommand)]
@@ -131,12 +131,34 @@ pub fn parse() -> Result<Cli, Outcome> {
             let _ = e.print();
             Err(Outcome::Success)
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // No command: the command list, as `--help` prints it.
+            let _ = e.print();
+            Err(Outcome::Usage)
+        }
         Err(e) => {
-            let text = e.render().to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: bad arguments"));
+            eprintln!("{}", one_line(&e.render().to_string()));
             Err(Outcome::Usage)
         }
     }
+}
+
+/// clap's error as one line, whole: its message with the names and tips
+/// under it, then the usage.
+fn one_line(text: &str) -> String {
+    let mut parts = Vec::new();
+    let mut usage = None;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")) {
+        match line.strip_prefix("Usage: ") {
+            Some(u) => usage = Some(u),
+            None => parts.push(line),
+        }
+    }
+    let mut out = parts.join(" ");
+    if let Some(u) = usage {
+        out.push_str(&format!(" (usage: {u}; --help for more)"));
+    }
+    out
 }
 
 /// Prints `e` as one line and returns `outcome`.
@@ -248,6 +270,31 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn clap_errors_are_one_whole_line_with_names_tips_and_usage() {
+        let err = |argv: &[&str]| one_line(&Cli::try_parse_from(argv).unwrap_err().render().to_string());
+        let missing = err(&["bench-client", "load"]);
+        assert!(missing.starts_with("error: the following required arguments were not provided: <URL>"), "{missing}");
+        assert!(missing.ends_with("(usage: bench-client load <URL>; --help for more)"), "{missing}");
+        let typo = err(&["bench-client", "load", "http://127.0.0.1:1/", "--conections", "4"]);
+        assert!(typo.contains("tip: a similar argument exists: '--connections'"), "{typo}");
+        assert!(!missing.contains('\n') && !typo.contains('\n'));
+        let none = Cli::try_parse_from(["bench-client"]).unwrap_err();
+        assert_eq!(none.kind(), clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand);
+        assert!(none.render().to_string().contains("load"), "the command list");
+    }
+
+    #[test]
+    fn the_common_load_flags_have_wrk_and_oha_short_forms() {
+        let Commands::Load(args) =
+            parsed(&["load", "http://127.0.0.1:1/", "-c", "8", "-d", "3s", "-t", "2", "-R", "100"]).unwrap()
+        else {
+            unreachable!()
+        };
+        assert_eq!((args.connections, args.timing.duration, args.threads), (8, std::time::Duration::from_secs(3), 2));
+        assert!(args.rate_per_s.is_some());
     }
 
     #[test]

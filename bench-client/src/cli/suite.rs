@@ -131,7 +131,7 @@ impl SuiteArgs {
     /// The CI files asked for, checked.
     ///
     /// # Errors
-    /// See [`CiArgs::check`].
+    /// A folder of a CI file that does not exist.
     pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
         CiPlan::new(&self.ci, self.threshold)
     }

@@ -21,6 +21,10 @@ const WINDOWS_PRINTED: usize = 60;
 /// for the merged run, followed by its table of clients.
 ///
 /// # Errors
+/// Above this coefficient of variation of its windows, a run's rate is
+/// said to be noisy.
+const NOISY_WINDOWS_CV_PERCENT: f64 = 5.0;
+
 /// When `w` cannot be written.
 pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     let (url, f) = (&r.url, &r.figures);
@@ -82,6 +86,13 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     } else {
         let (lo, hi) = (f.windows.iter().min().unwrap_or(&0), f.windows.iter().max().unwrap_or(&0));
         writeln!(w, "  per window           {} windows of {} to {} (every window in --json)", f.windows.len(), lo, hi)?;
+    }
+    if let Some(cv) = f.window_cv_percent.filter(|cv| *cv > NOISY_WINDOWS_CV_PERCENT) {
+        writeln!(
+            w,
+            "  noise                the windows vary by {cv:.1} % (CV): a second run may read another rate by as much; \
+             to compare two versions, `bench-client ab` measures them side by side"
+        )?;
     }
     match f.server_cpu_percent {
         Some(p) => writeln!(

@@ -120,6 +120,21 @@ impl Consistent for WatchReport {
     }
 }
 
+/// What kind of file `value` is, by the keys only it has: how to call it,
+/// and the word its layout's name holds.
+fn kind_of(value: &serde_json::Value) -> Option<(&'static str, &'static str)> {
+    let has = |key: &str| value.get(key).is_some();
+    if has("meta") && has("runs") {
+        Some(("the results.json of `suite` or `ab`", "results"))
+    } else if has("url") && has("windows") {
+        Some(("a report of `load --json` or `merge --json`", "load"))
+    } else if has("pid") && has("server_cpu_percent_windows") {
+        Some(("a file of `watch --json`", "watch"))
+    } else {
+        None
+    }
+}
+
 /// Reads `file` as `T`, of schema `oldest` to [`SCHEMA_VERSION`].
 fn read_as<T: DeserializeOwned + Consistent>(file: &Path, layout: &str, oldest: u32) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
@@ -137,7 +152,11 @@ fn parse_as<T: DeserializeOwned + Consistent>(text: &str, name: &str, layout: &s
         "{name} has schema_version {}, this bench-client reads {oldest} to {SCHEMA_VERSION}",
         version.map_or_else(|| "(none)".to_owned(), |v| v.to_string())
     );
-    let parsed: T = serde_json::from_value(value).with_context(|| format!("{name} does not match {layout}"))?;
+    let kind = kind_of(&value);
+    let parsed: T = serde_json::from_value(value).with_context(|| match kind {
+        Some(kind) if !layout.contains(kind.1) => format!("{name} is {}, not {layout}", kind.0),
+        _ => format!("{name} does not match {layout}"),
+    })?;
     parsed.check().map_err(|why| anyhow::anyhow!("{name}: {why}"))?;
     Ok(parsed)
 }

@@ -97,6 +97,16 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         Some(barrier) => barrier.wait(stop)?,
         None => Start::now(),
     };
+    // Said once the start is certain: a missed barrier is a one-line refusal.
+    let mode = s.rate.map_or_else(|| "closed loop".to_owned(), |r| format!("open loop at {:.0} requests/s", r.per_s()));
+    eprintln!(
+        "loading {} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}",
+        plan.url,
+        s.connections,
+        humantime::format_duration(s.timing.warmup()),
+        humantime::format_duration(s.timing.duration()),
+        humantime::format_duration(s.timing.window())
+    );
     if let Some(t) = &telemetry {
         t.started(start.instant + s.timing.warmup(), start.unix_ms);
     }

@@ -8,7 +8,7 @@ use std::fmt;
 use std::process::{Child, Command};
 use std::str::FromStr;
 
-use anyhow::{Context, ensure};
+use anyhow::Context;
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
@@ -80,7 +80,13 @@ impl CpuList {
     pub fn check_available(&self) -> anyhow::Result<()> {
         let allowed = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
         for &c in &self.0 {
-            ensure!(allowed.is_set(c).unwrap_or(false), "CPU {c} is not available to this process");
+            if !allowed.is_set(c).unwrap_or(false) {
+                let usable: Vec<String> = (0..CpuSet::count())
+                    .filter(|&i| allowed.is_set(i).unwrap_or(false))
+                    .map(|i| i.to_string())
+                    .collect();
+                anyhow::bail!("CPU {c} is not available to this process (it may use {})", usable.join(","));
+            }
         }
         Ok(())
     }

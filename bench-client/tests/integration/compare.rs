@@ -169,7 +169,9 @@ fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
     let dir = util::temp_dir("compare-unreadable");
     std::fs::create_dir_all(&dir).unwrap();
     let a = write(&dir, "a.json", &fake(1.0, 64));
-    let cases: [(&str, &[u8], &str); 5] = [
+    let load_report = serde_json::to_vec(&fixtures::load_report(0, 1, 1_796_119_201_000, &[100, 200])).unwrap();
+    let cases: [(&str, &[u8], &str); 6] = [
+        ("load.json", &load_report, "is a report of `load --json` or `merge --json`, not the results layout"),
         ("empty.json", b"", "is not valid JSON"),
         ("binary.json", b"\xff\xfe\x00\x01", "cannot read"),
         ("cut.json", b"{\"schema_version\": 3, \"runs\": [{", "is not valid JSON"),
