@@ -14,13 +14,8 @@
 set -euo pipefail
 old=$1 new=$2 pairs=${3:-5} duration_s=${4:-5}
 . "$(dirname "$0")/lib/responder.sh" "$new"
-for pair in $(seq "$pairs"); do
-  if [ $((pair % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
-  for who in $order; do
-    bin=$old; [ "$who" = new ] && bin=$new
-    plaintext_load "$bin" "$tmp/$who-$pair.json"
-  done
-done
+one() { plaintext_load "$2" "$tmp/$1-$3.json"; }
+alternate "$pairs" one
 python3 - "$tmp" "$pairs" <<'EOF'
 import json, statistics, sys
 tmp, pairs = sys.argv[1], int(sys.argv[2])

@@ -4,7 +4,7 @@
 # the same for the same binary and input whatever else the machine does,
 # where bench/engine-ab.sh's rates move by ±5 % between sessions here). Each
 # binary loads the pinned canned responder (`responder`, as engine-ab.sh)
-# for DURATION_S under callgrind, RUNS times, alternating; prints
+# for DURATION_S under callgrind, RUNS times, the order alternating; prints
 # instructions per completed request (warm-up included) for each run and the
 # ratio of the means. Kernel time (most of the client's CPU) is not counted.
 #
@@ -13,13 +13,8 @@ set -euo pipefail
 old=$1 new=$2 runs=${3:-2} duration_s=${4:-5}
 command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2; exit 2; }
 . "$(dirname "$0")/lib/responder.sh" "$new"
-for run in $(seq "$runs"); do
-  for who in old new; do
-    bin=$old; [ "$who" = new ] && bin=$new
-    plaintext_load "$bin" "$tmp/$who-$run.json" valgrind --tool=callgrind --callgrind-out-file="$tmp/$who-$run.cg" \
-      2> "$tmp/$who-$run.err"
-  done
-done
+one() { plaintext_load "$2" "$tmp/$1-$3.json" valgrind --tool=callgrind --callgrind-out-file="$tmp/$1-$3.cg" 2> "$tmp/$1-$3.err"; }
+alternate "$runs" one
 python3 - "$tmp" "$runs" <<'PY'
 import json, statistics, sys
 tmp, runs = sys.argv[1], int(sys.argv[2])

@@ -189,21 +189,21 @@ fn stable(target: &Target, first: Fetched, stop: &AtomicBool) -> Result<Fetched,
 }
 
 /// The answer `target` (one of the paths of an `ab` side's server, `server`
-/// naming it) gives every time, with `status`.
+/// naming it) gives every time, with `status`; gives up within 50 ms once
+/// `stop` is set.
 ///
 /// # Errors
 /// An unreachable server, an answer the engine cannot frame, another status
 /// or an answer that changes ([`Error::is_mismatch`], naming server, path and
 /// difference).
-pub fn stable_answer(server: &str, target: &Target, status: u16) -> anyhow::Result<Fetched> {
-    let never = AtomicBool::new(false);
+pub fn stable_answer(server: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<Fetched> {
     let mismatch =
         |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {server} {}: {diff}", target.path) };
-    let first = fetch(target).with_context(|| format!("preflight {server} {}", target.path))?;
+    let first = fetch_until(target, Some(stop)).with_context(|| format!("preflight {server} {}", target.path))?;
     if first.status != status {
         return Err(mismatch(format!("status {} instead of {status}", first.status)).into());
     }
-    Ok(stable(target, first, &never).map_err(mismatch)?)
+    Ok(stable(target, first, stop).map_err(mismatch)?)
 }
 
 /// What differs from `before` in `after` (status, `Content-Type`, length,

@@ -3,7 +3,9 @@
 # the client binary $1 pinned to CPU 0 ($responder_pid, stopped at exit),
 # its address in $addr; `plaintext_load BIN JSON [WRAPPER…]` runs BIN's
 # `load` on its /plaintext for $duration_s seconds, pinned to CPU 1 (under
-# WRAPPER, e.g. valgrind), the report in JSON.
+# WRAPPER, e.g. valgrind), the report in JSON; `alternate N RUN` calls
+# `RUN WHO BIN I` for I in 1..N, WHO old ($old) then new ($new), the order
+# reversed every other I so that a drift favours neither.
 tmp=$(mktemp -d)
 responder_pid=
 cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -18,4 +20,12 @@ plaintext_load() {
   shift 2
   taskset -c 1 "$@" "$bin" load "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
     --json "$json" > /dev/null
+}
+alternate() {
+  for i in $(seq "$1"); do
+    if [ $((i % 2)) -eq 1 ]; then order="old new"; else order="new old"; fi
+    for who in $order; do
+      if [ "$who" = old ]; then "$2" old "$old" "$i"; else "$2" new "$new" "$i"; fi
+    done
+  done
 }

@@ -99,9 +99,14 @@ impl AbArgs {
     /// The CI files asked for, checked.
     ///
     /// # Errors
-    /// A folder of a CI file that does not exist.
+    /// A folder of a CI file that does not exist; a CI file with `--aa`.
     pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
-        CiPlan::new(&self.ci, self.threshold)
+        let ci = CiPlan::new(&self.ci, self.threshold)?;
+        ensure!(
+            self.aa.is_none() || ci.is_empty(),
+            "--aa compares one side with itself: it writes no --bmf, --github-benchmark or --junit"
+        );
+        Ok(ci)
     }
 
     /// Checks the flags into an [`AbPlan`].
@@ -141,6 +146,8 @@ impl AbArgs {
             }
         };
         ensure!(!routes.is_empty(), "--routes is empty");
+        let mut seen = std::collections::HashSet::new();
+        ensure!(routes.iter().all(|r| seen.insert(*r)), "--routes names a path twice");
         // A/A: the candidate on both sides.
         let before = if self.aa.is_some() { after.clone() } else { before };
         sliced_timing(self.warmup, self.duration, self.slice, 2)?;

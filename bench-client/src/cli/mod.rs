@@ -245,8 +245,9 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
         }) {
             Ok((plan, ci)) => {
                 ab::run(&plan, &ci, stop).unwrap_or_else(|e| match e.downcast_ref::<crate::suite::ab::Refused>() {
-                    Some(_) => report(&e, Outcome::Usage),
-                    None => failed(e),
+                    // Refused by Ctrl-C is an interruption (`failed` says so).
+                    Some(_) if !interrupted() => report(&e, Outcome::Usage),
+                    _ => failed(e),
                 })
             }
             Err(outcome) => outcome,

@@ -203,8 +203,11 @@ fn resolution_note(results: &Results) -> String {
 
 /// What the sides answer: the same bytes, or where they differ (each
 /// side's responses were verified against its own answer either way).
-fn answers_note(ab: &AbMeta) -> String {
+fn answers_note(ab: &AbMeta, runs: usize) -> String {
     let status = if ab.expect_status == 200 { String::new() } else { format!(" with status {}", ab.expect_status) };
+    if ab.changes.is_empty() && runs == 0 {
+        return String::new();
+    }
     if ab.changes.is_empty() {
         return format!("\nBoth sides answer every route{status} with the same bytes.\n");
     }
@@ -270,7 +273,7 @@ pub fn ab_table(results: &Results) -> String {
         ]);
     }
     out.push_str(&table.finish());
-    out.push_str(&answers_note(ab));
+    out.push_str(&answers_note(ab, results.runs.len()));
     out.push_str(notes::AB);
     out.push_str(notes::SAVED_PER_REQUEST);
     out.push_str(&resolution_note(results));

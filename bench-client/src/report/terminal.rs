@@ -16,15 +16,15 @@ use crate::results::{LoadReport, MergeInfo, WatchReport};
 /// (all of them are in `--json`).
 const WINDOWS_PRINTED: usize = 60;
 
+/// Above this coefficient of variation of its windows, a run's rate is
+/// said to be noisy.
+const NOISY_WINDOWS_CV_PERCENT: f64 = 5.0;
+
 /// The summary `load` prints: counts, failures by kind, connections,
 /// windows, CPU use and latency of the run of `url`; `merge` prints the same
 /// for the merged run, followed by its table of clients.
 ///
 /// # Errors
-/// Above this coefficient of variation of its windows, a run's rate is
-/// said to be noisy.
-const NOISY_WINDOWS_CV_PERCENT: f64 = 5.0;
-
 /// When `w` cannot be written.
 pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     let (url, f) = (&r.url, &r.figures);

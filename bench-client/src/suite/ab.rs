@@ -166,16 +166,17 @@ pub(super) fn start_pair(
     framework: Framework,
     builds: &Builds,
     round: u32,
+    stop: &AtomicBool,
 ) -> anyhow::Result<(Started, Started)> {
     let start = |dir: &Path, side: &Side, name: &str| {
         let process = match &side.revision {
             Revision::Command(command) => {
-                command::start(&format!("{name} command"), command, &plan.server_cpus, builds.ready_timeout)
+                command::start(&format!("{name} command"), command, &plan.server_cpus, builds.ready_timeout, stop)
             }
             _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers),
         }
         .context(name.to_owned())?;
-        Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name)
+        Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name, stop)
     };
     let (bins, before, after) = ((&*builds.bins.0, &*builds.bins.1), &builds.before, &builds.after);
     if round.is_multiple_of(2) {
@@ -227,7 +228,7 @@ pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
     };
     for &framework in &base.frameworks {
         // Stopped again when dropped.
-        start_pair(base, framework, &builds, 1).map_err(Refused)?;
+        start_pair(base, framework, &builds, 1, stop).map_err(Refused)?;
     }
     session::run(base, &Design::Builds(Box::new(builds)), stop)
 }

@@ -3,6 +3,7 @@
 //! placeholders, and is ready once that address accepts connections.
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
@@ -40,16 +41,30 @@ fn free_loopback() -> anyhow::Result<SocketAddr> {
 }
 
 /// Starts `command` (named `name`) pinned to `cpus` on a free loopback
-/// address and waits up to `ready` for it to accept connections.
+/// address and waits up to `ready` for it to accept connections (less once
+/// `stop` is set). Says so when no process of its group holds the
+/// listening socket: its server CPU is then the shell's.
 ///
 /// # Errors
 /// A command that cannot start, exits first (its first line on stderr
-/// quoted) or does not listen in time; it is stopped, with whatever it
-/// started.
-pub fn start(name: &str, command: &str, cpus: &CpuList, ready: Duration) -> anyhow::Result<ServerProcess> {
+/// quoted), does not listen in time, or `stop`; it is stopped, with
+/// whatever it started in its process group.
+pub fn start(
+    name: &str,
+    command: &str,
+    cpus: &CpuList,
+    ready: Duration,
+    stop: &AtomicBool,
+) -> anyhow::Result<ServerProcess> {
     let addr = free_loopback()?;
     let mut server = ServerProcess::start_shell(name, &expand(command, addr), addr, cpus)?;
-    server.wait_listening(ready)?;
+    server.wait_listening(ready, stop)?;
+    if !server.serves_from_its_group() {
+        eprintln!(
+            "warning: {name}: no process of its group holds {addr} (it left the group, or runs in a container): \
+             its server CPU figures are not the server's"
+        );
+    }
     Ok(server)
 }
 

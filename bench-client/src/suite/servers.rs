@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -96,11 +97,12 @@ impl Started {
         paths: &[&'static str],
         status: u16,
         side: &str,
+        stop: &AtomicBool,
     ) -> anyhow::Result<Self> {
         let name = format!("{side} {}", process.name());
         let answers = paths
             .iter()
-            .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status).map(|f| (p, f)))
+            .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status, stop).map(|f| (p, f)))
             .collect::<anyhow::Result<_>>()?;
         Ok(Self { process, layers, answers })
     }

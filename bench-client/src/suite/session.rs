@@ -89,7 +89,14 @@ impl Design {
     }
 
     /// Starts the servers of `framework` for `round`.
-    fn start(&self, plan: &SuitePlan, framework: Framework, sweep: Option<u16>, round: u32) -> anyhow::Result<Servers> {
+    fn start(
+        &self,
+        plan: &SuitePlan,
+        framework: Framework,
+        sweep: Option<u16>,
+        round: u32,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Servers> {
         match self {
             Self::Variants => {
                 let layers = sweep.context("the suite starts a server per layer count")?;
@@ -97,7 +104,7 @@ impl Design {
                 Ok(vec![Started::of_table(process, layers)])
             }
             Self::Builds(b) => {
-                let (before, after) = start_pair(plan, framework, b, round)?;
+                let (before, after) = start_pair(plan, framework, b, round, stop)?;
                 Ok(vec![before, after])
             }
         }
@@ -274,7 +281,7 @@ fn measure_framework(
             }
             if servers.is_empty() || plan.server_per_round {
                 stop_servers(&mut servers, progress);
-                servers = design.start(plan, framework, sweep, round)?;
+                servers = design.start(plan, framework, sweep, round, stop)?;
                 progress.line(&design.started_line(framework, &servers, round));
                 if let Design::Builds(b) = design {
                     for line in b.note_changes(framework, &servers) {

@@ -10,6 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +43,8 @@ pub struct ServerProcess {
     /// A shell command's process that listens (found once it does), whose
     /// CPU is the server's; `None`: the child itself.
     listener: Option<u32>,
+    /// Started by [`ServerProcess::start_shell`].
+    shell: bool,
 }
 
 /// The first line a server writes on stdout, once written.
@@ -87,17 +90,23 @@ impl ServerProcess {
         command.args(["-c", shell_command]);
         let (mut server, _) = Self::spawn(name.to_owned(), command, cpus)?;
         server.addr = addr;
+        server.shell = true;
         Ok(server)
     }
 
-    /// Waits until its address accepts a connection.
+    /// Waits until its address accepts a connection; gives up within 50 ms
+    /// once `stop` is set.
     ///
     /// # Errors
-    /// When it exits first (its first line on stderr quoted), or has not
-    /// within `timeout`.
-    pub fn wait_listening(&mut self, timeout: Duration) -> anyhow::Result<()> {
+    /// When it exits first (its first line on stderr quoted), has not
+    /// within `timeout`, or `stop` was set (it is stopped then).
+    pub fn wait_listening(&mut self, timeout: Duration, stop: &AtomicBool) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
+            if stop.load(Ordering::Relaxed) {
+                self.stop();
+                bail!("{}: interrupted while waiting for it to listen", self.name);
+            }
             if TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok() {
                 self.listener = listener_in_group(self.addr.port(), self.child.as_ref().map_or(0, Child::id));
                 return Ok(());
@@ -147,7 +156,18 @@ impl ServerProcess {
             let _ = err_tx.send(text);
         });
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        Ok((Self { name, child: Some(child), scratch: Some(scratch), addr, stderr: Some(err_rx), listener: None }, rx))
+        Ok((
+            Self {
+                name,
+                child: Some(child),
+                scratch: Some(scratch),
+                addr,
+                stderr: Some(err_rx),
+                listener: None,
+                shell: false,
+            },
+            rx,
+        ))
     }
 
     /// Stops it and says why it did not start: its exit status and the first
@@ -168,6 +188,13 @@ impl ServerProcess {
             bail!("server binary {} is missing (build it, or drop --no-build)", binary.display());
         }
         Ok(())
+    }
+
+    /// Whether the process that listens is known: always for a server of
+    /// its own, for a shell command when a process of its group holds the
+    /// socket (its CPU is then what the figures sample).
+    pub fn serves_from_its_group(&self) -> bool {
+        !self.shell || self.listener.is_some()
     }
 
     /// The pid of the process that serves: the child, or for a shell
@@ -201,14 +228,14 @@ impl ServerProcess {
     fn reap(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         // The whole process group (a shell's children too, `start_shell`):
-        // SIGTERM, and SIGKILL to whatever is left once the grace has passed
-        // or the leader is gone.
+        // SIGTERM, the grace for the leader and then for the rest of the
+        // group, and SIGKILL to whatever is left.
         let group = Pid::from_raw(i32::try_from(child.id()).ok()?);
+        let deadline = Instant::now() + STOP_GRACE;
         let status = match child.try_wait() {
             Ok(Some(status)) => Some(status),
             _ => {
                 let _ = killpg(group, Signal::SIGTERM);
-                let deadline = Instant::now() + STOP_GRACE;
                 loop {
                     if let Ok(Some(status)) = child.try_wait() {
                         break Some(status);
@@ -221,6 +248,10 @@ impl ServerProcess {
                 }
             }
         };
+        // A member of the group still there (a forking shell's server).
+        while killpg(group, None).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = killpg(group, Signal::SIGKILL);
         status
     }

@@ -12,6 +12,21 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+/// `bench-client ab ARGV…` with short timings (slices of 125 ms), servers
+/// and client on the CPU pair, the run folders in `out`, and
+/// `CARGO_TARGET_DIR` set to `target` when given.
+fn ab(argv: &[&str], out: &std::path::Path, target: Option<&std::path::Path>) -> std::process::Output {
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    let mut command = Command::new(util::CLIENT);
+    command.arg("ab").args(argv).args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms"]);
+    command.args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()]);
+    command.arg("--out").arg(out);
+    if let Some(target) = target {
+        command.env("CARGO_TARGET_DIR", target);
+    }
+    util::output_within(&mut command, Duration::from_secs(120))
+}
+
 #[test]
 fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
     let _exclusive = util::exclusive();
@@ -20,19 +35,9 @@ fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
     std::fs::create_dir_all(&bins).unwrap();
     std::fs::copy(util::server_binary("axum"), bins.join("server-axum")).unwrap();
     let out = util::temp_dir("ab-e2e-out");
-    let (server_cpu, client_cpu) = util::cpu_pair();
-    let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["ab", "--before", "worktree", "--after", "worktree", "--profile", "dev", "--no-build"])
-            .args(["--frameworks", "axum", "--routes", "/plaintext,/state/arc", "--rounds", "3"])
-            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "4"])
-            .args(["--layers-before", "1", "--layers-after", "2"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", &target),
-        Duration::from_secs(120),
-    );
+    let argv = "--before worktree --after worktree --profile dev --no-build --frameworks axum --rounds 3 \
+                --routes /plaintext,/state/arc --connections 4 --layers-before 1 --layers-after 2";
+    let output = ab(&argv.split_whitespace().collect::<Vec<_>>(), &out, Some(&target));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.code().is_some_and(|c| c <= 1), "ab failed: {}\n{stderr}\n{stdout}", output.status);
@@ -136,18 +141,9 @@ fn ab_against_stand_in(name: &str, plaintext: &str) -> (std::process::Output, st
     std::fs::write(&script, STAND_IN.replace("PLAINTEXT", plaintext)).unwrap();
     std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
     let out = util::temp_dir(&format!("ab-{name}-out"));
-    let (server_cpu, client_cpu) = util::cpu_pair();
-    let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["ab", "--before", "worktree", "--after", "HEAD", "--profile", "dev", "--no-build"])
-            .args(["--frameworks", "axum", "--routes", "/plaintext", "--rounds", "2"])
-            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "2"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", &target),
-        Duration::from_secs(120),
-    );
+    let argv = "--before worktree --after HEAD --profile dev --no-build --frameworks axum --routes /plaintext \
+                --rounds 2 --connections 2";
+    let output = ab(&argv.split_whitespace().collect::<Vec<_>>(), &out, Some(&target));
     let _ = std::fs::remove_dir_all(&target);
     (output, out)
 }
@@ -190,30 +186,26 @@ fn a_side_whose_answer_changes_between_requests_is_refused_in_one_line_before_an
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The command of server-axum with one worker listening on `addr` (a
+/// placeholder), then `flags`.
+fn axum_command(addr: &str, flags: &str) -> String {
+    format!("{} --addr {addr} --workers 1{flags}", util::server_binary("axum").display())
+}
+
 /// `ab --before-cmd BEFORE --after-cmd AFTER` with `extra` flags, short.
 fn ab_commands(before: &str, after: &str, extra: &[&str], out: &std::path::Path) -> std::process::Output {
-    let (server_cpu, client_cpu) = util::cpu_pair();
-    util::output_within(
-        Command::new(util::CLIENT)
-            .args(["ab", "--before-cmd", before, "--after-cmd", after])
-            .args(["--duration", "500ms", "--warmup", "100ms", "--slice", "125ms", "--connections", "2"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .args(extra)
-            .arg("--out")
-            .arg(out),
-        Duration::from_secs(120),
-    )
+    ab(&[&["--before-cmd", before, "--after-cmd", after, "--connections", "2"][..], extra].concat(), out, None)
 }
 
 #[test]
 fn two_commands_of_one_binary_compare_any_paths_and_call_more_layers_slower() {
     let _exclusive = util::exclusive();
     let out = util::temp_dir("ab-commands-out");
-    let axum = util::server_binary("axum").display().to_string();
     // BEFORE as the binary itself, AFTER behind a shell (its CPU is that of
     // the process that listens, not the shell's).
-    let before = format!("{axum} --addr {{addr}} --workers 1 --layers 0");
-    let after = format!("cd / && {axum} --addr {{host}}:{{port}} --workers 1 --layers 60");
+    let before = axum_command("{addr}", " --layers 0");
+    // Backgrounded and waited for: a child of the shell whatever the shell.
+    let after = format!("{} & wait", axum_command("{host}:{port}", " --layers 60"));
     let junit = out.with_extension("junit.xml");
     let extra = ["--routes", "/state/fat,/plaintext?own", "--rounds", "2", "--junit", junit.to_str().unwrap()];
     let output = ab_commands(&before, &after, &extra, &out);
@@ -257,7 +249,7 @@ fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_ru
     let _exclusive = util::exclusive();
     let out = util::temp_dir("ab-refusals-out").join("runs");
     let axum = util::server_binary("axum").display().to_string();
-    let fine = format!("{axum} --addr {{addr}} --workers 1");
+    let fine = axum_command("{addr}", "");
     let routes = ["--routes", "/plaintext"];
     let cases = [
         (
@@ -274,7 +266,7 @@ fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_ru
         ),
         (
             "never listens",
-            "sleep 30 # {addr}".to_owned(),
+            "sleep 30.4242 # {addr}".to_owned(),
             &["--ready-timeout", "1s"],
             "AFTER command did not listen on 127.0.0.1:",
         ),
@@ -287,7 +279,9 @@ fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_ru
         assert!(started.elapsed() < Duration::from_secs(20), "{name}: {:?}", started.elapsed());
         assert!(!out.exists(), "{name}: nothing measured, no folder");
     }
-    let left = Command::new("pgrep").args(["-f", "sleep 30 # 127.0.0.1"]).output().unwrap();
+    // The shell's child too: dash forks for `sleep`, whose command line is
+    // then `sleep 30.4242` alone.
+    let left = Command::new("pgrep").args(["-f", "sleep 30.4242"]).output().unwrap();
     assert!(left.stdout.is_empty(), "the command's processes stopped: {}", String::from_utf8_lossy(&left.stdout));
 }
 
@@ -295,11 +289,9 @@ fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_ru
 fn aa_measures_one_side_against_itself_and_says_what_this_runner_resolves() {
     let _exclusive = util::exclusive();
     let out = util::temp_dir("ab-aa-out");
-    let axum = util::server_binary("axum").display().to_string();
-    let command = format!("{axum} --addr {{addr}} --workers 1");
     // --before-cmd is ignored by --aa: the AFTER side runs on both.
-    let output =
-        ab_commands("never started {addr}", &command, &["--routes", "/plaintext", "--rounds", "2", "--aa", "2"], &out);
+    let extra = ["--routes", "/plaintext", "--rounds", "2", "--aa", "2"];
+    let output = ab_commands("never started {addr}", &axum_command("{addr}", ""), &extra, &out);
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}\n{stdout}");
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("  own /plaintext ")).collect();

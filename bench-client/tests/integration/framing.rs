@@ -338,7 +338,10 @@ fn slo_bounds_are_judged_at_the_end_recorded_and_a_violation_exits_1() {
     let (out, v) = load(&url, &[&QUICK[..], &["--slo", "p50<1us,success>=99%"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(String::from_utf8_lossy(&out.stdout).contains("SLO p50<1us: "), "{v:?}");
-    assert_eq!(v.unwrap()["slo"][0]["met"], false);
+    let v = v.unwrap();
+    // Exit 1 for the bound alone: the run itself is clean.
+    assert_eq!((v["failed_total"].as_u64(), v["complete"].as_bool()), (Some(0), Some(true)), "{v}");
+    assert_eq!((v["slo"][0]["met"].as_bool(), v["slo"][1]["met"].as_bool()), (Some(false), Some(true)));
     let (out, v) = load(&url, &[&QUICK[..], &["--slo", "p99<2"]].concat());
     assert!(util::one_line_exit(&out, 2).contains("--slo \"p99<2\": a latency needs a unit"));
     assert!(v.is_none(), "nothing measured");

@@ -10,12 +10,13 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use bench_client::measure::unix_ms_now;
 use bench_client::results::{self, fixtures, write_block};
+use bench_client::sys::{CpuList, ServerProcess};
 use serde_json::Value;
 
 use crate::util::{self, CLIENT};
@@ -94,24 +95,36 @@ fn python_families(text: &str) -> Option<Vec<String>> {
     Some(String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect())
 }
 
+/// server-axum with one worker on the first CPU this process may use, and a
+/// `load` of its `path` with the flags `flags` gives for it (split at
+/// spaces), its stdout and stderr in files of `dir`: the server, the load
+/// (killed on drop) and the two files.
+fn serve_and_load(
+    dir: &Path,
+    path: &str,
+    flags: impl FnOnce(&ServerProcess) -> String,
+) -> (ServerProcess, util::Guarded, PathBuf, PathBuf) {
+    let server_cpus: CpuList = util::all_cpus().cpus()[0].to_string().parse().unwrap();
+    let args = ["--addr", "127.0.0.1:0", "--workers", "1"].map(str::to_owned);
+    let server = ServerProcess::start(&util::server_binary("axum"), &args, &server_cpus).unwrap();
+    let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
+    let mut load = Command::new(CLIENT);
+    load.arg("load").arg(format!("http://{}{path}", server.addr)).args(flags(&server).split_whitespace());
+    load.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap());
+    let child = util::Guarded::spawn(&mut load);
+    (server, child, stdout, stderr)
+}
+
 #[test]
 fn live_metrics_equal_the_result_when_done_and_the_log_carries_the_result_to_merge() {
     let _exclusive = util::exclusive();
     let dir = util::temp_dir("telemetry-live");
-    let all = util::all_cpus();
-    let server_cpus: bench_client::sys::CpuList = all.cpus()[0].to_string().parse().unwrap();
-    let args = ["--addr", "127.0.0.1:0", "--workers", "1"].map(str::to_owned);
-    let server = bench_client::sys::ServerProcess::start(&util::server_binary("axum"), &args, &server_cpus).unwrap();
-    let url = format!("http://{}/plaintext", server.addr);
-    let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
-    let mut load = Command::new(CLIENT);
-    load.args(["load", &url, "--connections", "4", "--warmup", "1s", "--duration", "2s", "--window", "1s"]);
-    load.args(["--metrics-addr", "127.0.0.1:0", "--linger", "3s", "--json", "-", "--label", "pod-0"]);
-    load.args(["--server-pid", &server.pid().to_string()]);
-    load.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap());
-    let mut child = util::Guarded::spawn(&mut load);
+    let (_server, mut child, stdout, stderr) = serve_and_load(&dir, "/plaintext", |server| {
+        let flags = "--connections 4 --warmup 1s --duration 2s --window 1s --metrics-addr 127.0.0.1:0 --linger 3s";
+        format!("{flags} --json - --label pod-0 --server-pid {}", server.pid())
+    });
     let addr = metrics_addr(&stderr);
     // During the run.
     std::thread::sleep(Duration::from_millis(1_500));
@@ -294,19 +307,10 @@ fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
     };
     let _exclusive = util::exclusive();
     let dir = util::temp_dir("telemetry-prometheus");
-    let all = util::all_cpus();
-    let server_cpus: bench_client::sys::CpuList = all.cpus()[0].to_string().parse().unwrap();
-    let args = ["--addr", "127.0.0.1:0", "--workers", "1"].map(str::to_owned);
-    let server = bench_client::sys::ServerProcess::start(&util::server_binary("axum"), &args, &server_cpus).unwrap();
-    let url = format!("http://{}/api/devices", server.addr);
-    let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
-    let mut load = Command::new(CLIENT);
-    load.args(["load", &url, "--connections", "4", "--warmup", "1s", "--duration", "3s", "--window", "1s"]);
-    load.args(["--metrics-addr", "127.0.0.1:0", "--linger", "30s", "--json", "-"]);
-    load.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap());
-    let _load = util::Guarded::spawn(&mut load);
+    let (_server, _load, stdout, stderr) = serve_and_load(&dir, "/api/devices", |_| {
+        "--connections 4 --warmup 1s --duration 3s --window 1s --metrics-addr 127.0.0.1:0 --linger 30s --json -"
+            .to_owned()
+    });
     let metrics = metrics_addr(&stderr);
     // Prometheus on a free loopback port, scraping every 500 ms.
     let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
