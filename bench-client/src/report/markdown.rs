@@ -265,15 +265,36 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
     out
 }
 
+/// What the report is of: a suite, an `ab` of two sides, or an A/A (one
+/// side against itself).
+fn title(results: &Results) -> String {
+    match &results.meta.ab {
+        Some(ab) if ab.before == ab.after && ab.before_commit == ab.after_commit => {
+            format!("A/A: {} against itself", ab.after)
+        }
+        Some(ab) => format!("ab: {} → {}", ab.before, ab.after),
+        None => format!(
+            "Suite: {} · profile {}",
+            results.meta.frameworks.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+            results.meta.profile.cargo_name()
+        ),
+    }
+}
+
 /// The whole `report.md`: the tables, the profiles side by side (when other
 /// profiles' results are given), the cost of profiling, the charts, the
 /// flame graphs with their figures and the differential ones, every run,
 /// and the metadata.
 pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], flamegraphs: &FlameGraphs) -> String {
     let m = &results.meta;
-    let mut out = String::from("# Benchmark report\n\n");
+    let mut out = format!("# {}\n\n", title(results));
     if !results.complete {
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
+    }
+    // The answer first: every change with its interval.
+    let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
+    for c in first {
+        let _ = writeln!(out, "![every change with its 95 % interval]({c})\n");
     }
     if results.meta.ab.is_some() {
         out.push_str(&ab_table(results));

@@ -130,7 +130,12 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(["payload", "state", "fortunes"].contains(&d["scenario"].as_str().unwrap()));
     }
     let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    assert!(report.starts_with("# Suite: actix, axum, rocket · profile dev\n"), "titled by its kind: {report}");
+    let first_chart = report.find("charts/").expect("charts linked");
+    assert!(report[first_chart..].starts_with("charts/changes.svg)"), "the changes chart first: {report}");
+    assert!(first_chart < report.find("| framework").unwrap(), "before the tables: {report}");
     for chart in [
+        "charts/changes.svg",
         "charts/bars-payload.svg",
         "charts/bars-state.svg",
         "charts/bars-fortunes.svg",

@@ -6,7 +6,7 @@ mod plot;
 
 use std::path::Path;
 
-pub use self::plot::{Bar, bars, color, latency_curves, window_series, xy_lines};
+pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, window_series, xy_lines};
 use crate::analysis::{self, median};
 use crate::model::{Framework, Scenario, Variant};
 use crate::results::{Results, RunRecord, sweep};
@@ -49,7 +49,45 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
         )?;
         written.insert(0, name);
     }
+    if let Some(name) = changes_chart(dir, results)? {
+        written.insert(0, name);
+    }
     Ok(written)
+}
+
+/// The chart that answers first: every delta's change with its interval,
+/// by framework, against no change; `None` without a delta.
+fn changes_chart(dir: &Path, results: &Results) -> anyhow::Result<Option<String>> {
+    let mut groups: Vec<Framework> = results.deltas.iter().map(|d| d.framework).collect();
+    groups.sort();
+    groups.dedup();
+    let swept = results.meta.layers.len() > 1;
+    let marks: Vec<Mark> = results
+        .deltas
+        .iter()
+        .map(|d| {
+            let to = match Variant::of_path(&d.to).filter(|_| d.from != d.to) {
+                Some(variant) => variant.name().to_owned(),
+                None => d.to.clone(),
+            };
+            let layers = if swept { format!(" ({} layers)", d.layers) } else { String::new() };
+            let ratio = |p: f64| 1.0 + p / 100.0;
+            Mark {
+                name: format!("{} {to}{layers}", d.framework.name()),
+                group: groups.iter().position(|f| *f == d.framework).unwrap_or(0),
+                ratio: ratio(d.change.change_percent),
+                interval: d.change.ci_low_percent.zip(d.change.ci_high_percent).map(|(l, h)| (ratio(l), ratio(h))),
+            }
+        })
+        .filter(|m| m.ratio > 0.0 && m.interval.is_none_or(|(l, _)| l > 0.0))
+        .collect();
+    if marks.is_empty() {
+        return Ok(None);
+    }
+    let name = "charts/changes.svg".to_owned();
+    let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
+    changes(&dir.join(&name), "every change, 95 % CI: called when it stays off the 0 % line", &names, &marks)?;
+    Ok(Some(name))
 }
 
 fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {

@@ -37,6 +37,15 @@ fn err<E: std::fmt::Display>(path: &Path) -> impl FnOnce(E) -> anyhow::Error + '
 /// The chart every drawing gets: `X` by `Y`, in an SVG.
 type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
 
+/// A rate as people read it on an axis: `180k`, `1.2M`.
+fn human_rate(v: &f64) -> String {
+    match v.abs() {
+        a if a >= 1e6 => format!("{:.1}M", v / 1e6),
+        a if a >= 1e3 => format!("{:.0}k", v / 1e3),
+        _ => format!("{v:.0}"),
+    }
+}
+
 /// A chart of `x` by `y` on a white canvas under `title`, drawn by `draw`,
 /// then its legend at `legend`, written as an SVG to `path`: the one
 /// preamble every chart shares.
@@ -47,13 +56,24 @@ fn canvas<X: AsRangedCoord, Y: AsRangedCoord>(
     legend: SeriesLabelPosition,
     draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    canvas_with(path, title, (x, y), (legend, 80), draw)
+}
+
+/// [`canvas`] with a y label area of `y_labels` pixels.
+fn canvas_with<X: AsRangedCoord, Y: AsRangedCoord>(
+    path: &Path,
+    title: &str,
+    (x, y): (X, Y),
+    (legend, y_labels): (SeriesLabelPosition, u32),
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err(path))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(40)
-        .y_label_area_size(80)
+        .y_label_area_size(y_labels)
         .build_cartesian_2d(x, y)
         .map_err(err(path))?;
     draw(&mut chart)?;
@@ -102,6 +122,7 @@ pub fn bars(path: &Path, title: &str, groups: &[String], series: &[String], bars
                 }
             })
             .y_desc("successful requests per second")
+            .y_label_formatter(&human_rate)
             .draw()
             .map_err(err(path))?;
         let width = 0.8 / series.len().max(1) as f64;
@@ -149,6 +170,7 @@ pub fn window_series(
             .configure_mesh()
             .x_desc("seconds since the end of the warm-up (window end)")
             .y_desc("successful requests per second")
+            .y_label_formatter(&human_rate)
             .draw()
             .map_err(err(path))?;
         let mut named = vec![false; groups.len()];
@@ -161,6 +183,71 @@ pub fn window_series(
                     .label(groups[g].as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(g).stroke_width(2)));
             }
+        }
+        Ok(())
+    })
+}
+
+/// One change of the deltas chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// What changed, e.g. `axum arc` (the row's label).
+    pub name: String,
+    /// Its framework's index (its colour and legend entry).
+    pub group: usize,
+    /// After over before, successful requests per second.
+    pub ratio: f64,
+    /// Its 95 % interval, if known.
+    pub interval: Option<(f64, f64)>,
+}
+
+/// Every change as its ratio (log scale) with its 95 % interval, one row
+/// each, coloured by group, beside a line at 1× (no change): a change is
+/// called when its interval stays on one side of the line. Writes an SVG.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn changes(path: &Path, title: &str, groups: &[String], marks: &[Mark]) -> anyhow::Result<()> {
+    let ends =
+        marks.iter().flat_map(|m| [m.ratio, m.interval.map_or(m.ratio, |i| i.0), m.interval.map_or(m.ratio, |i| i.1)]);
+    let (lo, hi) = ends.fold((1.0_f64, 1.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let rows = marks.len() as f64;
+    let names: Vec<String> = marks.iter().map(|m| m.name.clone()).collect();
+    let x = (lo * 0.97..hi * 1.03).log_scale();
+    canvas_with(path, title, (x, 0.0..rows), (SeriesLabelPosition::LowerRight, 170), |chart| {
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(marks.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let row = rows - y - 0.5;
+                if (row - row.round()).abs() < 1e-6 {
+                    names.get(row.round() as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_label_formatter(&|x| format!("{:+.0} %", (x - 1.0) * 100.0))
+            .x_desc("change in successful requests per second (log scale) with its 95 % interval")
+            .draw()
+            .map_err(err(path))?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(1.0, 0.0), (1.0, rows)], BLACK.stroke_width(1))))
+            .map_err(err(path))?;
+        let y_of = |i: usize| rows - i as f64 - 0.5;
+        for (g, group) in groups.iter().enumerate() {
+            let mine: Vec<(usize, &Mark)> = marks.iter().enumerate().filter(|(_, m)| m.group == g).collect();
+            chart
+                .draw_series(mine.iter().filter_map(|(i, m)| {
+                    let (l, h) = m.interval?;
+                    Some(PathElement::new(vec![(l, y_of(*i)), (h, y_of(*i))], color(g).stroke_width(3)))
+                }))
+                .map_err(err(path))?;
+            chart
+                .draw_series(mine.iter().map(|(i, m)| Circle::new((m.ratio, y_of(*i)), 5, color(g).filled())))
+                .map_err(err(path))?
+                .label(group.as_str())
+                .legend(move |(x, y)| Circle::new((x + 6, y), 5, color(g).filled()));
         }
         Ok(())
     })
@@ -232,6 +319,38 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{} is not XML: {e}", path.display()));
         text
+    }
+
+    #[test]
+    fn the_changes_chart_has_a_mark_per_change_by_framework_and_a_no_change_line() {
+        let dir = std::env::temp_dir().join(format!("charts-changes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("changes.svg");
+        let groups = vec!["actix".to_owned(), "axum".to_owned()];
+        let marks = vec![
+            Mark { name: "actix arc".into(), group: 0, ratio: 1.4, interval: Some((1.3, 1.5)) },
+            Mark { name: "axum arc".into(), group: 1, ratio: 3.9, interval: Some((3.7, 4.2)) },
+            Mark { name: "axum cached".into(), group: 1, ratio: 0.98, interval: Some((0.9, 1.05)) },
+        ];
+        changes(&path, "every change", &groups, &marks).unwrap();
+        let text = parse(&path);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let circles_of = |g: usize| {
+            let c = color(g);
+            let fill = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            doc.descendants()
+                .filter(|n| {
+                    n.has_tag_name("circle") && n.attribute("fill").is_some_and(|f| f.eq_ignore_ascii_case(&fill))
+                })
+                .count()
+        };
+        assert_eq!((circles_of(0), circles_of(1)), (1 + 1, 2 + 1), "a mark per change plus the legend's");
+        let texts: Vec<&str> =
+            doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(str::trim).collect();
+        for label in ["actix arc", "axum arc", "axum cached", "every change"] {
+            assert!(texts.contains(&label), "{label} drawn as text: {texts:?}");
+        }
+        assert!(texts.iter().any(|t| t.ends_with(" %") && t.starts_with('+')), "ticks as changes: {texts:?}");
     }
 
     #[test]
