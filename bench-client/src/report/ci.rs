@@ -9,8 +9,9 @@
 //! The shapes are those the tools publish: BMF from bencher.dev's reference
 //! ("Bencher Metric Format"), the custom JSON from github-action-benchmark's
 //! README ("Examples: custom benchmark"), JUnit from the Jenkins format as
-//! quick-junit writes it; copies of the first two are under
-//! `bench-client/tests/fixtures/` and the tests check against them.
+//! quick-junit writes it; copies of the three are under
+//! `bench-client/tests/fixtures/` and the tests check against them (the
+//! JUnit one with xmllint).
 
 use std::collections::BTreeMap;
 

@@ -277,6 +277,12 @@ fn ci_files_carry_every_row_in_the_shapes_their_tools_publish() {
     assert_eq!((cases.len(), with("failure"), with("skipped")), (3, 2, 1), "{xml}");
     assert_eq!(text.matches("REGRESSION:").count(), 2, "{text}");
     assert_eq!((root.attribute("tests"), root.attribute("failures")), (Some("3"), Some("2")), "{xml}");
+    // Against the committed copy of the Jenkins format (xmllint, from libxml2-utils, when installed).
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit.xsd");
+    match Command::new("xmllint").arg("--noout").arg("--schema").arg(&xsd).arg(&junit).output() {
+        Ok(out) => assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr)),
+        Err(_) => println!("skipped: the JUnit file against junit.xsd (apt-get install libxml2-utils)"),
+    }
     let failure = cases.iter().flat_map(|c| c.children()).find(|n| n.has_tag_name("failure")).unwrap();
     assert!(failure.attribute("message").unwrap().starts_with("slower beyond 2 %: -10.0 %"), "{xml}");
 
