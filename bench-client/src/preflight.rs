@@ -167,16 +167,17 @@ pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> a
             Some(diff) => Err(mismatch(diff).into()),
         };
     }
-    if fetched.status != status {
-        return Err(mismatch(format!("status {} instead of {status}", fetched.status)).into());
-    }
-    let fetched = stable(target, fetched, stop).map_err(mismatch)?;
+    let fetched = stable(target, fetched, status, stop).map_err(mismatch)?;
     Ok(RouteLoad { target: target.clone(), expected_status: status, expected_body: fetched.body })
 }
 
-/// `first`, when [`STABLE_FETCHES`] − 1 more fetches of `target` answer the
-/// same; else what changed (or why a fetch failed).
-fn stable(target: &Target, first: Fetched, stop: &AtomicBool) -> Result<Fetched, String> {
+/// `first`, when it has `status` and [`STABLE_FETCHES`] − 1 more fetches of
+/// `target` answer the same; else the other status, what changed, or why a
+/// fetch failed.
+fn stable(target: &Target, first: Fetched, status: u16, stop: &AtomicBool) -> Result<Fetched, String> {
+    if first.status != status {
+        return Err(format!("status {} instead of {status}", first.status));
+    }
     for _ in 1..STABLE_FETCHES {
         let again = fetch_until(target, Some(stop)).map_err(|e| format!("{e:#}"))?;
         if let Some(change) = change(&first, &again) {
@@ -200,10 +201,7 @@ pub fn stable_answer(server: &str, target: &Target, status: u16, stop: &AtomicBo
     let mismatch =
         |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {server} {}: {diff}", target.path) };
     let first = fetch_until(target, Some(stop)).with_context(|| format!("preflight {server} {}", target.path))?;
-    if first.status != status {
-        return Err(mismatch(format!("status {} instead of {status}", first.status)).into());
-    }
-    Ok(stable(target, first, stop).map_err(mismatch)?)
+    Ok(stable(target, first, status, stop).map_err(mismatch)?)
 }
 
 /// What differs from `before` in `after` (status, `Content-Type`, length,

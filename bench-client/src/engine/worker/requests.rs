@@ -151,12 +151,13 @@ impl Worker<'_> {
                 // A response to no request.
                 return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
             };
+            let (expected_status, expected_body) = self.expected[request.route];
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
                 Err(FailureKind::Timeout)
-            } else if framed.status != self.expected[request.route].0 {
+            } else if framed.status != expected_status {
                 Err(FailureKind::Status(framed.status))
-            } else if !framed.body_eq(unread, self.expected[request.route].1) {
+            } else if !framed.body_eq(unread, expected_body) {
                 Err(FailureKind::Body)
             } else {
                 Ok(())
