@@ -7,7 +7,9 @@ use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timing};
+use super::args::{
+    ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice, sliced_timing, timing,
+};
 use super::ci::{CiArgs, CiPlan};
 use crate::analysis::Verdict;
 use crate::engine::LoadSettings;
@@ -60,6 +62,11 @@ pub struct AbArgs {
     /// Length of one slice, e.g. 250ms.
     #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
+    /// Latency at a fixed load: each round measures the baseline's closed-loop rate, then alternates
+    /// the variants in the open loop at this percentage of it, and every delta gets the change of
+    /// p50, p90, p99 and p99.9 with its interval (docs/METHODOLOGY.md), e.g. 50.
+    #[arg(long, value_parser = load_percent)]
+    pub load_percent: Option<f64>,
     /// Rounds (2 or more), each on a new pair of server processes measuring every route once, the side
     /// started first alternating; the interval's t quantile is over rounds − 1 degrees of freedom.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=1000))]
@@ -166,6 +173,7 @@ impl AbArgs {
                 pairing: Pairing::Slices,
                 slice: self.slice,
                 server_per_round: true,
+                load_percent: self.load_percent,
                 target: None,
                 layers: {
                     let mut layers = vec![before.layers, after.layers];
@@ -201,6 +209,10 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     }
     let outcome = ab::run(plan, stop)?;
     println!("\n{}", ab_table(&outcome.results));
+    let latency = report::latency_table(&outcome.results);
+    if !latency.is_empty() {
+        println!("{latency}");
+    }
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
     ci.write("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
@@ -213,9 +225,19 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     for d in &regressions {
         println!("REGRESSION: {} {} {}", d.framework.name(), d.to, change_with_ci(&d.change));
     }
+    // At a fixed load, a percentile that rose beyond the threshold is one too.
+    let mut slower_latency = 0;
+    for d in &outcome.results.deltas {
+        for l in d.latency.iter().filter(|l| l.change.verdict == Verdict::Slower) {
+            if l.change.change_percent > plan.threshold_percent {
+                println!("REGRESSION: {} {} {} {}", d.framework.name(), d.to, l.percentile, change_with_ci(&l.change));
+                slower_latency += 1;
+            }
+        }
+    }
     Ok(if outcome.interrupted {
         Outcome::Interrupted
-    } else if !regressions.is_empty() || !outcome.results.complete {
+    } else if !regressions.is_empty() || slower_latency > 0 || !outcome.results.complete {
         Outcome::Failed
     } else {
         Outcome::Success

@@ -187,6 +187,15 @@ pub(super) fn percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--load-percent`: a share of the baseline's closed-loop rate, above 0
+/// and at most 100 %.
+pub(super) fn load_percent(text: &str) -> Result<f64, String> {
+    match percent(text)? {
+        p if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{text}' must be above 0 and at most 100 (a share of the baseline's closed-loop rate)")),
+    }
+}
+
 /// A duration such as `10s` or `500ms` (zero allowed).
 pub(super) fn duration(text: &str) -> Result<Duration, String> {
     let d =

@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    CallGraphChoice, ServedArgs, duration, nonzero, percent, positive_duration, slice, sliced_timing, timeout, timing,
+    CallGraphChoice, ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice, sliced_timing,
+    timeout, timing,
 };
 use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
@@ -86,6 +87,11 @@ pub struct SuiteArgs {
     /// measure against (docs/METHODOLOGY.md).
     #[arg(long)]
     pub keep_server: bool,
+    /// Latency at a fixed load: each round measures the baseline's closed-loop rate, then alternates
+    /// the variants in the open loop at this percentage of it, and every delta gets the change of
+    /// p50, p90, p99 and p99.9 with its interval (docs/METHODOLOGY.md), e.g. 50.
+    #[arg(long, value_parser = load_percent)]
+    pub load_percent: Option<f64>,
 }
 
 /// How to pair variants.
@@ -158,6 +164,9 @@ impl SuiteArgs {
             PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
             PairingChoice::Rounds => Pairing::Rounds,
         };
+        if self.load_percent.is_some() && pairing != Pairing::Slices {
+            anyhow::bail!("--load-percent alternates the variants in slices: it cannot be used with pairing by rounds");
+        }
         if pairing == Pairing::Slices {
             let variants = self.scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
             sliced_timing(self.warmup, self.duration, self.slice, variants)?;
@@ -182,6 +191,7 @@ impl SuiteArgs {
             pairing,
             slice: self.slice,
             server_per_round: !self.keep_server,
+            load_percent: self.load_percent,
             target: self
                 .target_ci
                 .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),
@@ -196,6 +206,10 @@ impl SuiteArgs {
 pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let outcome = suite::run(plan, stop)?;
     println!("\n{}", report::delta_table(&outcome.results));
+    let latency = report::latency_table(&outcome.results);
+    if !latency.is_empty() {
+        println!("{latency}");
+    }
     let proportion = report::proportion_table(&outcome.results);
     if !proportion.is_empty() {
         println!("In proportion:\n\n{proportion}");

@@ -136,6 +136,12 @@ pub struct RunStats {
     /// Open loop only: latency from the actual write to the last byte
     /// (uncorrected), microseconds.
     pub latency_uncorrected_us: Option<Histogram<u64>>,
+    /// Latency (corrected) of the successful requests completed in each
+    /// window, kept only when asked ([`RunStats::keep_window_latency`]: the
+    /// routes of an open-loop alternation, whose percentiles are compared
+    /// block by block); a window with nothing recorded has none. Empty
+    /// otherwise, and then one failed bounds check per request.
+    pub window_latency_us: Vec<Option<Histogram<u64>>>,
 }
 
 /// Significant decimal digits the latency histograms keep: values within
@@ -169,7 +175,14 @@ impl RunStats {
             unsent_at_deadline: 0,
             latency_us: latency_histogram(),
             latency_uncorrected_us: open_loop.then(latency_histogram),
+            window_latency_us: Vec::new(),
         }
+    }
+
+    /// Keeps a latency histogram per window from now on (allocated at a
+    /// window's first success).
+    pub fn keep_window_latency(&mut self) {
+        self.window_latency_us = vec![None; self.windows.len()];
     }
 
     /// Successful requests over all measured windows.
@@ -184,6 +197,9 @@ impl RunStats {
             w.successful += 1;
         }
         self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        if let Some(slot) = self.window_latency_us.get_mut(window) {
+            slot.get_or_insert_with(latency_histogram).saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        }
         if let Some(h) = &mut self.latency_uncorrected_us {
             h.saturating_record(uncorrected_us.clamp(1, MAX_LATENCY_US));
         }
@@ -243,6 +259,17 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
         self.latency_us.add(&other.latency_us).expect("same histogram bounds");
         if let (Some(a), Some(b)) = (&mut self.latency_uncorrected_us, &other.latency_uncorrected_us) {
             a.add(b).expect("same histogram bounds");
+        }
+        if self.window_latency_us.is_empty() {
+            self.window_latency_us = other.window_latency_us.clone();
+        } else {
+            for (a, b) in self.window_latency_us.iter_mut().zip(&other.window_latency_us) {
+                match (a.as_mut(), b) {
+                    (Some(a), Some(b)) => a.add(b).expect("same histogram bounds"),
+                    (None, Some(b)) => *a = Some(b.clone()),
+                    (_, None) => {}
+                }
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Measured;
+use super::blocks::{BlockLatency, block_latency};
 use crate::analysis;
 use crate::engine::{EncodedHistogram, Failures, LATE_SEND_TOLERANCE, LatencySummary, LoadSettings, RunStats, Slicing};
 use crate::sys::hostname;
@@ -117,6 +118,10 @@ pub struct RunFigures {
     /// schema 6.
     #[serde(default)]
     pub latency_hdr: Option<EncodedHistogram>,
+    /// An open-loop alternation only: this route's latency per block of
+    /// slices, in order (`measure/blocks.rs`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_latency_us: Vec<BlockLatency>,
     /// Open loop only: the histogram of `latency_uncorrected_us`.
     #[serde(default)]
     pub latency_uncorrected_hdr: Option<EncodedHistogram>,
@@ -381,7 +386,20 @@ impl RunFigures {
     ) -> Self {
         let own: Vec<usize> =
             (0..run.outcome.stats.windows.len()).filter(|&s| slicing.route_of(s as i128) == route).collect();
-        Self::build(run, settings, server_cpus, &run.outcome.by_route[route], Some(&own))
+        let requests = &run.outcome.by_route[route];
+        let mut figures = Self::build(run, settings, server_cpus, requests, Some(&own));
+        figures.block_latency_us = block_latency(requests, slicing, Self::lived(run, settings, requests));
+        figures
+    }
+
+    /// Whole windows the run lived through (all of them unless interrupted).
+    fn lived(run: &Measured, settings: &LoadSettings, s: &RunStats) -> usize {
+        if run.interrupted || run.server_lost {
+            let (measured_s, window_s) = (run.outcome.measured.as_secs_f64(), settings.timing.window().as_secs_f64());
+            usize::try_from((measured_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
+        } else {
+            s.windows.len()
+        }
     }
 
     /// Figures from `requests` (the request-level counts), and `run`'s
@@ -396,13 +414,7 @@ impl RunFigures {
         let (s, conn) = (requests, &run.outcome.stats);
         let window_s = settings.timing.window().as_secs_f64();
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        // Only whole windows the run lived through (all of them unless interrupted).
-        let lived = if run.interrupted || run.server_lost {
-            let measured_s = run.outcome.measured.as_secs_f64();
-            usize::try_from((measured_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
-        } else {
-            s.windows.len()
-        };
+        let lived = Self::lived(run, settings, s);
         let all: Vec<usize> = (0..s.windows.len()).collect();
         let own = own.unwrap_or(&all);
         let pick = |v: &[f64]| -> Vec<f64> { own.iter().filter_map(|&i| v.get(i).copied()).collect() };
@@ -455,6 +467,7 @@ impl RunFigures {
             latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
             latency_hdr: Some(EncodedHistogram::encode(&s.latency_us)),
             latency_uncorrected_hdr: s.latency_uncorrected_us.as_ref().map(EncodedHistogram::encode),
+            block_latency_us: Vec::new(),
             start_at_unix_ms: run.start.planned_unix_ms,
             measure_start_unix_ms: Some(
                 run.start.unix_ms + u64::try_from(settings.timing.warmup().as_millis()).unwrap_or(u64::MAX),

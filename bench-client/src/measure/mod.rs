@@ -12,6 +12,7 @@
 //! `calibrate` call [`run`] from above.
 
 mod barrier;
+mod blocks;
 mod cpu;
 mod figures;
 mod perf;
@@ -19,6 +20,7 @@ mod perf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
+pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{
     OFFERED_SHORTFALL_PERCENT, PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT, Shortfall,

@@ -30,7 +30,7 @@ pub fn delta_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{} · server on CPU {:?}, client on CPU {:?}\n",
+        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{}{} · server on CPU {:?}, client on CPU {:?}\n",
         m.profile.cargo_name(),
         m.connections,
         m.duration_s,
@@ -40,6 +40,9 @@ pub fn delta_table(results: &Results) -> String {
             (Pairing::Slices, Some(slice)) => format!(" · variants alternating in slices of {} ms", slice * 1e3),
             _ => " · one run per variant".to_owned(),
         },
+        m.load_percent.map_or_else(String::new, |p| format!(
+            " · open loop at {p} % of the baseline's closed-loop rate (the rates are the offered ones: see the latency table)"
+        )),
         m.server_cpus,
         m.client_cpus
     );

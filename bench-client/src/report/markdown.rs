@@ -301,6 +301,10 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     } else {
         out.push_str(&delta_table(results));
     }
+    let latency = super::latency_table(results);
+    if !latency.is_empty() {
+        let _ = write!(out, "\n## Latency at a fixed load\n\n{latency}");
+    }
     if results.meta.ab.is_none() {
         let proportion = proportion_table(results);
         if !proportion.is_empty() {

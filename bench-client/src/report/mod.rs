@@ -10,6 +10,7 @@ pub mod ci;
 mod deltas;
 pub mod flames;
 mod format;
+mod latency;
 mod markdown;
 mod notes;
 mod table;
@@ -17,6 +18,7 @@ mod terminal;
 
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
+pub use self::latency::latency_table;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,
 };

@@ -69,3 +69,10 @@ pub(super) fn against_floor(session_sd_percent: f64) -> String {
          are raw, not widened or judged.\n"
     )
 }
+
+/// Under the latency table (`--load-percent`).
+pub(super) const LATENCY: &str = "\nEach block of slices gives every variant's percentile from its own requests (a \
+    percentile needs ten requests beyond it in the block, so p99.9 needs 10,000); `latency change`: the \
+    Hodges–Lehmann estimate of the per-block ratios − 1 with the interval of the throughput's deltas, over the \
+    rounds' processes; above zero is higher latency, called slower (docs/METHODOLOGY.md, “Latency at a fixed \
+    load”).\n";

@@ -89,6 +89,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             ab: None,
             client_ceiling_per_s: None,
             server_per_round: false,
+            load_percent: None,
             noise: Vec::new(),
         },
         runs,

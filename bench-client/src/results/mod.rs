@@ -12,6 +12,7 @@ mod deltas;
 mod file;
 pub mod fixtures;
 mod folder;
+mod latency;
 mod merge;
 mod proportion;
 mod reports;
@@ -25,6 +26,7 @@ pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
 pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_load, read_loads, read_watch, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
+pub use self::latency::{LatencyDelta, latency_deltas};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
@@ -42,10 +44,11 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// retries, churn and the connection ramp (`retried`, `closed_by_server`,
 /// `churn_allowed`, `connections_short`); 9 a server per round, the
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
-/// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`).
-pub const SCHEMA_VERSION: u32 = 10;
+/// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
+/// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`).
+pub const SCHEMA_VERSION: u32 = 11;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 10 only added
+/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 11 only added
 /// keys, each with a default when missing, and 7 only values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
@@ -129,6 +132,10 @@ pub struct Delta {
     /// Its 95 % Student-t interval over the rounds, µs; `None` under two rounds.
     #[serde(default)]
     pub saved_ci_us: Option<(f64, f64)>,
+    /// With `--load-percent`: the change of each latency percentile at the
+    /// offered rate, paired by blocks (`results/latency.rs`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyDelta>,
 }
 
 /// Where and how the suite ran.
@@ -199,6 +206,11 @@ pub struct Meta {
     /// server processes (`false` in files written before it did).
     #[serde(default)]
     pub server_per_round: bool,
+    /// With `--load-percent`: each scenario's variants ran in the open loop
+    /// at this share of the baseline's closed-loop rate, measured at the
+    /// start of each round; `None`: closed loop, the servers saturated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_percent: Option<f64>,
     /// What on the machine moves the numbers, one line each, read before the
     /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
     #[serde(default)]

@@ -63,6 +63,7 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         target_ci_percent: plan.target.map(|t| t.half_width_percent),
         ab: None,
         server_per_round: plan.server_per_round,
+        load_percent: plan.load_percent,
         noise: Vec::new(),
         client_ceiling_per_s: None,
     }

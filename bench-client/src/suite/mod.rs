@@ -61,6 +61,10 @@ pub struct SuitePlan {
     pub server_per_round: bool,
     /// Measure until every delta is this precise (rounds then ignored).
     pub target: Option<PrecisionTarget>,
+    /// Latency at a fixed load: each round first measures the baseline's
+    /// closed-loop rate, then runs every alternation in the open loop at
+    /// this percentage of it (pairing by slices only); `None`: closed loop.
+    pub load_percent: Option<f64>,
     /// Server `--layers` values, ascending, each measured with its own server start.
     pub layers: Vec<u16>,
     /// CPUs the servers are pinned to (workers = their count).

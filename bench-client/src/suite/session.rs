@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
@@ -16,7 +16,7 @@ use super::progress::Progress;
 use super::schedule::{Sliced, Slot, Step, steps};
 use super::servers::{Started, start_server};
 use super::{SuiteOutcome, SuitePlan, client_ceiling, meta};
-use crate::engine::Load;
+use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
 use crate::model::{Framework, Scenario};
 use crate::preflight;
@@ -209,10 +209,14 @@ fn measure_step(
             Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
-            let routes =
+            let routes: Vec<RouteLoad> =
                 sliced.slots.iter().map(|s| servers[s.server].route_load(s.path)).collect::<anyhow::Result<_>>()?;
+            let settings = match plan.load_percent {
+                Some(percent) => open_loop_at(context, &servers[sliced.slots[0].server], &routes, percent, label)?,
+                None => plan.settings,
+            };
             let own = plan.settings.timing.duration();
-            let load = Load::sliced(routes, sliced.block.clone(), plan.settings, own, plan.slice)?;
+            let load = Load::sliced(routes, sliced.block.clone(), settings, own, plan.slice)?;
             let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
             let run = measure_run(&load, &pids, None, progress, label, stop)?;
             Ok(sliced
@@ -223,6 +227,34 @@ fn measure_step(
                 .collect())
         }
     }
+}
+
+/// Closed-loop time in which a round measures its baseline's rate before
+/// the open-loop alternation (`--load-percent`), after the plan's warm-up.
+const BASELINE_RATE_TIME: Duration = Duration::from_secs(2);
+
+/// The plan's settings in the open loop at `percent` of the closed-loop rate
+/// of `routes[0]` (the baseline) on `baseline`, measured now; says so.
+fn open_loop_at(
+    context: &RunContext<'_>,
+    baseline: &Started,
+    routes: &[RouteLoad],
+    percent: f64,
+    label: &str,
+) -> anyhow::Result<LoadSettings> {
+    let RunContext { plan, progress, stop, .. } = *context;
+    let timing = Timing::new(plan.settings.timing.warmup(), BASELINE_RATE_TIME, BASELINE_RATE_TIME)?;
+    let probe = Load::new(routes[0].clone(), LoadSettings { timing, ..plan.settings });
+    let label = format!("{label} closed-loop rate");
+    let run = measure_run(&probe, &[baseline.process.pid()], None, progress, &label, stop)?;
+    let closed_per_s = run.outcome.stats.successful() as f64 / BASELINE_RATE_TIME.as_secs_f64();
+    let rate = Rate::new(closed_per_s * percent / 100.0)
+        .with_context(|| format!("{label}: no successful request to take {percent} % of"))?;
+    progress.line(&format!(
+        "  {label}: {closed_per_s:.0}/s; the variants alternate in the open loop at {:.0}/s ({percent} %)",
+        rate.per_s()
+    ));
+    Ok(LoadSettings { rate: Some(rate), nap: Duration::ZERO, ..plan.settings })
 }
 
 /// Whether the precision target of the plan is reached (or its budget

@@ -150,7 +150,18 @@ impl<'a> Worker<'a> {
             answered: Vec::with_capacity(connections),
             stats: RunStats::new(s.timing.windows(), open_loop),
             by_route: match &load.slicing {
-                Some(_) => load.routes.iter().map(|_| RunStats::new(s.timing.windows(), open_loop)).collect(),
+                Some(_) => load
+                    .routes
+                    .iter()
+                    .map(|_| {
+                        let mut route = RunStats::new(s.timing.windows(), open_loop);
+                        // An open-loop alternation compares latency block by block.
+                        if open_loop {
+                            route.keep_window_latency();
+                        }
+                        route
+                    })
+                    .collect(),
                 None => Vec::new(),
             },
             live,
