@@ -107,6 +107,9 @@ pub enum Scenario {
     /// `/fortunes` (SQLite read, sort and HTML rendering per request) →
     /// `/fortunes/cached` (rendered once per change of the table).
     Fortunes,
+    /// `/blocking/inline` (a short blocking call on the async worker) →
+    /// `/blocking/offloaded` (the same call as the framework documents).
+    Blocking,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -125,6 +128,7 @@ impl Scenario {
             Self::Payload => "payload",
             Self::State => "state",
             Self::Fortunes => "fortunes",
+            Self::Blocking => "blocking",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -138,6 +142,7 @@ impl Scenario {
             Self::Payload => &[Variant::PerRequest, Variant::Preserialized, Variant::Cached],
             Self::State => &[Variant::Fat, Variant::Arc],
             Self::Fortunes => &[Variant::Fortunes, Variant::FortunesCached],
+            Self::Blocking => &[Variant::Inline, Variant::Offloaded],
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -164,6 +169,10 @@ pub enum Variant {
     Fortunes,
     /// `GET /fortunes/cached`: the page rendered once per change of the table.
     FortunesCached,
+    /// `GET /blocking/inline`: a blocking call on the async worker.
+    Inline,
+    /// `GET /blocking/offloaded`: the same call offloaded as documented.
+    Offloaded,
     /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
     /// named by the run's `route`.
     Own,
@@ -171,7 +180,7 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order of the route table.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 10] = [
         Self::Plaintext,
         Self::PerRequest,
         Self::Preserialized,
@@ -180,6 +189,8 @@ impl Variant {
         Self::Arc,
         Self::Fortunes,
         Self::FortunesCached,
+        Self::Inline,
+        Self::Offloaded,
     ];
 
     /// The variant of the route at `path`, if it is one.
@@ -198,6 +209,8 @@ impl Variant {
             Self::Plaintext => "plaintext",
             Self::Fortunes => "fortunes",
             Self::FortunesCached => "fortunes_cached",
+            Self::Inline => "inline",
+            Self::Offloaded => "offloaded",
             Self::Own => "own",
         }
     }
@@ -213,6 +226,8 @@ impl Variant {
             Self::Plaintext => RouteId::Plaintext,
             Self::Fortunes => RouteId::Fortunes,
             Self::FortunesCached => RouteId::FortunesCached,
+            Self::Inline => RouteId::BlockingInline,
+            Self::Offloaded => RouteId::BlockingOffloaded,
             Self::Own => return None,
         })
     }
@@ -275,16 +290,18 @@ mod tests {
 
     #[test]
     fn names_are_the_json_strings() {
-        for v in
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Floor].iter().flat_map(|s| s.variants())
+        for v in [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Floor]
+            .iter()
+            .flat_map(|s| s.variants())
         {
             assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{}\"", v.name()));
         }
         assert_eq!(serde_json::to_string(&Scenario::Fortunes).unwrap(), "\"fortunes\"");
         assert_eq!(serde_json::to_string(&Scenario::Floor).unwrap(), "\"floor\"");
+        assert_eq!(serde_json::to_string(&Variant::Offloaded).unwrap(), "\"offloaded\"");
         assert_eq!(
             Scenario::value_variants(),
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes],
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking],
             "floor is not a --scenarios value"
         );
         assert_eq!(Profile::Dev.target_dir(), "debug");

@@ -3,7 +3,7 @@
 //! test and the bench client's response check all read this one table.
 
 use crate::devices::devices_json;
-use crate::fortunes::seed_page;
+use crate::fortunes::{seed_page, seed_read_body};
 
 /// Body of `GET /healthz`.
 pub const HEALTHZ_BODY: &str = "OK";
@@ -58,6 +58,12 @@ pub enum RouteId {
     Fortunes,
     /// `GET /fortunes/cached`: the same page, rendered once per change of the table.
     FortunesCached,
+    /// `GET /blocking/inline`: a short blocking call (synchronous SQLite
+    /// reads, about 50 µs) made on the async worker.
+    BlockingInline,
+    /// `GET /blocking/offloaded`: the same call made the way the framework
+    /// documents for blocking work (`web::block`, `spawn_blocking`).
+    BlockingOffloaded,
 }
 
 impl RouteId {
@@ -74,6 +80,8 @@ impl RouteId {
             Self::StateArc => "/state/arc",
             Self::Fortunes => "/fortunes",
             Self::FortunesCached => "/fortunes/cached",
+            Self::BlockingInline => "/blocking/inline",
+            Self::BlockingOffloaded => "/blocking/offloaded",
         }
     }
 }
@@ -99,6 +107,7 @@ impl Route {
             RouteId::Devices | RouteId::DevicesPreserialized | RouteId::DevicesCached => devices_json(),
             RouteId::StateFat | RouteId::StateArc => APP_NAME.as_bytes().to_vec(),
             RouteId::Fortunes | RouteId::FortunesCached => seed_page().to_vec(),
+            RouteId::BlockingInline | RouteId::BlockingOffloaded => seed_read_body(),
         }
     }
 
@@ -130,6 +139,8 @@ pub static ROUTES: &[Route] = &[
     get(RouteId::StateArc, ContentType::TextPlain),
     get(RouteId::Fortunes, ContentType::Html),
     get(RouteId::FortunesCached, ContentType::Html),
+    get(RouteId::BlockingInline, ContentType::Json),
+    get(RouteId::BlockingOffloaded, ContentType::Json),
 ];
 
 /// A path no server routes; every server must answer it with 404.
@@ -144,8 +155,8 @@ mod tests {
     fn paths_and_ids_are_unique_and_complete() {
         let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
         let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
-        assert_eq!(paths.len(), 9);
-        assert_eq!(ids.len(), 9);
+        assert_eq!(paths.len(), 11);
+        assert_eq!(ids.len(), 11);
         assert!(Route::by_path(UNKNOWN_PATH).is_none());
     }
 
@@ -161,6 +172,9 @@ mod tests {
         let page = Route::get(RouteId::Fortunes).expected_body();
         assert!(page.starts_with(b"<!DOCTYPE html>") && page.ends_with(b"</html>"));
         assert_eq!(page, Route::get(RouteId::FortunesCached).expected_body());
+        let read = Route::get(RouteId::BlockingInline).expected_body();
+        assert!(read.starts_with(br#"{"rows":12,"bytes":"#), "{}", String::from_utf8_lossy(&read));
+        assert_eq!(read, Route::get(RouteId::BlockingOffloaded).expected_body());
     }
 
     #[test]

@@ -60,7 +60,9 @@ pub fn app(layers: usize, fortunes: Fortunes) -> impl Fn(&mut web::ServiceConfig
                     .route(get_or_head().to(fortunes_page))
                     .route(web::post().to(add_fortune)),
             )
-            .route(RouteId::FortunesCached.path(), get_or_head().to(fortunes_cached));
+            .route(RouteId::FortunesCached.path(), get_or_head().to(fortunes_cached))
+            .route(RouteId::BlockingInline.path(), get_or_head().to(blocking_inline))
+            .route(RouteId::BlockingOffloaded.path(), get_or_head().to(blocking_offloaded));
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }
@@ -165,6 +167,27 @@ async fn fortunes_page(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
 
 async fn fortunes_cached(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
     html(fortunes.cached_page())
+}
+
+fn seed_read(read: Result<web::Bytes, FortuneError>) -> HttpResponse {
+    match read {
+        Ok(body) => HttpResponse::Ok().insert_header((header::CONTENT_TYPE, ContentType::Json.as_str())).body(body),
+        Err(e) => refusal(e.status(), e.to_string()),
+    }
+}
+
+/// `GET /blocking/inline`: the blocking read on the worker's event loop,
+/// what actix-web's docs warn against (the `blocking` scenario measures it).
+async fn blocking_inline(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
+    seed_read(fortunes.read_seed())
+}
+
+/// `GET /blocking/offloaded`: the same read through `web::block`.
+async fn blocking_offloaded(ThinData(fortunes): ThinData<Fortunes>) -> HttpResponse {
+    match web::block(move || fortunes.read_seed()).await {
+        Ok(read) => seed_read(read),
+        Err(e) => refusal(500, e.to_string()),
+    }
 }
 
 /// `POST /fortunes`: the body read as `PUT /api/devices` reads it (a

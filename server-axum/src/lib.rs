@@ -44,6 +44,8 @@ pub fn app(layers: usize, fortunes: Fortunes) -> Router {
     let fortunes = Router::new()
         .route(RouteId::Fortunes.path(), get(fortunes_page).post(add_fortune))
         .route(RouteId::FortunesCached.path(), get(fortunes_cached))
+        .route(RouteId::BlockingInline.path(), get(blocking_inline))
+        .route(RouteId::BlockingOffloaded.path(), get(blocking_offloaded))
         .with_state(fortunes);
     Router::new()
         .route(RouteId::Healthz.path(), get(healthz))
@@ -148,6 +150,27 @@ async fn fortunes_page(State(fortunes): State<Fortunes>) -> Response {
 
 async fn fortunes_cached(State(fortunes): State<Fortunes>) -> Response {
     html(fortunes.cached_page())
+}
+
+fn seed_read(read: Result<Bytes, FortuneError>) -> Response {
+    match read {
+        Ok(body) => ([(header::CONTENT_TYPE, ContentType::Json.as_str())], body).into_response(),
+        Err(e) => refusal(e.status(), e.to_string()),
+    }
+}
+
+/// `GET /blocking/inline`: the blocking read on the async worker, what
+/// tokio's guide warns against (the `blocking` scenario measures its cost).
+async fn blocking_inline(State(fortunes): State<Fortunes>) -> Response {
+    seed_read(fortunes.read_seed())
+}
+
+/// `GET /blocking/offloaded`: the same read on tokio's blocking pool.
+async fn blocking_offloaded(State(fortunes): State<Fortunes>) -> Response {
+    match tokio::task::spawn_blocking(move || fortunes.read_seed()).await {
+        Ok(read) => seed_read(read),
+        Err(e) => refusal(500, e.to_string()),
+    }
 }
 
 /// `POST /fortunes`: the body read as `PUT /api/devices` reads it, with the

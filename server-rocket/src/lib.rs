@@ -54,7 +54,9 @@ pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes)
         .mount(RouteId::StateFat.path(), routes![state_fat])
         .mount(RouteId::StateArc.path(), routes![state_arc])
         .mount(RouteId::Fortunes.path(), routes![fortunes_page, add_fortune])
-        .mount(RouteId::FortunesCached.path(), routes![fortunes_cached]);
+        .mount(RouteId::FortunesCached.path(), routes![fortunes_cached])
+        .mount(RouteId::BlockingInline.path(), routes![blocking_inline])
+        .mount(RouteId::BlockingOffloaded.path(), routes![blocking_offloaded]);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
@@ -186,6 +188,22 @@ async fn fortunes_page(fortunes: &State<Fortunes>) -> Result<HtmlBytes, Refusal>
 #[get("/")]
 fn fortunes_cached(fortunes: &State<Fortunes>) -> HtmlBytes {
     HtmlBytes(fortunes.cached_page())
+}
+
+/// `GET /blocking/inline`: the blocking read on the async worker, what
+/// Rocket's guide warns against (the `blocking` scenario measures it).
+#[get("/")]
+async fn blocking_inline(fortunes: &State<Fortunes>) -> Result<JsonBytes, Refusal> {
+    Ok(JsonBytes(fortunes.read_seed().map_err(fortune_refusal)?))
+}
+
+/// `GET /blocking/offloaded`: the same read through `spawn_blocking`, as
+/// Rocket's guide advises for blocking work.
+#[get("/")]
+async fn blocking_offloaded(fortunes: &State<Fortunes>) -> Result<JsonBytes, Refusal> {
+    let fortunes = Fortunes::clone(fortunes);
+    let read = spawn_blocking(move || fortunes.read_seed()).await.map_err(panicked)?.map_err(fortune_refusal)?;
+    Ok(JsonBytes(read))
 }
 
 /// `POST /fortunes`: the body read as `PUT /api/devices` reads it, with the

@@ -150,8 +150,9 @@ pub struct RunFigures {
     pub server_cpu_percent_windows: Vec<f64>,
     /// CPUs the server may run on (100 % each when saturated).
     pub server_cpus: Option<usize>,
-    /// The server's CPUs were under 95 % busy: the client, not the server,
-    /// may have limited this run.
+    /// A closed-loop run whose server CPUs were under 95 % busy: the
+    /// client, not the server, may have limited it (never set in the open
+    /// loop, which offers less than the server can take on purpose).
     pub client_bound: bool,
     /// This client's CPU use over the measured windows, percent of one CPU.
     pub client_cpu_percent: f64,
@@ -479,7 +480,8 @@ impl RunFigures {
             server_cpu_percent_windows: server_cpu,
             server_cpus,
             client_bound: match (server_cpu_percent, server_cpus) {
-                (Some(p), Some(n)) => p < SATURATED_PERCENT * n as f64,
+                // The open loop leaves the server idle part of the time on purpose.
+                (Some(p), Some(n)) => settings.rate.is_none() && p < SATURATED_PERCENT * n as f64,
                 _ => false,
             },
             client_cpu_percent,

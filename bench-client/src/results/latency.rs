@@ -25,7 +25,9 @@ pub struct LatencyDelta {
     pub blocks: u32,
     /// The change of the percentile, percent (above zero: higher latency),
     /// its 95 % interval, and the verdict (`slower` when the whole interval
-    /// is above zero).
+    /// is above zero): `change_percent`, `ci_low_percent`,
+    /// `ci_high_percent`, `verdict`, as a delta's.
+    #[serde(flatten)]
     pub change: Change,
 }
 

@@ -22,6 +22,8 @@ mod interrupt;
 mod k8s;
 // The import graph of `src/` has no upward arrow.
 mod layers;
+// `suite --load-percent`: latency deltas at a fixed load, with intervals.
+mod latency_at_fixed_load;
 // `load` modes: open loop, pipelining, fd limits, calibrate, bad input.
 mod load_modes;
 // Malformed and unusual requests to each server.

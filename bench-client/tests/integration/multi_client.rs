@@ -129,20 +129,6 @@ fn refusal(out: &Output) -> String {
     util::one_line_exit(out, 2)
 }
 
-/// Validates `value` against `$defs/<def>` of the committed JSON Schema.
-fn assert_schema(value: &Value, def: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let root = schema.as_object_mut().unwrap();
-    for key in ["type", "required", "additionalProperties", "properties"] {
-        root.remove(key);
-    }
-    root.insert("$ref".to_owned(), Value::from(format!("#/$defs/{def}")));
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "{def} violates the schema: {errors:#?}");
-}
-
 /// The histogram `key` of `file`, decoded.
 fn decoded(file: &Value, key: &str) -> Histogram<u64> {
     let text = file[key].as_str().unwrap_or_else(|| panic!("{key} in {file}")).to_owned();
@@ -303,9 +289,9 @@ fn two_clients_at_one_barrier_merge_into_the_sum_of_their_files_with_the_servers
         printed.contains("2 clients merged") && printed.contains("c1.json") && printed.contains("client-0"),
         "{printed}"
     );
-    assert_schema(&c0, "load_report");
-    assert_schema(&m, "load_report");
-    assert_schema(&s, "watch_report");
+    util::assert_schema(&c0, Some("load_report"));
+    util::assert_schema(&m, Some("load_report"));
+    util::assert_schema(&s, Some("watch_report"));
 
     // An independent decoder reads the same counts, maxima and percentiles,
     // and its sum of the two histograms gives the merged percentiles.
@@ -363,7 +349,7 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
     assert_eq!(m["latency_us"], percentiles(&summed(&all, "latency_hdr")));
     assert_eq!(m["latency_uncorrected_us"], percentiles(&summed(&all, "latency_uncorrected_hdr")));
     assert_eq!(m["merge"]["clients"].as_array().unwrap().len(), 3);
-    assert_schema(&m, "load_report");
+    util::assert_schema(&m, Some("load_report"));
     if let Some(py) = python_check(&(0..3).map(|i| dir.join(format!("c{i}.json"))).collect::<Vec<_>>()) {
         for (i, c) in c.iter().enumerate() {
             assert_same(&py["files"][i]["latency_hdr"], &c["latency_us"], n(c, "successful"), &format!("c{i}"));
@@ -501,7 +487,7 @@ fn watch_marks_a_server_that_exits_and_merge_marks_the_merged_run() {
     let windows = s["server_cpu_percent_windows"].as_array().unwrap().len();
     assert!((1..6).contains(&windows), "sampling ended with the window it died in: {s}");
     assert_eq!(s["process"], "sleep");
-    assert_schema(&s, "watch_report");
+    util::assert_schema(&s, Some("watch_report"));
     // Clients on the same windows as this watch.
     let start = n(&s, "measure_start_unix_ms");
     fixture_pair(&dir, |i, v| {

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -218,4 +218,21 @@ pub(crate) fn slow_server(delay: Duration) -> SocketAddr {
             s.write_all(HELLO).is_ok()
         });
     })
+}
+
+/// Validates `value` against the committed JSON Schema: the whole results
+/// file (`def` `None`) or `$defs/<def>`.
+pub(crate) fn assert_schema(value: &serde_json::Value, def: Option<&str>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
+    let mut schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    if let Some(def) = def {
+        let root = schema.as_object_mut().unwrap();
+        for key in ["type", "required", "additionalProperties", "properties"] {
+            root.remove(key);
+        }
+        root.insert("$ref".to_owned(), serde_json::Value::from(format!("#/$defs/{def}")));
+    }
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{def:?} violates the schema: {errors:#?}");
 }

@@ -19,7 +19,7 @@ mod store;
 
 pub use self::db::{DatabaseError, FortuneDb};
 pub use self::page::{render, seed_page};
-pub use self::store::{FortuneError, Fortunes, MAX_FORTUNE_BYTES};
+pub use self::store::{FortuneError, Fortunes, MAX_FORTUNE_BYTES, SEED_READS, seed_read_body};
 
 /// One row of the `fortune` table.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,70 @@
+//! `suite --load-percent`: the blocking scenario of axum in the open loop at
+//! half of the baseline's closed-loop rate, three rounds: every run is
+//! open-loop with its latency per block, the blocks hold every success of
+//! the route, and the delta carries its percentiles' changes with intervals,
+//! in the file (valid against the schema) and in the terminal.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::util;
+
+#[test]
+fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
+    let _exclusive = util::exclusive();
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    let out = util::temp_dir("bench-load-percent");
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "2s", "--warmup", "250ms"])
+            .args(["--rounds", "3", "--connections", "32", "--frameworks", "axum", "--scenarios", "blocking"])
+            .args(["--load-percent", "50"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    let probes: Vec<&str> = stderr.lines().filter(|l| l.contains("closed-loop rate: ")).collect();
+    assert_eq!(probes.len(), 3, "the baseline's rate measured once per round:\n{stderr}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest/results.json")).unwrap()).unwrap();
+    util::assert_schema(&results, None);
+    assert_eq!(results["meta"]["load_percent"], 50.0);
+    let sliced: Vec<&Value> =
+        results["runs"].as_array().unwrap().iter().filter(|r| r["scenario"] == "blocking").collect();
+    assert_eq!(sliced.len(), 2 * 3, "inline and offloaded in each of 3 rounds");
+    for run in &sliced {
+        let offered = run["rate_per_s"].as_f64().unwrap_or_else(|| panic!("an open-loop run: {run}"));
+        assert!(offered > 0.0);
+        let blocks = run["block_latency_us"].as_array().unwrap();
+        assert_eq!(blocks.len(), 4, "2 s of its own in slices of 250 ms, two per block: {run}");
+        let in_blocks: u64 = blocks.iter().map(|b| b["requests"].as_u64().unwrap()).sum();
+        let successful = run["successful"].as_u64().unwrap();
+        let transition = run["transition_completed"].as_u64().unwrap();
+        assert!(
+            (successful..=successful + transition).contains(&in_blocks),
+            "the blocks hold the route's successes, own slices and switches: {in_blocks} against {successful} + {transition}"
+        );
+        for b in blocks {
+            let p = |k: &str| b[k].as_u64().unwrap();
+            assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99.9"), "{b}");
+        }
+    }
+    let deltas = results["deltas"].as_array().unwrap();
+    assert_eq!(deltas.len(), 1, "inline → offloaded");
+    let latency = deltas[0]["latency"].as_array().unwrap();
+    let p50 = latency.iter().find(|l| l["percentile"] == "p50").expect("p50 needs 20 requests a block");
+    assert_eq!(p50["blocks"], 12, "3 rounds × 4 blocks");
+    assert!(p50["ci_low_percent"].as_f64().unwrap() <= p50["change_percent"].as_f64().unwrap());
+    assert!(p50["change_percent"].as_f64().unwrap() <= p50["ci_high_percent"].as_f64().unwrap());
+    assert!(stdout.contains("Latency in the open loop at 50 % of the baseline's closed-loop rate"), "{stdout}");
+    assert!(stdout.contains("| axum | /blocking/inline → /blocking/offloaded | p50 |"), "{stdout}");
+    let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(report.contains("## Latency at a fixed load"), "{report}");
+    let _ = std::fs::remove_dir_all(&out);
+}
