@@ -27,6 +27,10 @@ CALL_GRAPH  ?= dwarf
 # the servers (`suite --no-build`) and run the binaries already built, e.g.
 # `make bench NO_BUILD=1 PROFILE=dev CLIENT=target/debug/bench-client`.
 NO_BUILD    ?=
+# LOAD_PERCENT=50: `make bench` and `make ab` measure latency at a fixed load: each
+# round measures the baseline's closed-loop rate, then alternates the variants in the
+# open loop at that share of it; every delta gets p50/p90/p99/p99.9 with intervals.
+LOAD_PERCENT ?=
 
 CARGO   ?= cargo
 CLIENT   = target/release/bench-client
@@ -34,7 +38,7 @@ BUILD_CLIENT = $(if $(NO_BUILD),,build-client)
 SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds $(ROUNDS) \
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
-           --pairing $(PAIRING) $(if $(NO_BUILD),--no-build)
+           --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
 
 .PHONY: help ab mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
@@ -87,7 +91,7 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
-	  $(if $(AA),--aa $(AA))
+	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 
