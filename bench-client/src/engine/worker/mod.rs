@@ -19,8 +19,8 @@ use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::RunStats;
 use super::{
-    EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, READ_BUFFER_BYTES, Slicing, UNCONFIRMED_AT_ONCE,
-    get_request,
+    EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, READ_BUFFER_BYTES, SCHEDULE_NAP,
+    Slicing, UNCONFIRMED_AT_ONCE, get_request,
 };
 
 /// The three instants every thread of a run shares.
@@ -190,7 +190,7 @@ impl<'a> Worker<'a> {
         let mut next_scan = self.times.start + tick;
         let mut last_event = self.times.start;
         let nap = self.load.settings.nap;
-        if !nap.is_zero() {
+        if !nap.is_zero() || self.schedule.is_some() {
             // Best effort: with the default slack a nap only lasts longer.
             let _ = nix::sys::prctl::set_timerslack(NAP_TIMER_SLACK_NS);
         }
@@ -236,12 +236,15 @@ impl<'a> Worker<'a> {
             if self.pools > 1 {
                 wake = wake.min(self.next_slice(now));
             }
-            if let Some(s) = &self.schedule
-                && !self.free.is_empty()
-            {
-                wake = wake.min(s.due_at(s.next));
+            // The next request due, when a connection is free to write it.
+            let due = self.schedule.as_ref().filter(|_| !self.free.is_empty()).map(|s| s.due_at(s.next));
+            if let Some(due) = due {
+                wake = wake.min(due);
             }
-            let napping = !nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW;
+            // epoll_wait sleeps in whole milliseconds: a request due sooner is
+            // waited for in short naps instead, so it is written on time.
+            let due_soon = due.is_some_and(|d| d.saturating_duration_since(now) < EPOLL_GRANULARITY);
+            let napping = due_soon || (!nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW);
             let timeout = if napping { Duration::ZERO } else { wake.saturating_duration_since(now) };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout))
                 && e.kind() != ErrorKind::Interrupted
@@ -251,7 +254,8 @@ impl<'a> Worker<'a> {
             if !events.is_empty() {
                 last_event = now;
             } else if napping {
-                std::thread::sleep(nap.min(wake.saturating_duration_since(now)));
+                let step = if nap.is_zero() { SCHEDULE_NAP } else { nap };
+                std::thread::sleep(step.min(wake.saturating_duration_since(now)));
             }
             for event in &events {
                 let i = event.token().0;
