@@ -33,7 +33,6 @@ fn delta_of(
     pairs: &[(&RunRecord, &RunRecord)],
     change: crate::analysis::Change,
     per_pair: &[f64],
-    processes: bool,
 ) -> Delta {
     let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
     let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
@@ -71,7 +70,7 @@ fn delta_of(
         target_reached: None,
         saved_us,
         saved_ci_us,
-        latency: super::latency_deltas(pairs, processes),
+        latency: Vec::new(),
     }
 }
 
@@ -131,16 +130,8 @@ pub fn deltas(
                     (change, per_block)
                 }
             };
-            out.push(delta_of(
-                framework,
-                scenario,
-                before.path(),
-                after.path(),
-                &pairs,
-                change,
-                &per_pair,
-                over.processes,
-            ));
+            let delta = delta_of(framework, scenario, before.path(), after.path(), &pairs, change, &per_pair);
+            out.push(Delta { latency: super::latency_deltas(&pairs, over.processes), ..delta });
         }
     }
     out
@@ -169,7 +160,8 @@ pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], routes: &[&str]) 
             let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
             let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
             let change = analysis::across_processes_change(&blocks);
-            out.push(delta_of(framework, Scenario::After, route, route, &pairs, change, &per_block, true));
+            let delta = delta_of(framework, Scenario::After, route, route, &pairs, change, &per_block);
+            out.push(Delta { latency: super::latency_deltas(&pairs, true), ..delta });
         }
     }
     out
