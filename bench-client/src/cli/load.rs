@@ -46,75 +46,75 @@ pub struct LoadArgs {
     /// URL to load, `http://host:port/path`; loopback only unless --allow-remote.
     pub url: String,
     /// Keep-alive connections, each with --pipeline requests in flight (closed loop).
-    #[arg(short = 'c', long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(help_heading = "Load", short = 'c', long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// Duration, warm-up and window.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Load")]
     pub timing: TimingArgs,
     /// Engine threads (one event loop each).
-    #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(help_heading = "Load", short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
     /// Per-request timeout, e.g. 2s.
-    #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
+    #[arg(help_heading = "Load", long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(help_heading = "Load", long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub pipeline: u16,
     /// Open loop: requests per second due over all connections, on a fixed schedule; latency counts
     /// from when each request was due (corrected for coordinated omission, as wrk2 does). Without
     /// it the loop is closed: a connection writes its next request when a response completes.
-    #[arg(short = 'R', long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
+    #[arg(help_heading = "Load", short = 'R', long = "rate-per-s", visible_alias = "rate", value_parser = rate)]
     pub rate_per_s: Option<Rate>,
     /// Between events, poll and nap this many microseconds instead of waiting in epoll (default 50 in
     /// the closed loop, 0 in the open loop): a client waiting in epoll makes a loopback server pay for
     /// waking it. 0 waits in epoll.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub nap_us: Option<u32>,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
-    #[arg(long)]
+    #[arg(help_heading = "Target and checks", long)]
     pub cpus: Option<CpuList>,
     /// Write the figures to this JSON file; `-`: to stdout after the summary, between marker lines
     /// with a checksum (`-----BEGIN BENCH RESULT-----`), for a pod's log to carry to `merge`.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub json: Option<PathBuf>,
     /// Pid of the server process, to record its CPU use per window and flag
     /// runs where it was not saturated.
-    #[arg(long)]
+    #[arg(help_heading = "Target and checks", long)]
     pub server_pid: Option<u32>,
     /// Allow a target outside the loopback range.
-    #[arg(long)]
+    #[arg(help_heading = "Target and checks", long)]
     pub allow_remote: bool,
     /// The server may close connections (`Connection: close`, a keep-alive limit): connections it
     /// closes and the requests written again because of it are counted and shown, but do not fail
     /// the run (exit 0).
-    #[arg(long)]
+    #[arg(help_heading = "Target and checks", long)]
     pub allow_churn: bool,
     /// The status a successful response carries (e.g. 201, 204, 302 for a route that answers it on
     /// purpose); every response is still verified byte for byte against the body preflight fetched.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    #[arg(help_heading = "Target and checks", long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub expect_status: u16,
     /// Service-level objectives judged when the run ends, comma-separated, e.g.
     /// 'p99<2ms,p99.9<10ms,success>=99.9%' (p50, p90, p99, p99.9, max in us, ms or s; success in %):
     /// each verdict printed and in the JSON, exit 1 when one is violated.
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = "Target and checks", long, value_name = "LIST")]
     pub slo: Option<String>,
     /// Clients the load is split over (one process each, usually on several hosts): --connections and
     /// --rate-per-s are the totals over all of them, and each runs its --segment.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(help_heading = "Several clients", long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub clients: u32,
     /// This client's segment, 0 to --clients minus 1, or `auto`: the index of this Kubernetes Indexed
     /// Job pod (JOB_COMPLETION_INDEX).
-    #[arg(long, value_parser = segment_arg)]
+    #[arg(help_heading = "Several clients", long, value_parser = segment_arg)]
     pub segment: Option<SegmentArg>,
     /// The shared start.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Several clients")]
     pub start: StartArgs,
     /// This client's name in the results and in `merge` (default: the host name; a pod's name in
     /// Kubernetes).
-    #[arg(long)]
+    #[arg(help_heading = "Several clients", long)]
     pub label: Option<String>,
     /// Live metrics and lingering.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Output")]
     pub metrics: MetricsArgs,
 }
 

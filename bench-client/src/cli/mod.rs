@@ -59,17 +59,28 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Load one URL and report successful requests per window and latency.
+    #[command(after_help = "Examples:\n  bench-client load http://127.0.0.1:8080/plaintext -c 64 -d 10s\n  \
+        bench-client load http://127.0.0.1:8080/api/devices -R 20000 --slo 'p99<2ms'   (open loop, judged)")]
     Load(LoadArgs),
     /// Build, start and measure every framework and scenario, interleaved over rounds.
+    #[command(after_help = "Examples:\n  bench-client suite   (what `make bench` runs)\n  \
+        bench-client suite --frameworks axum --scenarios blocking --load-percent 25   (latency at a fixed load)")]
     Suite(SuiteArgs),
     /// Did my change make it faster? Build BEFORE and AFTER, run both servers side by side, and
     /// alternate between them in short slices: paired per-route deltas with their 95 % CI.
     ///
     /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one, or a failure.
+    #[command(
+        after_help = "Examples:\n  bench-client ab --before main --after worktree --frameworks axum --routes /api/devices\n  \
+        bench-client ab --before-cmd './old --listen {addr}' --after-cmd './new --listen {addr}' --routes /\n  \
+        bench-client ab --before HEAD --after HEAD --aa 3   (what this machine resolves)"
+    )]
     Ab(AbArgs),
     /// Profile one server on one route with perf and write its flame graph (SVG).
+    #[command(after_help = "Example:\n  bench-client flamegraph --framework axum --route /api/devices")]
     Flamegraph(FlamegraphArgs),
     /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
+    #[command(after_help = "Example:\n  bench-client calibrate --server-cpus 0 --client-cpus 1")]
     Calibrate(CalibrateArgs),
     /// The canned responder `calibrate` starts (internal).
     #[command(hide = true)]
@@ -78,19 +89,31 @@ pub enum Commands {
     ///
     /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one; 2 bad input or
     /// different settings without --force.
+    #[command(
+        after_help = "Example:\n  bench-client compare results/2026-11-30T*-release results/latest --threshold-percent 5"
+    )]
     Compare(CompareArgs),
     /// Merge several clients' `load --json` files of one load (--clients N --segment i) exactly:
     /// counts and windows summed, latency histograms added; optionally the server's CPU from `watch`.
     ///
     /// Exit codes: 0 merged; 1 the merged run failed or is incomplete; 2 unreadable input, or inputs
     /// that are not one load (without --force).
+    #[command(
+        after_help = "Example:\n  bench-client merge client-0.json client-1.json --server watch.json --json merged.json"
+    )]
     Merge(MergeArgs),
     /// Record one process's CPU use per window on this host (the server's, when the clients run
     /// elsewhere), on the clients' planned windows, for `merge --server`.
+    #[command(
+        after_help = "Example:\n  bench-client watch --pid 4242 --start-at 2026-12-01T12:00:00Z -d 10s --json watch.json"
+    )]
     Watch(WatchArgs),
     /// Kubernetes: `k8s render` writes the manifests of one run over several client pods.
     ///
     /// Exit codes: 0 written; 1 a file could not be written; 2 bad flags.
+    #[command(
+        after_help = "Example:\n  bench-client k8s render --framework axum --clients 4 --connections 256 --image-server registry.example/server-axum:1 --image-client registry.example/bench-client:1"
+    )]
     K8s(K8sArgs),
 }
 
@@ -271,6 +294,49 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// `text` split into words as a POSIX shell splits them, with single quotes only.
+    fn words(text: &str) -> Vec<String> {
+        let (mut out, mut word, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+        for c in text.chars() {
+            match c {
+                '\'' => (quoted, any) = (!quoted, true),
+                ' ' if !quoted => {
+                    if any {
+                        out.push(std::mem::take(&mut word));
+                    }
+                    any = false;
+                }
+                c => (word, any) = (word + &c.to_string(), true),
+            }
+        }
+        if any {
+            out.push(word);
+        }
+        out
+    }
+
+    #[test]
+    fn every_subcommand_has_an_example_and_every_example_parses() {
+        let cli = Cli::command();
+        for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let help = sub.get_after_help().map(ToString::to_string).unwrap_or_default();
+            let examples: Vec<&str> = help.lines().filter_map(|l| l.trim().strip_prefix("bench-client ")).collect();
+            assert!(!examples.is_empty(), "{}: no example in its help", sub.get_name());
+            for example in examples {
+                let command = example.split("   (").next().unwrap_or(example);
+                let argv = [vec!["bench-client".to_owned()], words(command)].concat();
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    panic!("{}: the example `{command}` does not parse: {e}", sub.get_name());
+                }
+            }
+        }
+        let load = cli.find_subcommand("load").unwrap();
+        let headings: Vec<&str> = load.get_arguments().filter_map(|a| a.get_help_heading()).collect();
+        for heading in ["Load", "Target and checks", "Output", "Several clients"] {
+            assert!(headings.contains(&heading), "load's help groups its flags under {heading}: {headings:?}");
+        }
     }
 
     #[test]

@@ -216,6 +216,19 @@ impl Timing {
     pub fn windows(&self) -> usize {
         usize::try_from(self.duration.as_nanos() / self.window.as_nanos()).unwrap_or(usize::MAX)
     }
+
+    /// Where a run is `elapsed` after its start, as a progress display says
+    /// it: `warm-up`, or `window k/n` (the last one from its start on).
+    pub fn phase(&self, elapsed: Duration) -> String {
+        let windows = self.windows();
+        match elapsed.checked_sub(self.warmup) {
+            None => "warm-up".to_owned(),
+            Some(measured) => {
+                let k = usize::try_from(measured.as_nanos() / self.window.as_nanos()).unwrap_or(usize::MAX);
+                format!("window {}/{windows}", k.min(windows - 1) + 1)
+            }
+        }
+    }
 }
 
 /// An open-loop rate, requests per second: finite, above 0, at most 1e9.
@@ -473,5 +486,16 @@ mod tests {
         assert!(Timing::new(MAX_DURATION, MAX_DURATION, s).is_ok());
         assert!(matches!(Timing::new(s, 3 * s, 2 * s), Err(TimingError::NotWholeWindows { .. })));
         assert!(matches!(Timing::new(s, s, 2 * s), Err(TimingError::NotWholeWindows { .. })));
+    }
+
+    #[test]
+    fn the_phase_is_the_warm_up_then_each_window_in_turn() {
+        let ms = Duration::from_millis;
+        let t = Timing::new(ms(500), ms(3000), ms(1000)).unwrap();
+        let phases: Vec<String> = [0, 499, 500, 1499, 1500, 3499, 9000].iter().map(|&e| t.phase(ms(e))).collect();
+        assert_eq!(
+            phases,
+            ["warm-up", "warm-up", "window 1/3", "window 1/3", "window 2/3", "window 3/3", "window 3/3"]
+        );
     }
 }

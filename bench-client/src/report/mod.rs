@@ -10,6 +10,7 @@ pub mod ci;
 mod deltas;
 pub mod flames;
 mod format;
+mod html;
 mod latency;
 mod markdown;
 mod notes;
@@ -18,6 +19,7 @@ mod terminal;
 
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
+pub use self::html::html_page;
 pub use self::latency::latency_table;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,

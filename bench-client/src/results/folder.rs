@@ -50,7 +50,8 @@ pub fn latest_of_other_profiles(out: &Path, profile: Profile) -> (Vec<Results>, 
             .iter()
             .rev()
             .filter(|n| n.ends_with(&suffix))
-            .find_map(|n| read(&out.join(n)).map_err(|e| skipped.push(e)).ok());
+            // A suite's runs only: an `ab` session of the same folder is another command's.
+            .find_map(|n| read(&out.join(n)).map_err(|e| skipped.push(e)).ok().filter(|r| r.meta.ab.is_none()));
         found.extend(newest);
     }
     (found, skipped)
@@ -73,9 +74,22 @@ mod tests {
         write("20260201T000000Z-release", &valid[..valid.len() / 2]);
         write("20260301T000000Z-profiling", "{\"schema_version\": 3, \"runs\": [");
         write("20260401T000000Z-dev", "not even json");
+        let mut ab = super::super::fixtures::results(Vec::new());
+        ab.meta.ab = Some(crate::results::AbMeta {
+            before: "HEAD".to_owned(),
+            before_commit: "abc".to_owned(),
+            before_layers: 10,
+            after: "worktree".to_owned(),
+            after_commit: "def".to_owned(),
+            after_layers: 10,
+            expect_status: 200,
+            changes: Vec::new(),
+        });
+        write("20260501T000000Z-release", &serde_json::to_string(&ab).unwrap());
 
         let (found, skipped) = latest_of_other_profiles(&out, Profile::Dev);
-        assert_eq!(found.len(), 1, "the older readable release run");
+        assert_eq!(found.len(), 1, "the older readable release run, not the newer ab session");
+        assert!(found[0].meta.ab.is_none());
         assert_eq!(found[0].meta.profile, Profile::Release);
         let errors: Vec<String> = skipped.iter().map(|e| format!("{e:#}")).collect();
         assert_eq!(errors.len(), 2, "{errors:#?}");

@@ -2,6 +2,7 @@
 //! start barrier shared with other clients), print a summary and write the
 //! figures, optionally serving live metrics and lingering after.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -10,7 +11,7 @@ use anyhow::Context;
 use url::Url;
 
 use super::Linger;
-use crate::engine::{Load, LoadSettings, Target};
+use crate::engine::{Live, Load, LoadSettings, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
@@ -111,8 +112,14 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         t.started(start.instant + s.timing.warmup(), start.unix_ms);
     }
     let servers: Vec<u32> = plan.server_pid.into_iter().collect();
-    let live = telemetry.as_ref().and_then(Telemetry::live);
-    let run = measure::run(&load, Observers { servers: &servers, perf: None, live }, start, stop)?;
+    // The live line on a terminal reads the engine's live counters: those of
+    // the metrics endpoint, or its own.
+    let terminal = std::io::stderr().is_terminal();
+    let own = (terminal && telemetry.as_ref().and_then(Telemetry::live).is_none()).then(|| Live::new(s.threads.get()));
+    let live = telemetry.as_ref().and_then(Telemetry::live).or(own.as_ref());
+    let run = super::progress::during(live.filter(|_| terminal), start.instant, s.timing, || {
+        measure::run(&load, Observers { servers: &servers, perf: None, live }, start, stop)
+    })?;
     let server_cpus = plan.server_pid.and_then(|pid| affinity_of(pid).ok()).map(|cpus| cpus.len());
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);

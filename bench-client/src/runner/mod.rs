@@ -6,6 +6,7 @@
 //! `preflight`, `telemetry`, `engine`, `sys`); only the command line is above.
 
 mod load;
+mod progress;
 mod watch;
 
 use std::path::Path;

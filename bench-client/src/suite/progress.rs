@@ -48,10 +48,9 @@ impl Progress {
 
     /// Shows `label`'s phase while `work` runs: a run of `timing`, starting now.
     pub(super) fn during<T>(&self, label: &str, timing: Timing, work: impl FnOnce() -> T) -> T {
-        let (warmup, window) = (timing.warmup(), timing.window());
         let windows = u32::try_from(timing.windows()).unwrap_or(u32::MAX);
         let start = Instant::now();
-        let total = warmup + window * windows;
+        let total = timing.warmup() + timing.window() * windows;
         self.run.set_length(u64::try_from(total.as_millis()).unwrap_or(u64::MAX).max(1));
         self.run.set_position(0);
         let done = AtomicBool::new(false);
@@ -59,14 +58,7 @@ impl Progress {
             scope.spawn(|| {
                 while !done.load(Ordering::Relaxed) {
                     let elapsed = start.elapsed();
-                    let phase = if elapsed < warmup {
-                        "warm-up".to_owned()
-                    } else {
-                        let k =
-                            ((elapsed - warmup).as_nanos() / window.as_nanos().max(1)).min(u128::from(windows) - 1) + 1;
-                        format!("window {k}/{windows}")
-                    };
-                    self.run.set_message(format!("{label} · {phase}"));
+                    self.run.set_message(format!("{label} · {}", timing.phase(elapsed)));
                     self.run.set_position(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
                     std::thread::sleep(Duration::from_millis(100));
                 }

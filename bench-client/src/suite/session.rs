@@ -472,8 +472,11 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         }
         Design::Builds(_) => Vec::new(),
     };
-    std::fs::write(dir.join("report.md"), report::report(&results, &others, &charts, &flamegraphs))
+    let markdown = report::report(&results, &others, &charts, &flamegraphs);
+    std::fs::write(dir.join("report.md"), &markdown)
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
+    std::fs::write(dir.join("report.html"), report::html_page(&markdown, &dir))
+        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
     results::link_latest(&plan.out, &dir)?;
     Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted, flamegraphs })
 }

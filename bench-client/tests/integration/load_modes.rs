@@ -184,3 +184,33 @@ fn an_unreachable_server_is_named_before_any_window() {
 fn tempfile_dir(name: &str) -> std::path::PathBuf {
     util::temp_dir(&format!("load-modes-{name}"))
 }
+
+#[test]
+fn on_a_terminal_load_draws_its_live_line_and_clears_it() {
+    let _exclusive = util::exclusive();
+    let mut responder = Reaped(
+        Command::new(CLIENT)
+            .args(["responder", "--addr", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    let mut stdout = std::io::BufReader::new(responder.0.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    let addr = common::process::parse_listening_line(&line).expect("listening line");
+    let load = format!("{CLIENT} load http://{addr}/plaintext -c 4 --warmup 500ms -d 2s");
+    // `script` gives the client a terminal; what it drew comes back on stdout.
+    let on_terminal =
+        util::output_within(Command::new("script").args(["-qec", &load, "/dev/null"]), Duration::from_secs(60));
+    let drawn = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(on_terminal.status.success(), "{drawn}");
+    for phase in ["warm-up · ", "window 1/2 · ", "window 2/2 · "] {
+        assert!(drawn.contains(phase), "the live line shows {phase:?}: {drawn}");
+    }
+    assert!(drawn.contains(" successful · ") && drawn.contains("/s · 0 failed"), "{drawn}");
+    // Without a terminal (a file, CI), nothing but the header and the summary.
+    let piped = util::output_within(Command::new("sh").args(["-c", &load]), Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success() && !stderr.contains("window 1/2 · "), "{stderr}");
+}

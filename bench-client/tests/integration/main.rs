@@ -36,6 +36,8 @@ mod pod_security;
 mod perf_unavailable;
 // Flame graphs from a committed perf-script fixture: folded, drawn, their shape, a differential.
 mod profiling;
+// report.html in headless Chromium: no console message, not blank.
+mod report_html;
 // Start-up errors: missing binary, failing build, port in use.
 mod startup_errors;
 // Live metrics of `load --metrics-addr`, /ready, results in logs read by `merge`.

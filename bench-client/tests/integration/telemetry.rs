@@ -301,7 +301,7 @@ fn prometheus_value(addr: SocketAddr, promql: &str) -> Option<f64> {
 
 #[test]
 fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
-    let Ok(prometheus) = which_prometheus() else {
+    let Some(prometheus) = util::on_path("prometheus") else {
         println!("skipped: a real Prometheus scraping load (apt-get install prometheus; .ci/run does)");
         return;
     };
@@ -356,11 +356,4 @@ fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
     let run_p99_s = f.latency_us.p99 as f64 / 1e6;
     assert_eq!(bucket(p99_s), bucket(run_p99_s), "Prometheus {p99_s} s, the run {run_p99_s} s, buckets {bounds:?}");
     assert!(bucket(run_p99_s).is_some(), "a p99 within the buckets: {run_p99_s}");
-}
-
-/// `prometheus` on the PATH.
-fn which_prometheus() -> Result<std::path::PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("prometheus")).find(|p| p.is_file()))
-        .ok_or(())
 }

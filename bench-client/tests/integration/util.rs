@@ -236,3 +236,8 @@ pub(crate) fn assert_schema(value: &serde_json::Value, def: Option<&str>) {
     let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{def:?} violates the schema: {errors:#?}");
 }
+
+/// The program `name` on the PATH, if any.
+pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
+}
