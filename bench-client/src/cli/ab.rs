@@ -174,6 +174,7 @@ impl AbArgs {
                 slice: self.slice,
                 server_per_round: true,
                 load_percent: self.load_percent,
+                threshold_percent: self.threshold,
                 target: None,
                 layers: {
                     let mut layers = vec![before.layers, after.layers];

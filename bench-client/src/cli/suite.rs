@@ -192,6 +192,7 @@ impl SuiteArgs {
             slice: self.slice,
             server_per_round: !self.keep_server,
             load_percent: self.load_percent,
+            threshold_percent: self.threshold,
             target: self
                 .target_ci
                 .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::format::{change_with_ci, ms, opt_percent, verdict};
+use super::format::{change_with_ci, ms, opt_percent, verdict_within};
 use super::notes;
 use super::table::Table;
 use crate::analysis::{self, Verdict, median};
@@ -21,6 +21,35 @@ fn saved_with_ci(d: &Delta) -> String {
         (Some(s), None) => format!("{s:+.2} µs"),
         (None, _) => "?".to_owned(),
     }
+}
+
+/// A rate in requests per second; `–` when the file has none (before schema 11).
+fn rate(per_s: f64) -> String {
+    if per_s > 0.0 { format!("{per_s:.0}") } else { "–".to_owned() }
+}
+
+/// The trust flags of the runs behind `d` (its framework, layers, scenario
+/// and two routes): `client-bound`, `drift`, `short` (a shortfall such as a
+/// schedule fallen behind), `failures`; `–` when none.
+fn flags(results: &Results, d: &Delta) -> String {
+    let runs: Vec<&RunFigures> = results
+        .runs
+        .iter()
+        .filter(|r| r.framework == d.framework && r.layers == d.layers && (r.route == d.from || r.route == d.to))
+        .filter(|r| r.scenario == d.scenario || (d.scenario == Scenario::After && r.scenario == Scenario::Before))
+        .map(|r| &r.figures)
+        .collect();
+    let any = |test: fn(&RunFigures) -> bool| runs.iter().any(|f| test(f));
+    let found: Vec<&str> = [
+        ("client-bound", any(|f| f.client_bound)),
+        ("drift", any(|f| f.drift)),
+        ("short", any(|f| !f.shortfalls().is_empty())),
+        ("failures", any(|f| f.failed_total > 0)),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect();
+    if found.is_empty() { "–".to_owned() } else { found.join(", ") }
 }
 
 /// The delta table with intervals and verdicts, the floors, the saturation
@@ -53,16 +82,18 @@ pub fn delta_table(results: &Results) -> String {
         "server CPU saved per request [95 % CI]:",
         "change [95 % CI]:",
         "verdict",
-        "before (successful):",
-        "after (successful):",
+        "before (requests/s):",
+        "after (requests/s):",
         "CV before / after:",
         "p99 before:",
         "p99 after:",
+        "flags",
     ]);
+    let threshold = m.threshold_percent;
     for d in &results.deltas {
         let verdict = match d.target_reached {
-            Some(false) => format!("{} (target not reached: budget spent)", verdict(d.change.verdict)),
-            _ => verdict(d.change.verdict),
+            Some(false) => format!("{} (target not reached: budget spent)", verdict_within(&d.change, threshold)),
+            _ => verdict_within(&d.change, threshold),
         };
         table.row(&[
             &d.framework.name(),
@@ -71,11 +102,12 @@ pub fn delta_table(results: &Results) -> String {
             &saved_with_ci(d),
             &change_with_ci(&d.change),
             &verdict,
-            &format!("{:.0}", d.before_successful),
-            &format!("{:.0}", d.after_successful),
+            &rate(d.before_per_s),
+            &rate(d.after_per_s),
             &format!("{} / {}", opt_percent(d.before_cv_percent), opt_percent(d.after_cv_percent)),
             &ms(d.before_p99_us),
             &ms(d.after_p99_us),
+            &flags(results, d),
         ]);
     }
     out.push_str(&table.finish());
@@ -85,6 +117,7 @@ pub fn delta_table(results: &Results) -> String {
         Pairing::Slices => notes::DELTAS_BY_SLICES,
     });
     out.push_str(notes::SAVED_PER_REQUEST);
+    out.push_str(notes::VERDICTS_AND_FLAGS);
     out.push_str(&resolution_note(results));
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
@@ -255,11 +288,12 @@ pub fn ab_table(results: &Results) -> String {
         "server CPU saved per request [95 % CI]:",
         "change [95 % CI]:",
         "verdict",
-        "before (successful):",
-        "after (successful):",
+        "before (requests/s):",
+        "after (requests/s):",
         "pairs:",
         "p99 before:",
         "p99 after:",
+        "flags",
     ]);
     for d in &results.deltas {
         table.row(&[
@@ -267,18 +301,20 @@ pub fn ab_table(results: &Results) -> String {
             &d.to,
             &saved_with_ci(d),
             &change_with_ci(&d.change),
-            &verdict(d.change.verdict),
-            &format!("{:.0}", d.before_successful),
-            &format!("{:.0}", d.after_successful),
+            &verdict_within(&d.change, m.threshold_percent),
+            &rate(d.before_per_s),
+            &rate(d.after_per_s),
             &d.pairs,
             &ms(d.before_p99_us),
             &ms(d.after_p99_us),
+            &flags(results, d),
         ]);
     }
     out.push_str(&table.finish());
     out.push_str(&answers_note(ab, results.runs.len()));
     out.push_str(notes::AB);
     out.push_str(notes::SAVED_PER_REQUEST);
+    out.push_str(notes::VERDICTS_AND_FLAGS);
     out.push_str(&resolution_note(results));
     let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();
     if bound > 0 {
@@ -431,5 +467,41 @@ mod tests {
         r.deltas.truncate(1);
         r.deltas[0].change.ci_low_percent = None;
         assert!(delta_table(&r).contains("1 delta(s) have no interval"), "{}", delta_table(&r));
+    }
+
+    #[test]
+    fn rows_read_in_requests_per_second_an_interval_wider_than_the_threshold_is_inconclusive_and_flags_sit_on_their_row()
+     {
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        // fat → arc: +0 %, +40 %, −30 %: no change found, a wide interval.
+        for (round, arc) in [(1, 1000), (2, 1400), (3, 700)] {
+            runs.push(run(f, "state", "fat", round, 1000, true));
+            runs.push(run(f, "state", "arc", round, arc, true));
+            runs.push(run(f, "payload", "per_request", round, 1000, true));
+            runs.push(run(f, "payload", "preserialized", round, 1100, true));
+        }
+        // One run of the payload scenario measured the client.
+        runs[2].figures.client_bound = true;
+        let mut r = results(runs);
+        r.meta.threshold_percent = Some(2.0);
+        let table = delta_table(&r);
+        let row = |to: &str| table.lines().find(|l| l.contains(to)).unwrap_or_else(|| panic!("{table}")).to_owned();
+        let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap();
+        let half = analysis::half_width_points(&arc.change).unwrap();
+        assert!(half > 2.0);
+        assert!(row("/state/arc").contains(&format!("| inconclusive (±{half:.0} %) |")), "{}", row("/state/arc"));
+        assert!(
+            row("/state/arc").ends_with("| 1000 | 1000 | 0.0 % / 34.0 % | 0.10 ms | 0.10 ms | – |"),
+            "{}",
+            row("/state/arc")
+        );
+        assert!(row("/api/devices/preserialized").contains("| **faster** |"));
+        assert!(
+            row("/api/devices/preserialized")
+                .ends_with("| 1000 | 1100 | 0.0 % / 0.0 % | 0.10 ms | 0.10 ms | client-bound |")
+        );
+        r.meta.threshold_percent = None;
+        assert!(delta_table(&r).contains("| no significant change |"), "without a threshold, the plain verdict");
     }
 }

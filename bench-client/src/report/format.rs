@@ -26,6 +26,19 @@ pub fn change_with_ci(d: &Change) -> String {
     }
 }
 
+/// The verdict of `change`, in bold when it is significant, and
+/// `inconclusive (±N %)` when it found no change but its interval reaches
+/// beyond `threshold_percent` on a side: a change the user would care about
+/// is not ruled out.
+pub(super) fn verdict_within(change: &Change, threshold_percent: Option<f64>) -> String {
+    match (change.verdict, crate::analysis::half_width_points(change), threshold_percent) {
+        (Verdict::NoSignificantChange, Some(half), Some(threshold)) if half > threshold => {
+            format!("inconclusive (±{half:.0} %)")
+        }
+        (v, ..) => verdict(v),
+    }
+}
+
 /// The verdict's label, in bold when it is significant.
 pub(super) fn verdict(v: Verdict) -> String {
     match v {

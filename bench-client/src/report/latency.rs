@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::format::{change_with_ci, verdict};
+use super::format::{change_with_ci, verdict_within};
 use super::notes;
 use super::table::Table;
 use crate::results::Results;
@@ -42,7 +42,7 @@ pub fn latency_table(results: &Results) -> String {
                 &format!("{:.0} µs", l.before_us),
                 &format!("{:.0} µs", l.after_us),
                 &change_with_ci(&l.change),
-                &verdict(l.change.verdict),
+                &verdict_within(&l.change, results.meta.threshold_percent),
                 &l.blocks,
             ]);
         }

@@ -4,18 +4,18 @@
 //! string literals.
 
 /// Under the delta table, pairing by rounds.
-pub(super) const DELTAS_BY_ROUNDS: &str = "\n`before`/`after`: median successful requests per run over the rounds; \
+pub(super) const DELTAS_BY_ROUNDS: &str = "\n`before`/`after`: median successful requests per second over the rounds; \
     `change`: the geometric mean of the per-round ratios − 1 with its 95 % Student-t interval \
     (docs/METHODOLOGY.md, “The change and its 95 % confidence interval”). CV: round-to-round coefficient of variation.\n";
 
 /// Under the delta table, pairing by slices.
-pub(super) const DELTAS_BY_SLICES: &str = "\n`before`/`after`: median successful requests per round in each variant's own \
-    slices; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % \
+pub(super) const DELTAS_BY_SLICES: &str = "\n`before`/`after`: median successful requests per second of each variant's own \
+    slices over the rounds; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1 with its distribution-free 95 % \
     interval (docs/METHODOLOGY.md, “Pairing by slices”). CV: round-to-round coefficient of variation.\n";
 
 /// Under the delta table, pairing by slices, a new server every round.
-pub(super) const DELTAS_BY_SLICES_PER_ROUND: &str = "\n`before`/`after`: median successful requests per round \
-    in each variant's own slices; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1, its 95 % \
+pub(super) const DELTAS_BY_SLICES_PER_ROUND: &str = "\n`before`/`after`: median successful requests per second \
+    of each variant's own slices over the rounds; `change`: the Hodges–Lehmann estimate of the per-block ratios − 1, its 95 % \
     interval spanning the rounds, each on a new server process (docs/METHODOLOGY.md, “Pairing by slices”). \
     CV: round-to-round coefficient of variation.\n";
 
@@ -76,3 +76,9 @@ pub(super) const LATENCY: &str = "\nEach block of slices gives every variant's p
     Hodges–Lehmann estimate of the per-block ratios − 1 with the interval of the throughput's deltas, over the \
     rounds' processes; above zero is higher latency, called slower (docs/METHODOLOGY.md, “Latency at a fixed \
     load”).\n";
+
+/// Under the delta and `ab` tables: verdicts and flags.
+pub(super) const VERDICTS_AND_FLAGS: &str = "`inconclusive (±N %)`: no change was found, but the interval reaches \
+    beyond `--threshold-percent` on a side, so a change that size is not ruled out: more rounds narrow it. \
+    `flags`: of the runs behind the row, `client-bound` (server under 95 % busy), `drift` (its windows trend), \
+    `short` (a shortfall: connections, a schedule fallen behind, churn), `failures` (failed requests).\n";

@@ -60,6 +60,8 @@ fn delta_of(
         pairs: u32::try_from(per_pair.len()).unwrap_or(u32::MAX),
         before_successful: median(&before_counts),
         after_successful: median(&after_counts),
+        before_per_s: median(&pairs.iter().map(|p| p.0.figures.requests_per_s).collect::<Vec<_>>()),
+        after_per_s: median(&pairs.iter().map(|p| p.1.figures.requests_per_s).collect::<Vec<_>>()),
         change,
         change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
         change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),

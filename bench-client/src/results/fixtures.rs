@@ -90,6 +90,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             client_ceiling_per_s: None,
             server_per_round: false,
             load_percent: None,
+            threshold_percent: None,
             noise: Vec::new(),
         },
         runs,

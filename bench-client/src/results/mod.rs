@@ -101,6 +101,13 @@ pub struct Delta {
     pub before_successful: f64,
     /// Median over rounds of the changed variant's successful requests.
     pub after_successful: f64,
+    /// Median over rounds of the baseline's successful requests per second
+    /// (in an alternation, over its own slices; 0 in files before schema 11).
+    #[serde(default)]
+    pub before_per_s: f64,
+    /// Median over rounds of the changed variant's successful requests per second.
+    #[serde(default)]
+    pub after_per_s: f64,
     /// Paired change over rounds with its 95 % interval and verdict
     /// (`change_percent`, `ci_low_percent`, `ci_high_percent`, `verdict`).
     #[serde(flatten)]
@@ -211,6 +218,11 @@ pub struct Meta {
     /// start of each round; `None`: closed loop, the servers saturated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_percent: Option<f64>,
+    /// `--threshold-percent` of the session: a "no significant change"
+    /// whose interval reaches beyond it reads "inconclusive" (`None` in
+    /// files before schema 11).
+    #[serde(default)]
+    pub threshold_percent: Option<f64>,
     /// What on the machine moves the numbers, one line each, read before the
     /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
     #[serde(default)]

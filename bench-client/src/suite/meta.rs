@@ -64,6 +64,7 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         ab: None,
         server_per_round: plan.server_per_round,
         load_percent: plan.load_percent,
+        threshold_percent: Some(plan.threshold_percent),
         noise: Vec::new(),
         client_ceiling_per_s: None,
     }

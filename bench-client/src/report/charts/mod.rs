@@ -8,7 +8,7 @@ use std::path::Path;
 
 pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, window_series, xy_lines};
 use crate::analysis::{self, median};
-use crate::model::{Framework, Scenario, Variant};
+use crate::model::{Framework, Scenario};
 use crate::results::{Results, RunRecord, sweep};
 
 /// Draws every chart of a suite run into `dir/charts/` and returns their
@@ -66,10 +66,8 @@ fn changes_chart(dir: &Path, results: &Results) -> anyhow::Result<Option<String>
         .deltas
         .iter()
         .map(|d| {
-            let to = match Variant::of_path(&d.to).filter(|_| d.from != d.to) {
-                Some(variant) => variant.name().to_owned(),
-                None => d.to.clone(),
-            };
+            // Routes by their paths, as every table names them.
+            let to = &d.to;
             let layers = if swept { format!(" ({} layers)", d.layers) } else { String::new() };
             let ratio = |p: f64| 1.0 + p / 100.0;
             Mark {
@@ -106,24 +104,22 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
         s
     };
     for scenario in &scenarios {
-        let runs_of = |f: Framework, variant: Variant| -> Vec<&RunRecord> {
-            all.iter()
-                .copied()
-                .filter(|r| r.framework == f && r.scenario == *scenario && r.variant == variant)
-                .collect()
+        // Each route by its path (an `ab` session's own routes share one variant).
+        let runs_of = |f: Framework, route: &str| -> Vec<&RunRecord> {
+            all.iter().copied().filter(|r| r.framework == f && r.scenario == *scenario && r.route == route).collect()
         };
-        let variants: Vec<Variant> = {
-            let mut v: Vec<(u32, &str, Variant)> = all
+        let variants: Vec<&str> = {
+            let mut v: Vec<(u32, &str)> = all
                 .iter()
                 .copied()
                 .filter(|r| r.scenario == *scenario && r.round == 1)
-                .map(|r| (r.position, r.variant.name(), r.variant))
+                .map(|r| (r.position, r.route.as_str()))
                 .collect();
-            v.sort_by_key(|&(position, name, _)| (position, name));
-            v.dedup_by(|a, b| a.2 == b.2);
-            v.into_iter().map(|x| x.2).collect()
+            v.sort_unstable();
+            v.dedup_by(|a, b| a.1 == b.1);
+            v.into_iter().map(|x| x.1).collect()
         };
-        let names: Vec<String> = variants.iter().map(|v| v.name().to_owned()).collect();
+        let names: Vec<String> = variants.iter().map(|&v| v.to_owned()).collect();
         let mut all_bars = Vec::new();
         for (g, &f) in frameworks.iter().enumerate() {
             for (s, &variant) in variants.iter().enumerate() {
@@ -142,10 +138,13 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
                     (variant, r.figures.windows.iter().map(|w| *w as f64 / r.figures.window_s.max(1e-9)).collect())
                 })
                 .collect();
+            // The runs' own windows (an alternation's are its slices).
+            let run_window_s =
+                all.iter().find(|r| r.framework == f && r.scenario == *scenario).map(|r| r.figures.window_s);
             if !series.is_empty() {
                 let name = format!("charts/windows-{}-{scenario}{suffix}.svg", f.name());
                 let title = format!("{} · {scenario} · per-window rate, one line per run", f.name());
-                window_series(&dir.join(&name), &title, window_s, &names, &series)?;
+                window_series(&dir.join(&name), &title, run_window_s.unwrap_or(window_s), &names, &series)?;
                 written.push(name);
             }
             let curves: Vec<(String, Vec<(f64, f64)>)> = variants
@@ -167,7 +166,7 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
                             (p.percentile, median(&at))
                         })
                         .collect();
-                    Some((v.name().to_owned(), points))
+                    Some((v.to_owned(), points))
                 })
                 .collect();
             if !curves.is_empty() {
