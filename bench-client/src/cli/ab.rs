@@ -27,78 +27,84 @@ const DEFAULT_ROUTES: [&str; 6] =
 #[derive(Debug, Args)]
 pub struct AbArgs {
     /// The baseline: a git revision (HEAD, a branch, a commit) or `worktree`.
-    #[arg(long, default_value = "HEAD")]
+    #[arg(help_heading = "The two sides", long, default_value = "HEAD")]
     pub before: String,
     /// The candidate: `worktree` (the working tree, uncommitted changes included) or a git revision.
-    #[arg(long, default_value = "worktree")]
+    #[arg(help_heading = "The two sides", long, default_value = "worktree")]
     pub after: String,
     /// The baseline as any server: a shell command with {addr} (or {port}, and {host}) where it is to
     /// listen, a free loopback address for each start, e.g. 'my-server --listen {addr}'; with
     /// --after-cmd and --routes, instead of --before/--after/--frameworks/--layers.
-    #[arg(long, requires_all = ["after_cmd", "routes"], conflicts_with_all = ["before", "after", "frameworks", "layers", "layers_before", "layers_after"])]
+    #[arg(help_heading = "The two sides", long, requires_all = ["after_cmd", "routes"], conflicts_with_all = ["before", "after", "frameworks", "layers", "layers_before", "layers_after"])]
     pub before_cmd: Option<String>,
     /// The candidate as any server, as --before-cmd.
-    #[arg(long, requires = "before_cmd")]
+    #[arg(help_heading = "The two sides", long, requires = "before_cmd")]
     pub after_cmd: Option<String>,
     /// With --before-cmd/--after-cmd: how long each start may take to accept connections.
-    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    #[arg(help_heading = "The two sides", long, default_value = "30s", value_parser = positive_duration)]
     pub ready_timeout: Duration,
     /// Frameworks to compare, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
+    #[arg(
+        help_heading = "What to measure",
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "actix,axum,rocket"
+    )]
     pub frameworks: Vec<Framework>,
     /// Routes to compare, comma-separated: paths of the route table (not /healthz; default:
     /// /plaintext, the devices and the state routes), or any paths with --before-cmd/--after-cmd.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(help_heading = "What to measure", long, value_delimiter = ',')]
     pub routes: Option<Vec<String>>,
     /// Cargo profile to build and measure.
-    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    #[arg(help_heading = "What to measure", long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
     /// Each side's own measured time per route and round (a whole number of blocks), e.g. 3s.
-    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before each route's run, e.g. 1s.
-    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Length of one slice, e.g. 250ms.
-    #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
     /// Latency at a fixed load: each round measures the baseline's closed-loop rate, then alternates
     /// the variants in the open loop at this percentage of it, and every delta gets the change of
     /// p50, p90, p99 and p99.9 with its interval (docs/METHODOLOGY.md), e.g. 50.
-    #[arg(long, value_parser = load_percent)]
+    #[arg(help_heading = "Timing and load", long, value_parser = load_percent)]
     pub load_percent: Option<f64>,
     /// Rounds (2 or more), each on a new pair of server processes measuring every route once, the side
     /// started first alternating; the interval's t quantile is over rounds − 1 degrees of freedom.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    #[arg(help_heading = "Timing and load", long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub rounds: u32,
     /// Keep-alive connections to each server.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(help_heading = "Timing and load", long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// State layers of both sides' servers (server --layers).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    #[arg(help_heading = "What to measure", long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
     /// BEFORE's --layers instead of --layers.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    #[arg(help_heading = "What to measure", long, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers_before: Option<u16>,
     /// AFTER's --layers instead of --layers.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    #[arg(help_heading = "What to measure", long, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers_after: Option<u16>,
     /// Smallest significant slowdown, percent, that counts as a regression (exit 1).
-    #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
+    #[arg(help_heading = "CI and gates", long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
     pub threshold: f64,
     /// The status a successful response carries on every compared route, on both sides (e.g. 201
     /// for a route that answers it on purpose).
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    #[arg(help_heading = "What to measure", long, default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub expect_status: u16,
     /// CPUs, run folders, building.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Servers, CPUs and output")]
     pub served: ServedArgs,
     /// Files for CI.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "CI and gates")]
     pub ci: CiArgs,
     /// A/A: N sessions of the AFTER side against itself (one build or command on both sides), then
     /// this runner's false-alarm rate and the changes it resolves in this time, for --threshold-percent.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(help_heading = "CI and gates", long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub aa: Option<u32>,
 }
 

@@ -332,10 +332,26 @@ mod tests {
                 }
             }
         }
-        let load = cli.find_subcommand("load").unwrap();
-        let headings: Vec<&str> = load.get_arguments().filter_map(|a| a.get_help_heading()).collect();
-        for heading in ["Load", "Target and checks", "Output", "Several clients"] {
-            assert!(headings.contains(&heading), "load's help groups its flags under {heading}: {headings:?}");
+        for (command, groups) in [
+            ("load", &["Load", "Target and checks", "Output", "Several clients"][..]),
+            ("suite", &["What to measure", "Timing and load", "Profiling", "CI and gates", "Servers, CPUs and output"]),
+            (
+                "ab",
+                &["The two sides", "What to measure", "Timing and load", "CI and gates", "Servers, CPUs and output"],
+            ),
+        ] {
+            let sub = cli.find_subcommand(command).unwrap();
+            let headings: Vec<&str> = sub.get_arguments().filter_map(|a| a.get_help_heading()).collect();
+            for heading in groups {
+                assert!(headings.contains(heading), "{command}'s help groups its flags under {heading}: {headings:?}");
+            }
+            let ungrouped: Vec<_> =
+                sub.get_arguments().filter(|a| a.get_help_heading().is_none() && !a.is_positional()).collect();
+            assert!(
+                ungrouped.iter().all(|a| ["help", "version"].contains(&a.get_id().as_str())),
+                "{command}: flags outside a group: {:?}",
+                ungrouped.iter().map(|a| a.get_id()).collect::<Vec<_>>()
+            );
         }
     }
 

@@ -20,77 +20,83 @@ use crate::suite::{self, PrecisionTarget, SuitePlan};
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
     /// Files for CI.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "CI and gates")]
     pub ci: CiArgs,
     /// With --junit: a delta significantly slower beyond this many percent fails its test case.
-    #[arg(long = "threshold-percent", default_value = "2", value_parser = percent)]
+    #[arg(help_heading = "CI and gates", long = "threshold-percent", default_value = "2", value_parser = percent)]
     pub threshold: f64,
     /// Cargo profile to build and measure.
-    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    #[arg(help_heading = "What to measure", long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
     /// Frameworks to measure, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
+    #[arg(
+        help_heading = "What to measure",
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "actix,axum,rocket"
+    )]
     pub frameworks: Vec<Framework>,
     /// Scenarios to measure, comma-separated (`fortunes`, the request that does real work, is not in the
     /// default: it adds about a quarter to the suite's time).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "payload,state")]
+    #[arg(help_heading = "What to measure", long, value_enum, value_delimiter = ',', default_value = "payload,state")]
     pub scenarios: Vec<Scenario>,
     /// Measured duration of each run (a whole number of windows), e.g. 3s.
-    #[arg(long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before each run, e.g. 1s.
-    #[arg(long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "1s", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Length of one counting window.
-    #[arg(long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "1s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub window: Duration,
     /// Rounds; each runs every scenario's variants, order alternating.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(help_heading = "Timing and load", long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Keep-alive connections per run.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(help_heading = "Timing and load", long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub connections: u32,
     /// State layers in front of the /state routes (server --layers); a comma-separated list
     /// (e.g. 0,1,5,10,20) sweeps them, restarting each server per layer count.
-    #[arg(long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u16).range(0..=1000))]
+    #[arg(help_heading = "What to measure", long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: Vec<u16>,
     /// Per-request timeout.
-    #[arg(long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long, default_value = "2s", value_parser = timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// CPUs, run folders, building.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Servers, CPUs and output")]
     pub served: ServedArgs,
     /// Sampling profiler attached to each server during the measured windows
     /// (auto: perf in the profiling profile, none otherwise).
-    #[arg(long, value_enum, default_value_t = ProfilerChoice::Auto)]
+    #[arg(help_heading = "Profiling", long, value_enum, default_value_t = ProfilerChoice::Auto)]
     pub profiler: ProfilerChoice,
     /// How the profiler walks the stacks (see the README's profiling section for what each gives).
-    #[arg(long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
+    #[arg(help_heading = "Profiling", long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
     pub call_graph: CallGraphChoice,
     /// How a scenario's variants are paired: slices (alternating on the same connections within one
     /// run, many pairs per round), rounds (one run per variant, one pair per round), or auto (slices,
     /// but rounds with a profiler attached: a flame graph needs one route per run).
-    #[arg(long, value_enum, default_value_t = PairingChoice::Auto)]
+    #[arg(help_heading = "Timing and load", long, value_enum, default_value_t = PairingChoice::Auto)]
     pub pairing: PairingChoice,
     /// Measure until every delta's 95 % interval is at most this many percentage points on each side
     /// (e.g. 0.5), or --budget is spent; --rounds is then ignored.
-    #[arg(long = "target-ci-points", visible_alias = "target-ci", value_parser = positive_percent)]
+    #[arg(help_heading = "Timing and load", long = "target-ci-points", visible_alias = "target-ci", value_parser = positive_percent)]
     pub target_ci: Option<f64>,
     /// Wall time the measurements may take with --target-ci-points, shared by the frameworks, e.g. 15m.
-    #[arg(long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
+    #[arg(help_heading = "Timing and load", long, default_value = "15m", value_parser = positive_duration, requires = "target_ci")]
     pub budget: Duration,
     /// Length of one slice with pairing by slices, e.g. 250ms.
-    #[arg(long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
+    #[arg(help_heading = "Timing and load", long = "slice", default_value = "250ms", value_parser = slice, allow_hyphen_values = true)]
     pub slice: Duration,
     /// Keep one server process per framework for the whole session instead of a new one every
     /// round: the former method, whose intervals leave out the process-to-process spread; kept to
     /// measure against (docs/METHODOLOGY.md).
-    #[arg(long)]
+    #[arg(help_heading = "Timing and load", long)]
     pub keep_server: bool,
     /// Latency at a fixed load: each round measures the baseline's closed-loop rate, then alternates
     /// the variants in the open loop at this percentage of it, and every delta gets the change of
     /// p50, p90, p99 and p99.9 with its interval (docs/METHODOLOGY.md), e.g. 50.
-    #[arg(long, value_parser = load_percent)]
+    #[arg(help_heading = "Timing and load", long, value_parser = load_percent)]
     pub load_percent: Option<f64>,
 }
 

@@ -42,7 +42,7 @@
 //! before it is read and timed. Zero blocks in `epoll_wait` at once. The
 //! open loop does not nap between events by default, but `epoll_wait`
 //! sleeps in whole milliseconds, so once the next request is due within one
-//! it naps at most [`SCHEDULE_NAP`] at a time: requests are written within
+//! it naps at most 50 µs at a time (`SCHEDULE_NAP`): requests are written within
 //! about 50 µs of when they are due, not up to a millisecond late (which
 //! would read as latency: at 3,000 requests/s to `/plaintext`, a median of
 //! 620 µs instead of the server's tens).
@@ -113,7 +113,7 @@ const SCHEDULE_NAP: Duration = Duration::from_micros(50);
 /// Readiness events taken from the kernel per `epoll_wait`.
 const EVENTS_PER_POLL: usize = 1024;
 /// An open-loop request written more than this after it was due counts as a
-/// late send: well beyond the loop's own jitter (a [`SCHEDULE_NAP`], and the
+/// late send: well beyond the loop's own jitter (a 50 µs nap, and the
 /// scheduler's wake-up of a thread that slept).
 pub const LATE_SEND_TOLERANCE: Duration = Duration::from_millis(2);
 

@@ -201,6 +201,12 @@ pub struct Mark {
     pub interval: Option<(f64, f64)>,
 }
 
+/// The changes the changes chart labels, percent, those in its range.
+const CHANGE_TICKS_PERCENT: [f64; 21] = [
+    -90.0, -75.0, -50.0, -25.0, -10.0, -5.0, -2.0, -1.0, 0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 300.0,
+    500.0, 1000.0, 2000.0,
+];
+
 /// Every change as its ratio (log scale) with its 95 % interval, one row
 /// each, coloured by group, beside a line at 1× (no change): a change is
 /// called when its interval stays on one side of the line. Writes an SVG.
@@ -213,7 +219,12 @@ pub fn changes(path: &Path, title: &str, groups: &[String], marks: &[Mark]) -> a
     let (lo, hi) = ends.fold((1.0_f64, 1.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let rows = marks.len() as f64;
     let names: Vec<String> = marks.iter().map(|m| m.name.clone()).collect();
-    let x = (lo * 0.97..hi * 1.03).log_scale();
+    let (lo, hi) = (lo * 0.97, hi * 1.03);
+    // Ticks at round changes within the range (the log axis alone labels
+    // powers of ten, so a range of a few percent showed only its 0 %).
+    let ticks: Vec<f64> =
+        CHANGE_TICKS_PERCENT.iter().map(|p| 1.0 + p / 100.0).filter(|r| (lo..=hi).contains(r)).collect();
+    let x = (lo..hi).log_scale().with_key_points(ticks);
     canvas_with(path, title, (x, 0.0..rows), (SeriesLabelPosition::LowerRight, 170), |chart| {
         chart
             .configure_mesh()
@@ -351,6 +362,20 @@ mod tests {
             assert!(texts.contains(&label), "{label} drawn as text: {texts:?}");
         }
         assert!(texts.iter().any(|t| t.ends_with(" %") && t.starts_with('+')), "ticks as changes: {texts:?}");
+        // A range of a few percent still reads in round changes.
+        let narrow =
+            vec![Mark { name: "axum preserialized".into(), group: 1, ratio: 1.08, interval: Some((1.05, 1.11)) }];
+        changes(&path, "every change", &groups, &narrow).unwrap();
+        let text = parse(&path);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let ticks: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .filter(|t| t.ends_with(" %"))
+            .collect();
+        assert_eq!(ticks, ["-2 %", "-1 %", "+0 %", "+1 %", "+2 %", "+5 %", "+10 %"], "{text}");
     }
 
     #[test]
