@@ -70,10 +70,9 @@ impl Drop for Reaped {
     }
 }
 
-#[test]
-fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_fit() {
-    let _exclusive = util::exclusive();
-    let dir = tempfile_dir("fds");
+/// The client's canned responder on a free loopback port (killed and reaped
+/// when the first value is dropped), and its address.
+fn responder() -> (Reaped, std::net::SocketAddr) {
     let mut responder = Reaped(
         Command::new(CLIENT)
             .args(["responder", "--addr", "127.0.0.1:0"])
@@ -84,7 +83,14 @@ fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_f
     let mut line = String::new();
     let mut stdout = std::io::BufReader::new(responder.0.stdout.take().unwrap());
     std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-    let addr = common::process::parse_listening_line(&line).expect("listening line");
+    (responder, common::process::parse_listening_line(&line).expect("listening line"))
+}
+
+#[test]
+fn the_soft_fd_limit_is_raised_for_4096_connections_or_the_error_says_how_many_fit() {
+    let _exclusive = util::exclusive();
+    let dir = tempfile_dir("fds");
+    let (_responder, addr) = responder();
     let out_json = dir.join("run.json");
     let (_, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
     assert!(hard >= 4200, "this test needs a hard RLIMIT_NOFILE of at least 4200 (ulimit -Hn), not {hard}");
@@ -188,17 +194,7 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn on_a_terminal_load_draws_its_live_line_and_clears_it() {
     let _exclusive = util::exclusive();
-    let mut responder = Reaped(
-        Command::new(CLIENT)
-            .args(["responder", "--addr", "127.0.0.1:0"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    let mut stdout = std::io::BufReader::new(responder.0.stdout.take().unwrap());
-    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-    let addr = common::process::parse_listening_line(&line).expect("listening line");
+    let (_responder, addr) = responder();
     let load = format!("{CLIENT} load http://{addr}/plaintext -c 4 --warmup 500ms -d 2s");
     // `script` gives the client a terminal; what it drew comes back on stdout.
     let on_terminal =

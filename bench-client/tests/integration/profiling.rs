@@ -94,3 +94,59 @@ fn differential_flamegraph_keeps_what_the_change_removed_visible_in_blue() {
     assert!(all.contains("per 1,000 requests"), "{all}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The fill of every frame of an inferno flame graph, by its title's
+/// function (the text before ` (`).
+fn fills(svg: &str) -> Vec<(String, String)> {
+    let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(svg, options).expect("the flame graph is XML");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("g"))
+        .filter_map(|g| {
+            let title = g.children().find(|c| c.has_tag_name("title"))?.text()?;
+            let fill = g.children().find(|c| c.has_tag_name("rect"))?.attribute("fill")?;
+            Some((title.split(" (").next()?.to_owned(), fill.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_known_difference_is_the_only_colour_once_both_sides_are_per_request() {
+    let _exclusive = util::exclusive();
+    // Before: 1,000 requests; after: 3,000 requests (a faster server), the
+    // same cost per request everywhere but one function, whose self time per
+    // request doubles: the one known difference.
+    let stack = |leaf: &str| format!("server;main;handle;{leaf}");
+    let before: std::collections::BTreeMap<String, u64> =
+        [(stack("parse"), 4_000_000), (stack("respond"), 3_000_000), (stack("clone_state"), 1_000_000)]
+            .into_iter()
+            .collect();
+    let after: std::collections::BTreeMap<String, u64> =
+        [(stack("parse"), 12_000_000), (stack("respond"), 9_000_000), (stack("clone_state"), 6_000_000)]
+            .into_iter()
+            .collect();
+    let dir = util::temp_dir("flame-known-difference");
+    let draw = |b: Vec<String>, a: Vec<String>, name: &str| {
+        flames::differential(&b, &a, Widths::After, "known difference", &dir.join(name)).unwrap();
+        fills(&std::fs::read_to_string(dir.join(name)).unwrap())
+    };
+    let neutral = "rgb(250,250,250)";
+    let per_request = draw(
+        flames::per_thousand_requests(&before, 1_000),
+        flames::per_thousand_requests(&after, 3_000),
+        "per-request.svg",
+    );
+    let coloured: Vec<&str> = per_request.iter().filter(|(_, fill)| fill != neutral).map(|(f, _)| f.as_str()).collect();
+    assert_eq!(coloured, ["clone_state"], "only the change is coloured: {per_request:?}");
+    let clone = per_request.iter().find(|(f, _)| f == "clone_state").unwrap();
+    assert_eq!(clone.1, "rgb(255,100,100)", "the largest change at full strength (red: it grew)");
+    // Raw sample counts would colour every leaf red: 3× the requests, 3× the time.
+    let raw = |m: &std::collections::BTreeMap<String, u64>| flames::per_thousand_requests(m, 1_000);
+    let counts = draw(raw(&before), raw(&after), "raw.svg");
+    let red: Vec<&str> =
+        counts.iter().filter(|(_, fill)| fill.starts_with("rgb(255,")).map(|(f, _)| f.as_str()).collect();
+    for leaf in ["parse", "respond", "clone_state"] {
+        assert!(red.contains(&leaf), "without the normalisation the change drowns: {leaf} red too: {counts:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
