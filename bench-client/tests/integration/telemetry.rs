@@ -352,8 +352,14 @@ fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
     let p99_s = prometheus_value(web, "histogram_quantile(0.99, bench_client_request_duration_seconds_bucket)")
         .expect("a p99 from the buckets");
     let bounds: Vec<f64> = [0.0].into_iter().chain(bench_client::engine::LIVE_LATENCY_BUCKETS_S).collect();
-    let bucket = |s: f64| bounds.windows(2).position(|w| s > w[0] * 0.999 && s <= w[1] * 1.001);
+    let bucket = |s: f64| bounds.windows(2).position(|w| s > w[0] && s <= w[1]);
     let run_p99_s = f.latency_us.p99 as f64 / 1e6;
-    assert_eq!(bucket(p99_s), bucket(run_p99_s), "Prometheus {p99_s} s, the run {run_p99_s} s, buckets {bounds:?}");
-    assert!(bucket(run_p99_s).is_some(), "a p99 within the buckets: {run_p99_s}");
+    // The run's p99 is known to 0.1 % (HDR, 3 digits): within that of a
+    // bound (1.001 ms against 1 ms), either bucket beside it may hold it.
+    let (low, high) = (bucket(run_p99_s * 0.999), bucket(run_p99_s * 1.001));
+    let prometheus = bucket(p99_s);
+    assert!(
+        prometheus.is_some() && (prometheus == low || prometheus == high),
+        "Prometheus {p99_s} s (bucket {prometheus:?}), the run {run_p99_s} s (bucket {low:?} … {high:?}), buckets {bounds:?}"
+    );
 }
