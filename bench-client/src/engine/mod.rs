@@ -44,8 +44,8 @@
 //! sleeps in whole milliseconds, so once the next request is due within one
 //! it naps at most 50 µs at a time (`SCHEDULE_NAP`): requests are written within
 //! about 50 µs of when they are due, not up to a millisecond late (which
-//! would read as latency: at 3,000 requests/s to `/plaintext`, a median of
-//! 620 µs instead of the server's tens).
+//! would read as latency: at 3,000 requests/s to `/plaintext` of a pinned
+//! release axum, a median of 620 µs where it now reads 92 µs).
 //!
 //! This layer is the bottom of the client: it knows sockets, HTTP/1.1 and
 //! windows, and nothing of suites, files, reports or the processes it loads

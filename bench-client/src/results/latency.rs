@@ -38,10 +38,7 @@ pub fn latency_deltas(pairs: &[(&RunRecord, &RunRecord)], processes: bool) -> Ve
     let mut out = Vec::new();
     for (name, ..) in BLOCK_PERCENTILES {
         let blocks_of = |b: &RunRecord, a: &RunRecord| -> Vec<(f64, f64)> {
-            let side = |r: &RunRecord| r.figures.block_latency_us.clone();
-            side(b)
-                .iter()
-                .zip(side(a).iter())
+            (b.figures.block_latency_us.iter().zip(&a.figures.block_latency_us))
                 .filter_map(|(b, a): (&BlockLatency, &BlockLatency)| Some((b.get(name)? as f64, a.get(name)? as f64)))
                 .collect()
         };
