@@ -1,5 +1,6 @@
 //! `suite --load-percent`: the blocking scenario of axum in the open loop at
-//! half of the baseline's closed-loop rate, three rounds: every run is
+//! a quarter of the baseline's closed-loop rate (well below what a dev build
+//! keeps up with on a shared machine), three rounds: every run is
 //! open-loop with its latency per block, the blocks hold every success of
 //! the route, and the delta carries its percentiles' changes with intervals,
 //! in the file (valid against the schema) and in the terminal.
@@ -20,7 +21,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
         Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--duration", "2s", "--warmup", "250ms"])
             .args(["--rounds", "3", "--connections", "32", "--frameworks", "axum", "--scenarios", "blocking"])
-            .args(["--load-percent", "50"])
+            .args(["--load-percent", "25"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--out")
             .arg(&out)
@@ -34,7 +35,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("latest/results.json")).unwrap()).unwrap();
     util::assert_schema(&results, None);
-    assert_eq!(results["meta"]["load_percent"], 50.0);
+    assert_eq!(results["meta"]["load_percent"], 25.0);
     let sliced: Vec<&Value> =
         results["runs"].as_array().unwrap().iter().filter(|r| r["scenario"] == "blocking").collect();
     assert_eq!(sliced.len(), 2 * 3, "inline and offloaded in each of 3 rounds");
@@ -62,7 +63,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     assert_eq!(p50["blocks"], 12, "3 rounds × 4 blocks");
     assert!(p50["ci_low_percent"].as_f64().unwrap() <= p50["change_percent"].as_f64().unwrap());
     assert!(p50["change_percent"].as_f64().unwrap() <= p50["ci_high_percent"].as_f64().unwrap());
-    assert!(stdout.contains("Latency in the open loop at 50 % of the baseline's closed-loop rate"), "{stdout}");
+    assert!(stdout.contains("Latency in the open loop at 25 % of the baseline's closed-loop rate"), "{stdout}");
     assert!(stdout.contains("| axum | /blocking/inline → /blocking/offloaded | p50 |"), "{stdout}");
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("## Latency at a fixed load"), "{report}");
