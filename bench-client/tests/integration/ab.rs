@@ -327,9 +327,13 @@ fn at_a_fixed_load_a_latency_change_the_rate_cannot_show_is_called() {
         serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
     util::assert_schema(&results, None);
     let delta = &results["deltas"][0];
-    assert_eq!(delta["verdict"], "no_significant_change", "the same rate offered to both: {delta}");
+    // The same rate offered to both: the counts differ only by the few
+    // completions the slower side spills into the next slice.
+    let rate_change = delta["change_percent"].as_f64().unwrap();
+    assert!(rate_change.abs() < 5.0, "the same rate offered to both: {delta}");
     let p50 = delta["latency"].as_array().unwrap().iter().find(|l| l["percentile"] == "p50").unwrap();
     assert_eq!(p50["verdict"], "slower", "{p50}");
+    assert!(p50["change_percent"].as_f64().unwrap() > 10.0 * rate_change.abs(), "latency moves, the rate not: {p50}");
     assert!(p50["after_us"].as_f64() > p50["before_us"].as_f64(), "{p50}");
     assert_eq!(p50["blocks"], 4 * 2, "4 rounds of 500 ms in blocks 0 1 1 0 of 125 ms slices: {p50}");
     let _ = std::fs::remove_dir_all(&out);
