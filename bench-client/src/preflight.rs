@@ -76,16 +76,24 @@ pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
     fetch_until(target, None)
 }
 
+/// A connection preflight reads and writes: plain, or TLS.
+trait Io: Read + Write {}
+
+impl<T: Read + Write> Io for T {}
+
 /// [`fetch`], giving up within [`STOP_POLL`] once `stop` is set.
 ///
 /// # Errors
 /// As [`fetch`]; stopped: "interrupted while waiting for …".
 fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
     let addr = target.addr;
-    let mut stream =
-        TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
-    stream.set_read_timeout(Some(STOP_POLL))?;
-    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    tcp.set_read_timeout(Some(STOP_POLL))?;
+    tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    let mut stream: Box<dyn Io> = match &target.tls {
+        None => Box::new(tcp),
+        Some(tls) => Box::new(tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?),
+    };
     stream
         .write_all(&get_request(&target.host, &target.path))
         .with_context(|| format!("GET {} on {addr}", target.path))?;
@@ -125,6 +133,8 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // TLS: the end of the stream without close_notify.
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => eof = true,
             Err(e) => return Err(e).with_context(|| format!("GET {} on {addr}: reading the response", target.path)),
         }
     }

@@ -3,13 +3,16 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 
 use crate::process::EXIT_USAGE;
+use crate::tls::{TlsError, TlsIdentity};
 
-/// `server-<framework> [--addr 127.0.0.1:0] [--workers 1] [--layers 10]`
+/// `server-<framework> [--addr 127.0.0.1:0] [--workers 1] [--layers 10] [--tls | --tls-addr ADDR]`
 #[derive(Debug, Parser)]
 #[command(version, about = "Serve the benchmark routes (see the workspace README).")]
 pub struct ServerArgs {
@@ -22,13 +25,43 @@ pub struct ServerArgs {
     /// Middleware layers in front of the two `/state/*` routes (0 allowed).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
+    /// Serve HTTPS on `--addr` instead of HTTP, with a self-signed
+    /// certificate generated at start (or `--tls-cert`/`--tls-key`).
+    #[arg(long, conflicts_with = "tls_addr")]
+    pub tls: bool,
+    /// Also serve HTTPS on this address, beside HTTP on `--addr` (one
+    /// process, the same app): the plain and TLS listeners the `tls`
+    /// scenario alternates.
+    #[arg(long, value_name = "ADDR")]
+    pub tls_addr: Option<SocketAddr>,
+    /// The certificate chain to present, PEM (instead of a generated one).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert`, PEM.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+/// One address a server listens on, and whether it speaks TLS there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listener {
+    /// Address to bind (port 0: ephemeral).
+    pub addr: SocketAddr,
+    /// HTTPS (with [`ServerConfig::tls`]) rather than HTTP.
+    pub tls: bool,
 }
 
 /// What a server runs with, after its flags were checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
-    /// Address to bind (port 0: ephemeral).
+    /// The first listener's address (port 0: ephemeral); HTTPS with `--tls`.
     pub addr: SocketAddr,
+    /// Whether the listener on `addr` speaks TLS.
+    pub addr_tls: bool,
+    /// A second listener, HTTPS, beside HTTP on `addr`.
+    pub tls_addr: Option<SocketAddr>,
+    /// The certificate and key of every TLS listener; present when there is one.
+    pub tls: Option<Arc<TlsIdentity>>,
     /// Worker threads, at least one.
     pub workers: NonZeroUsize,
     /// Middleware layers in front of `/state/*`.
@@ -37,17 +70,46 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self::from(ServerArgs::parse_from(["server"]))
+        Self::plain(ServerArgs::parse_from(["server"]))
     }
 }
 
-impl From<ServerArgs> for ServerConfig {
-    fn from(args: ServerArgs) -> Self {
+impl ServerConfig {
+    /// The plan of `args` without its TLS flags (tests that serve HTTP).
+    fn plain(args: ServerArgs) -> Self {
         Self {
             addr: args.addr,
+            addr_tls: false,
+            tls_addr: None,
+            tls: None,
             workers: NonZeroUsize::new(usize::from(args.workers)).unwrap_or(NonZeroUsize::MIN),
             layers: usize::from(args.layers),
         }
+    }
+
+    /// The checked plan of `args`: a certificate read from its files or
+    /// generated when a listener speaks TLS.
+    ///
+    /// # Errors
+    /// A certificate or key that cannot be read or generated.
+    pub fn checked(args: ServerArgs) -> Result<Self, TlsError> {
+        let wants_tls = args.tls || args.tls_addr.is_some();
+        let identity = match (&args.tls_cert, &args.tls_key, wants_tls) {
+            (Some(cert), Some(key), _) => Some(TlsIdentity::from_files(cert, key)?),
+            (_, _, true) => Some(TlsIdentity::generate()?),
+            _ => None,
+        };
+        // Files given without a TLS listener: HTTPS on --addr, as with --tls.
+        let addr_tls = args.tls || (identity.is_some() && args.tls_addr.is_none());
+        let tls_addr = args.tls_addr;
+        Ok(Self { addr_tls, tls_addr, tls: identity.map(Arc::new), ..Self::plain(args) })
+    }
+
+    /// Every listener, in the order their listening lines are printed.
+    pub fn listeners(&self) -> Vec<Listener> {
+        let mut listeners = vec![Listener { addr: self.addr, tls: self.addr_tls }];
+        listeners.extend(self.tls_addr.map(|addr| Listener { addr, tls: true }));
+        listeners
     }
 }
 
@@ -58,14 +120,23 @@ impl ServerConfig {
     /// On a bad flag, prints one line on stderr (the first line of clap's
     /// message, without usage and tip) and returns [`EXIT_USAGE`]; on
     /// `--help`/`--version`, prints clap's full text on stdout and returns 0.
+    /// A certificate or key file that cannot be used is a bad flag too; a
+    /// certificate that cannot be generated returns 1.
     pub fn from_env() -> Result<Self, ExitCode> {
-        ServerArgs::try_parse().map(Self::from).map_err(|e| {
+        let args = ServerArgs::try_parse().map_err(|e| {
             if e.use_stderr() {
                 eprintln!("{}", first_line(&e));
                 ExitCode::from(EXIT_USAGE)
             } else {
                 let _ = e.print();
                 ExitCode::SUCCESS
+            }
+        })?;
+        Self::checked(args).map_err(|e| {
+            eprintln!("error: {e}");
+            match e {
+                TlsError::Generate(_) => ExitCode::FAILURE,
+                _ => ExitCode::from(EXIT_USAGE),
             }
         })
     }
@@ -110,7 +181,38 @@ mod tests {
         let bogus = first_line(&ServerArgs::try_parse_from(["s", "--bogus"]).unwrap_err());
         assert!(bogus.contains("--bogus"), "{bogus}");
         let ok = ServerArgs::try_parse_from(["s", "--layers", "0", "--workers", "4"]).unwrap();
-        assert_eq!(ServerConfig::from(ok).layers, 0);
+        assert_eq!(ServerConfig::checked(ok).unwrap().layers, 0);
+    }
+
+    #[test]
+    fn tls_flags_choose_the_listeners_and_the_certificate() {
+        let parse = |argv: &[&str]| ServerConfig::checked(ServerArgs::try_parse_from(argv).unwrap()).unwrap();
+        let plain = parse(&["s"]);
+        assert_eq!(plain.listeners(), vec![Listener { addr: "127.0.0.1:0".parse().unwrap(), tls: false }]);
+        assert!(plain.tls.is_none());
+        let tls = parse(&["s", "--tls", "--addr", "127.0.0.1:8443"]);
+        assert_eq!(tls.listeners(), vec![Listener { addr: "127.0.0.1:8443".parse().unwrap(), tls: true }]);
+        assert_eq!(tls.tls.as_ref().unwrap().certificates().len(), 1, "generated");
+        let both = parse(&["s", "--tls-addr", "127.0.0.1:0"]);
+        assert_eq!(both.listeners().iter().map(|l| l.tls).collect::<Vec<_>>(), [false, true]);
+        assert!(both.tls.is_some());
+        // Files: read, and HTTPS on --addr without --tls.
+        let dir = tempfile::tempdir().unwrap();
+        let identity = TlsIdentity::generate().unwrap();
+        let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
+        std::fs::write(&cert, &identity.cert_pem).unwrap();
+        std::fs::write(&key, &identity.key_pem).unwrap();
+        let (c, k) = (cert.to_str().unwrap(), key.to_str().unwrap());
+        let files = parse(&["s", "--tls-cert", c, "--tls-key", k]);
+        assert_eq!(files.tls.as_deref(), Some(&identity));
+        assert!(files.addr_tls);
+        // Usage errors: a certificate without its key, both kinds of listener.
+        for argv in [&["s", "--tls-cert", c][..], &["s", "--tls", "--tls-addr", "127.0.0.1:0"]] {
+            let err = ServerArgs::try_parse_from(argv).unwrap_err();
+            assert_eq!(err.exit_code(), i32::from(EXIT_USAGE), "{argv:?}");
+        }
+        let absent = ServerArgs::try_parse_from(["s", "--tls-cert", "/nonexistent.pem", "--tls-key", k]).unwrap();
+        assert!(matches!(ServerConfig::checked(absent), Err(TlsError::Read { .. })));
     }
 
     #[test]

@@ -35,11 +35,24 @@ pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// What the listening line starts with, before the address.
 const LISTENING_PREFIX: &str = "listening on http://";
+/// What the listening line of a TLS listener starts with.
+const TLS_LISTENING_PREFIX: &str = "listening on https://";
 
 /// The first line every server prints on stdout once it accepts connections:
 /// `listening on http://ADDR`.
 pub fn listening_line(addr: SocketAddr) -> String {
     format!("{LISTENING_PREFIX}{addr}")
+}
+
+/// The line of a TLS listener, `listening on https://ADDR`: the first line
+/// with `--tls`, the second with `--tls-addr` (after the plain listener's).
+pub fn tls_listening_line(addr: SocketAddr) -> String {
+    format!("{TLS_LISTENING_PREFIX}{addr}")
+}
+
+/// The line of `listener`, plain or TLS.
+pub fn listening_line_of(listener: crate::Listener) -> String {
+    if listener.tls { tls_listening_line(listener.addr) } else { listening_line(listener.addr) }
 }
 
 /// The address of a [`listening_line`]; `None` for any other line.
@@ -48,10 +61,22 @@ pub fn parse_listening_line(line: &str) -> Option<SocketAddr> {
     line.trim().strip_prefix(LISTENING_PREFIX)?.parse().ok()
 }
 
+/// The address of a [`tls_listening_line`]; `None` for any other line.
+pub fn parse_tls_listening_line(line: &str) -> Option<SocketAddr> {
+    line.trim().strip_prefix(TLS_LISTENING_PREFIX)?.parse().ok()
+}
+
 /// Prints the one-line error for an address that cannot be bound, and
 /// returns exit code [`EXIT_USAGE`].
 pub fn bind_failed(addr: SocketAddr, err: &dyn Display) -> ExitCode {
     eprintln!("error: cannot listen on {addr}: {err}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// Prints the one-line error for a certificate rustls refuses, and returns
+/// exit code [`EXIT_USAGE`] (it came from the command line).
+pub fn tls_failed(err: &dyn Display) -> ExitCode {
+    eprintln!("error: {err}");
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -144,6 +169,11 @@ mod tests {
             assert_eq!(parse_listening_line(&format!("{line}\n")), Some(addr), "with its newline");
         }
         assert_eq!(listening_line("127.0.0.1:8080".parse().unwrap()), "listening on http://127.0.0.1:8080");
+        let addr: SocketAddr = "[::1]:8443".parse().unwrap();
+        assert_eq!(tls_listening_line(addr), "listening on https://[::1]:8443");
+        assert_eq!(parse_tls_listening_line(&tls_listening_line(addr)), Some(addr));
+        assert_eq!(parse_listening_line(&tls_listening_line(addr)), None, "the schemes are told apart");
+        assert_eq!(parse_tls_listening_line(&listening_line(addr)), None);
     }
 
     #[test]

@@ -19,9 +19,10 @@ use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
 use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
-use common::process::{bind_failed, listening_line, served, signals_failed, with_fortunes};
+use common::process::{bind_failed, listening_line_of, served, signals_failed, tls_failed, with_fortunes};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
+    Listener,
     AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
     MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals, Stop, check_content_length, declared_length_over,
 };
@@ -257,16 +258,27 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
             .workers(config.workers.get())
             .shutdown_timeout(SHUTDOWN_TIMEOUT_S)
             .disable_signals();
-        let server = match server.bind(config.addr) {
-            Ok(s) => s,
-            Err(e) => return bind_failed(config.addr, &e),
-        };
+        let mut server = server;
+        for listener in config.listeners() {
+            let bound = match (listener.tls, &config.tls) {
+                (true, Some(identity)) => match identity.server_config() {
+                    Ok(tls) => server.bind_rustls_0_23(listener.addr, Arc::unwrap_or_clone(tls)),
+                    Err(e) => return tls_failed(&e),
+                },
+                _ => server.bind(listener.addr),
+            };
+            server = match bound {
+                Ok(s) => s,
+                Err(e) => return bind_failed(listener.addr, &e),
+            };
+        }
         let signals = match ShutdownSignals::install() {
             Ok(s) => s,
             Err(e) => return signals_failed(&e),
         };
-        if let Some(addr) = server.addrs().first() {
-            println!("{}", listening_line(*addr));
+        // In the order bound: the listeners' order.
+        for (addr, scheme) in server.addrs_with_scheme() {
+            println!("{}", listening_line_of(Listener { addr, tls: scheme == "https" }));
         }
         let server = server.run();
         let handle = server.handle();

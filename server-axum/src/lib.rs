@@ -25,13 +25,17 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use common::process::{bind_failed, listening_line, on_tokio, served, signals_failed};
+use common::process::{bind_failed, listening_line_of, on_tokio, served, signals_failed, tls_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
+    AppState, Listener, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
     MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use crate::tls::TlsListener;
+
+mod tls;
 
 /// Builds the application: every route of `common::ROUTES` (and `PUT
 /// /api/devices`, `POST /fortunes` on `fortunes`), with `layers` state
@@ -225,24 +229,53 @@ pub fn run(config: ServerConfig) -> ExitCode {
 }
 
 async fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
-    let listener = match tokio::net::TcpListener::bind(config.addr).await {
-        Ok(l) => l,
-        Err(e) => return bind_failed(config.addr, &e),
-    };
+    let mut bound = Vec::new();
+    for listener in config.listeners() {
+        match tokio::net::TcpListener::bind(listener.addr).await {
+            Ok(tcp) => bound.push((listener, tcp)),
+            Err(e) => return bind_failed(listener.addr, &e),
+        }
+    }
     let signals = match ShutdownSignals::install() {
         Ok(s) => s,
         Err(e) => return signals_failed(&e),
     };
-    match listener.local_addr() {
-        Ok(addr) => println!("{}", listening_line(addr)),
-        Err(e) => return bind_failed(config.addr, &e),
-    }
     let (stop, deadline) = signals.with_deadline();
-    let serve = axum::serve(listener, app(config.layers, fortunes)).with_graceful_shutdown(async move {
+    // Every listener stops on the one signal.
+    let (stopping, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
         stop.await;
+        let _ = stopping.send(true);
     });
+    let router = app(config.layers, fortunes);
+    let mut serving = tokio::task::JoinSet::new();
+    for (listener, tcp) in bound {
+        let addr = match tcp.local_addr() {
+            Ok(addr) => addr,
+            Err(e) => return bind_failed(listener.addr, &e),
+        };
+        let mut stopped = stopped.clone();
+        let shutdown = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        let router = router.clone();
+        match (listener.tls, &config.tls) {
+            (true, Some(identity)) => {
+                let tls = match identity.server_config().map(|c| TlsListener::new(tcp, c)) {
+                    Ok(Ok(tls)) => tls,
+                    Ok(Err(e)) => return bind_failed(listener.addr, &e),
+                    Err(e) => return tls_failed(&e),
+                };
+                serving.spawn(axum::serve(tls, router).with_graceful_shutdown(shutdown).into_future());
+            }
+            _ => {
+                serving.spawn(axum::serve(tcp, router).with_graceful_shutdown(shutdown).into_future());
+            }
+        }
+        println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
+    }
     served(tokio::select! {
-        served = serve.into_future() => served,
+        served = serving.join_all() => served.into_iter().collect::<Result<(), _>>(),
         () = deadline => Ok(()),
     })
 }

@@ -20,13 +20,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::process::{bind_failed, listening_line, on_tokio, signals_failed};
+use common::process::{bind_failed, listening_line_of, on_tokio, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
+    AppState, Listener, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
     REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
 };
-use rocket::config::LogLevel;
+use rocket::config::{LogLevel, TlsConfig};
 use rocket::data::{ByteUnit, Data, DataStream};
 use rocket::fairing::AdHoc;
 use rocket::http::{ContentType, Status};
@@ -80,6 +80,18 @@ pub fn figment(config: &ServerConfig) -> rocket::figment::Figment {
         .merge(("cli_colors", false))
         .merge(("shutdown.grace", 1))
         .merge(("shutdown.mercy", 0))
+}
+
+/// [`figment`] for one of `config`'s listeners: its address, and Rocket's
+/// own TLS (`tls.certs`, `tls.key`, here as PEM text) when it speaks TLS.
+fn listener_figment(config: &ServerConfig, listener: Listener) -> rocket::figment::Figment {
+    let figment = figment(config).merge(("address", listener.addr.ip())).merge(("port", listener.addr.port()));
+    match (&config.tls, listener.tls) {
+        (Some(identity), true) => {
+            figment.merge(("tls", TlsConfig::from_bytes(identity.cert_pem.as_bytes(), identity.key_pem.as_bytes())))
+        }
+        _ => figment,
+    }
 }
 
 #[get("/")]
@@ -292,37 +304,69 @@ pub fn run(config: ServerConfig) -> ExitCode {
 }
 
 fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    let rocket = app(figment(config), config.layers, fortunes).attach(AdHoc::on_liftoff("listening line", |rocket| {
-        Box::pin(async move {
-            let c = rocket.config();
-            println!("{}", listening_line(SocketAddr::new(c.address, c.port)));
-        })
-    }));
-    let launched = runtime.block_on(async move {
+    runtime.block_on(async move {
         let signals = match ShutdownSignals::install() {
             Ok(s) => s,
-            Err(e) => return Ok(signals_failed(&e)),
+            Err(e) => return signals_failed(&e),
         };
-        let rocket = rocket.ignite().await?;
-        let shutdown = rocket.shutdown();
         let (stop, deadline) = signals.with_deadline();
+        // One Rocket per listener (a Rocket listens on one address), each with
+        // the same routes and fairings, sharing the fortunes database.
+        let mut launched = tokio::task::JoinSet::new();
+        let mut shutdowns = Vec::new();
+        for listener in config.listeners() {
+            let (lifted, lifted_off) = tokio::sync::oneshot::channel();
+            let lifted = std::sync::Mutex::new(Some(lifted));
+            let rocket = app(listener_figment(config, listener), config.layers, fortunes.clone()).attach(
+                AdHoc::on_liftoff("listening line", move |rocket| {
+                    Box::pin(async move {
+                        let c = rocket.config();
+                        let addr = SocketAddr::new(c.address, c.port);
+                        println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
+                        if let Some(lifted) = lifted.lock().ok().and_then(|mut l| l.take()) {
+                            let _ = lifted.send(());
+                        }
+                    })
+                }),
+            );
+            let rocket = match rocket.ignite().await {
+                Ok(rocket) => rocket,
+                Err(e) => return launch_failed(&e, listener.addr),
+            };
+            shutdowns.push(rocket.shutdown());
+            launched.spawn(rocket.launch());
+            // The next listener's line after this one's.
+            tokio::select! {
+                _ = lifted_off => {}
+                Some(ended) = launched.join_next() => return match ended {
+                    Ok(Err(e)) => launch_failed(&e, listener.addr),
+                    _ => ExitCode::FAILURE,
+                },
+            }
+        }
         tokio::spawn(async move {
             stop.await;
-            shutdown.notify();
+            for shutdown in shutdowns {
+                shutdown.notify();
+            }
         });
         tokio::select! {
-            launched = rocket.launch() => launched.map(|_| ExitCode::SUCCESS),
-            () = deadline => Ok(ExitCode::SUCCESS),
+            ended = launched.join_all() => match ended.iter().find_map(|r| r.as_ref().err()) {
+                Some(e) => launch_failed(e, config.addr),
+                None => ExitCode::SUCCESS,
+            },
+            () = deadline => ExitCode::SUCCESS,
         }
-    });
-    match launched {
-        Ok(code) => code,
-        Err(e) => match e.kind() {
-            rocket::error::ErrorKind::Bind(io) => bind_failed(config.addr, io),
-            other => {
-                eprintln!("error: {other}");
-                ExitCode::FAILURE
-            }
-        },
+    })
+}
+
+/// The exit code of a Rocket that could not start or serve on `addr`.
+fn launch_failed(e: &rocket::Error, addr: SocketAddr) -> ExitCode {
+    match e.kind() {
+        rocket::error::ErrorKind::Bind(io) => bind_failed(addr, io),
+        other => {
+            eprintln!("error: {other}");
+            ExitCode::FAILURE
+        }
     }
 }

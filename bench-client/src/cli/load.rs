@@ -2,7 +2,8 @@
 //! (at once, or from a start barrier shared with other clients, with this
 //! client's segment of a load split over several), print a summary and
 //! optionally write the figures as JSON (to a file, or to stdout between
-//! marker lines for a pod's log), optionally serving live metrics.
+//! marker lines for a pod's log), optionally serving live metrics. An
+//! `https://` URL is loaded over TLS (`--insecure` or `--ca FILE`).
 
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use clap::Args;
 use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
-use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target};
+use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target, TlsClient, Trust};
 use crate::results::parse_slo;
 use crate::runner::LoadPlan;
 use crate::sys::{CpuList, hostname};
@@ -43,7 +44,7 @@ fn segment_arg(text: &str) -> Result<SegmentArg, String> {
 /// Flags of `load`, as typed.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
-    /// URL to load, `http://host:port/path`; loopback only unless --allow-remote.
+    /// URL to load, `http://host:port/path` or `https://…`; loopback only unless --allow-remote.
     pub url: String,
     /// Keep-alive connections, each with --pipeline requests in flight (closed loop).
     #[arg(help_heading = "Load", short = 'c', long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -116,16 +117,62 @@ pub struct LoadArgs {
     /// Live metrics and lingering.
     #[command(flatten, next_help_heading = "Output")]
     pub metrics: MetricsArgs,
+    /// TLS for an https:// URL.
+    #[command(flatten, next_help_heading = "TLS")]
+    pub tls: TlsArgs,
+}
+
+/// How an `https://` target's certificate is checked and whether sessions resume.
+#[derive(Debug, Args)]
+pub struct TlsArgs {
+    /// Accept any certificate (the handshake's signatures are still checked): for a server under
+    /// test with a certificate of its own making, as `--tls` servers generate.
+    #[arg(long, conflicts_with = "ca")]
+    pub insecure: bool,
+    /// Trust the certificates of this PEM file (no system trust store is read).
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// Resume TLS sessions (tickets, session IDs) on new connections: matters when connections are
+    /// closed and opened again.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off)]
+    pub tls_resumption: bool,
+}
+
+fn on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("'{text}' is not on or off")),
+    }
+}
+
+impl TlsArgs {
+    /// The TLS client for `host` of an `https://` URL.
+    ///
+    /// # Errors
+    /// Neither `--insecure` nor `--ca`; a CA file that cannot be used.
+    fn client(&self, host: &str) -> anyhow::Result<TlsClient> {
+        let trust = match (&self.ca, self.insecure) {
+            (Some(ca), _) => Trust::Ca(ca.display().to_string()),
+            (None, true) => Trust::Any,
+            (None, false) => bail!("an https:// URL needs --ca FILE or --insecure (no system trust store is read)"),
+        };
+        TlsClient::new(host, trust, self.tls_resumption)
+    }
 }
 
 /// Parses and resolves `text` into the URL and the engine's target.
 ///
 /// # Errors
-/// A URL that does not parse, is not `http`, has no host, does not resolve,
-/// or (without `allow_remote`) is not on loopback.
-fn resolve(text: &str, allow_remote: bool) -> anyhow::Result<(Url, Target)> {
+/// A URL that does not parse, is neither `http` nor `https`, has no host,
+/// does not resolve, or (without `allow_remote`) is not on loopback; TLS
+/// flags that cannot be used.
+fn resolve(text: &str, allow_remote: bool, tls: &TlsArgs) -> anyhow::Result<(Url, Target)> {
     let url = Url::parse(text).with_context(|| format!("'{text}' is not a URL"))?;
-    ensure!(url.scheme() == "http", "'{text}': only http:// URLs are supported (no TLS)");
+    ensure!(
+        matches!(url.scheme(), "http" | "https"),
+        "'{text}': only http:// and https:// URLs are supported (HTTP/1.1)"
+    );
     let Some(host) = url.host_str() else { bail!("'{text}' has no host") };
     // The loopback rule before any lookup: a name other than localhost is not
     // sent to DNS unless remote targets are allowed.
@@ -152,7 +199,11 @@ fn resolve(text: &str, allow_remote: bool) -> anyhow::Result<(Url, Target)> {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let target = Target { addr, host: format!("{host}:{port}"), path };
+    let target = Target { addr, host: format!("{host}:{port}"), path, tls: None };
+    let target = match url.scheme() {
+        "https" => target.with_tls(tls.client(host)?),
+        _ => target,
+    };
     Ok((url, target))
 }
 
@@ -173,7 +224,7 @@ impl LoadArgs {
         if let Some(cpus) = &self.cpus {
             cpus.check_available().context("--cpus")?;
         }
-        let (url, target) = resolve(&self.url, self.allow_remote)?;
+        let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
         let n = self.clients;
         let segment = match self.segment {
             None if n == 1 => Segment::WHOLE,
@@ -264,7 +315,15 @@ mod tests {
     #[test]
     fn bad_load_input_is_refused_with_the_reason() {
         let err = |argv: &[&str]| format!("{:#}", load(argv).unwrap_err());
-        assert!(err(&["https://127.0.0.1/"]).contains("only http://"));
+        assert!(err(&["ftp://127.0.0.1/"]).contains("only http:// and https://"));
+        assert!(err(&["https://127.0.0.1/"]).contains("needs --ca FILE or --insecure"));
+        assert!(err(&["https://127.0.0.1/", "--ca", "/nonexistent.pem"]).contains("cannot read /nonexistent.pem"));
+        assert!(err(&["https://127.0.0.1/", "--insecure", "--tls-resumption", "maybe"]).contains("'maybe'"));
+        let tls = load(&["https://127.0.0.1/", "--insecure", "--tls-resumption", "off"]).unwrap();
+        assert_eq!(tls.target.scheme(), "https");
+        assert_eq!(tls.target.addr.port(), 443, "https's default port");
+        assert!(!tls.target.tls.unwrap().resumption());
+        assert_eq!(load(&["http://127.0.0.1/", "--insecure"]).unwrap().target.scheme(), "http");
         assert!(err(&["http://:8080/plaintext"]).contains("not a URL"), "empty host");
         assert!(err(&["/plaintext"]).contains("not a URL"), "no scheme, no host");
         assert!(err(&["not a url"]).contains("not a URL"));

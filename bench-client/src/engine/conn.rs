@@ -3,9 +3,9 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use mio::net::TcpStream;
 
 use super::stats::FailureKind;
+use super::tls::Stream;
 
 /// One request written and not yet settled.
 #[derive(Debug, Clone, Copy)]
@@ -33,7 +33,7 @@ pub(super) enum Phase {
 
 /// One connection slot.
 pub(super) struct Conn {
-    pub(super) stream: Option<TcpStream>,
+    pub(super) stream: Option<Stream>,
     pub(super) phase: Phase,
     /// The next established connection is a reconnection.
     pub(super) reconnect: bool,

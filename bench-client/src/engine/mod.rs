@@ -59,6 +59,7 @@ mod live;
 mod schedule;
 mod slicing;
 mod stats;
+mod tls;
 mod worker;
 
 use std::net::SocketAddr;
@@ -71,6 +72,7 @@ pub use self::http::{FrameError, Framed, frame_response, get_request};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
 pub use self::slicing::{Slicing, SlicingError};
+pub use self::tls::{TlsClient, Trust};
 pub use self::stats::{
     FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
     latency_histogram,
@@ -307,12 +309,25 @@ pub struct Target {
     pub host: String,
     /// Path (and query) of the one URL every request fetches.
     pub path: String,
+    /// `https://`: the TLS client its connections share.
+    pub tls: Option<TlsClient>,
 }
 
 impl Target {
-    /// `path` on `addr`, with `addr` as the `Host` header.
+    /// `path` on `addr` over plain HTTP, with `addr` as the `Host` header.
     pub fn new(addr: SocketAddr, path: &str) -> Self {
-        Self { addr, host: addr.to_string(), path: path.to_owned() }
+        Self { addr, host: addr.to_string(), path: path.to_owned(), tls: None }
+    }
+
+    /// This target over TLS with `client`.
+    #[must_use]
+    pub fn with_tls(self, client: TlsClient) -> Self {
+        Self { tls: Some(client), ..self }
+    }
+
+    /// Its URL's scheme.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
     }
 }
 

@@ -30,12 +30,16 @@ pub struct Failures {
     pub body: u64,
     /// Responses the framer could not read (malformed, no `Content-Length`).
     pub protocol: u64,
+    /// Requests lost to a TLS error: a handshake that failed (a certificate
+    /// not trusted, no common protocol), a record that did not decrypt.
+    #[serde(default)]
+    pub tls: u64,
 }
 
 impl Failures {
     /// Failed requests: every kind but `connect`, which sends no request.
     pub fn requests(&self) -> u64 {
-        self.io + self.timeout + self.status.values().sum::<u64>() + self.body + self.protocol
+        self.io + self.timeout + self.status.values().sum::<u64>() + self.body + self.protocol + self.tls
     }
 }
 
@@ -50,6 +54,7 @@ impl std::ops::AddAssign<&Failures> for Failures {
         }
         self.body += other.body;
         self.protocol += other.protocol;
+        self.tls += other.tls;
     }
 }
 
@@ -77,6 +82,8 @@ pub enum FailureKind {
     Body,
     /// See [`Failures::protocol`].
     Protocol,
+    /// See [`Failures::tls`].
+    Tls,
 }
 
 /// Everything one run (or one engine thread of it) measured.
@@ -216,6 +223,7 @@ impl RunStats {
             FailureKind::Status(code) => *f.status.entry(code).or_default() += 1,
             FailureKind::Body => f.body += 1,
             FailureKind::Protocol => f.protocol += 1,
+            FailureKind::Tls => f.tls += 1,
         }
         if kind != FailureKind::Connect
             && let Some(w) = window.and_then(|i| self.windows.get_mut(i))
@@ -328,6 +336,7 @@ mod tests {
             FailureKind::Status(503),
             FailureKind::Body,
             FailureKind::Protocol,
+            FailureKind::Tls,
         ];
         let mut a = RunStats::new(1, false);
         for (i, kind) in kinds.iter().enumerate() {
@@ -335,15 +344,29 @@ mod tests {
                 a.record_failure(Some(0), *kind);
             }
         }
-        let one_to_six =
-            Failures { connect: 1, io: 2, timeout: 3, status: BTreeMap::from([(503, 4)]), body: 5, protocol: 6 };
-        assert_eq!(a.failures, one_to_six);
-        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6, "a connect failure has no window");
+        let one_to_seven = Failures {
+            connect: 1,
+            io: 2,
+            timeout: 3,
+            status: BTreeMap::from([(503, 4)]),
+            body: 5,
+            protocol: 6,
+            tls: 7,
+        };
+        assert_eq!(a.failures, one_to_seven);
+        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7, "a connect failure has no window");
         let mut b = a.failures.clone();
-        b += &one_to_six;
-        b += &one_to_six;
-        let three_times =
-            Failures { connect: 3, io: 6, timeout: 9, status: BTreeMap::from([(503, 12)]), body: 15, protocol: 18 };
+        b += &one_to_seven;
+        b += &one_to_seven;
+        let three_times = Failures {
+            connect: 3,
+            io: 6,
+            timeout: 9,
+            status: BTreeMap::from([(503, 12)]),
+            body: 15,
+            protocol: 18,
+            tls: 21,
+        };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads.
         fn counters(s: &mut RunStats) -> [&mut u64; 12] {

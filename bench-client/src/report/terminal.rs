@@ -56,13 +56,14 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
     writeln!(
         w,
-        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}; connect errors {})",
+        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {})",
         f.failed_total,
         f.failed.io,
         f.failed.timeout,
         f.failed.status,
         f.failed.body,
         f.failed.protocol,
+        f.failed.tls,
         f.failed.connect
     )?;
     writeln!(w, "  in flight at end     {:>12}", f.in_flight_at_deadline)?;

@@ -12,6 +12,7 @@ use mio::{Interest, Token};
 use super::Worker;
 use crate::engine::conn::{Disconnect, Phase};
 use crate::engine::stats::FailureKind;
+use crate::engine::tls::Stream;
 use crate::engine::{CONNECT_BACKOFF, KEEP_ALIVE_IDLE};
 
 impl Worker<'_> {
@@ -24,10 +25,12 @@ impl Worker<'_> {
             self.queued.push_back(i);
             return;
         }
-        match TcpStream::connect(self.servers[i % self.pools]) {
-            Ok(mut stream) => {
-                match self.poll.registry().register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE) {
-                    Ok(()) => {
+        let (addr, tls) = &self.servers[i % self.pools];
+        match TcpStream::connect(*addr) {
+            Ok(mut tcp) => {
+                let registered = self.poll.registry().register(&mut tcp, Token(i), Interest::READABLE | Interest::WRITABLE);
+                match registered.and_then(|()| Stream::new(tcp, tls.as_ref())) {
+                    Ok(stream) => {
                         let c = &mut self.conns[i];
                         c.stream = Some(stream);
                         c.phase = Phase::Connecting(now);
@@ -106,7 +109,7 @@ impl Worker<'_> {
     /// A connecting socket became ready: established, or failed.
     pub(super) fn on_connect(&mut self, i: usize) {
         let now = Instant::now();
-        let Some(stream) = &self.conns[i].stream else { return };
+        let Some(stream) = self.conns[i].stream.as_mut().map(Stream::tcp) else { return };
         match (stream.take_error(), stream.peer_addr()) {
             (Ok(None), Ok(_)) => {}
             // Not connected yet: wait for the next readiness event.
@@ -176,7 +179,7 @@ impl Worker<'_> {
         c.start = 0;
         c.end = 0;
         if let Some(mut stream) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut stream);
+            let _ = self.poll.registry().deregister(stream.tcp());
         }
         if matches!(why, Disconnect::Failed(_)) && c.served == 0 {
             // It never answered (say, a server that accepts and closes):
@@ -202,7 +205,7 @@ impl Worker<'_> {
                 Phase::Connecting(since) => {
                     if now.saturating_duration_since(since) >= timeout {
                         if let Some(mut stream) = self.conns[i].stream.take() {
-                            let _ = self.poll.registry().deregister(&mut stream);
+                            let _ = self.poll.registry().deregister(stream.tcp());
                         }
                         self.connect_failed(i, now);
                     }

@@ -18,6 +18,7 @@ use super::conn::{Conn, Phase};
 use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::RunStats;
+use super::tls::TlsClient;
 use super::{
     EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, READ_BUFFER_BYTES, SCHEDULE_NAP,
     Slicing, UNCONFIRMED_AT_ONCE, get_request,
@@ -56,9 +57,10 @@ pub(super) struct Worker<'a> {
     expected: Vec<(u16, &'a [u8])>,
     /// The routes' alternation; its slices are the windows.
     slicing: Option<&'a Slicing>,
-    /// Per route, the server address: one pool of connections per route when
-    /// the routes are on several servers, else a single pool.
-    servers: Vec<SocketAddr>,
+    /// Per route, the server address (and its TLS client, if any): one pool
+    /// of connections per route when the routes are on several servers (or
+    /// listeners), else a single pool.
+    servers: Vec<(SocketAddr, Option<TlsClient>)>,
     /// Connection pools (1, or one per route): connection `i` is in pool `i % pools`.
     pools: usize,
     /// Several pools: the route whose pool is sending now.
@@ -105,7 +107,7 @@ impl<'a> Worker<'a> {
         live: Option<&'a Slot>,
     ) -> Result<Self, Error> {
         let s = &load.settings;
-        let servers: Vec<SocketAddr> = load.routes.iter().map(|r| r.target.addr).collect();
+        let servers: Vec<_> = load.routes.iter().map(|r| (r.target.addr, r.target.tls.clone())).collect();
         let pools = if servers.iter().any(|a| *a != servers[0]) { servers.len() } else { 1 };
         let requests: Vec<Vec<u8>> = load.routes.iter().map(|r| get_request(&r.target.host, &r.target.path)).collect();
         let connections = connections * pools;
@@ -265,7 +267,8 @@ impl<'a> Worker<'a> {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
                             self.on_readable(i, event.is_read_closed() || event.is_error());
                         }
-                        if event.is_writable() && self.conns[i].unwritten > 0 {
+                        let c = &self.conns[i];
+                        if event.is_writable() && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write())) {
                             self.flush(i);
                         }
                     }

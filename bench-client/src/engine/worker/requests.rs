@@ -2,7 +2,7 @@
 //! open-loop requests handed to free connections, responses read, framed,
 //! verified against their route's body and settled in their window.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::time::Instant;
 
 use super::{Worker, micros};
@@ -10,6 +10,7 @@ use crate::engine::LATE_SEND_TOLERANCE;
 use crate::engine::conn::{Disconnect, Outstanding, Phase};
 use crate::engine::http::frame_response;
 use crate::engine::stats::FailureKind;
+use crate::engine::tls::is_tls_failure;
 
 impl Worker<'_> {
     /// Queues as many requests as the mode allows on connection `i` and
@@ -79,6 +80,9 @@ impl Worker<'_> {
     pub(super) fn flush(&mut self, i: usize) {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
+        if stream.write_pending().is_err() {
+            return self.connection_lost(i);
+        }
         while c.unwritten > 0 {
             let requests = &self.requests[c.route];
             match stream.write(&requests[requests.len() - c.unwritten..]) {
@@ -96,6 +100,7 @@ impl Worker<'_> {
     pub(super) fn on_readable(&mut self, i: usize, read_closed: bool) {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
+        let short_read_drains = stream.short_read_drains();
         let mut eof = false;
         loop {
             if c.end == c.buf.len() {
@@ -117,12 +122,13 @@ impl Worker<'_> {
                     // A short read emptied the socket; edge-triggered epoll
                     // reports the next arrival. When the peer has closed,
                     // read on to see the end of stream now.
-                    if c.end < c.buf.len() && !read_closed {
+                    if c.end < c.buf.len() && !read_closed && short_read_drains {
                         break;
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if is_tls_failure(&e) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Tls)),
                 Err(_) => {
                     eof = true;
                     break;
