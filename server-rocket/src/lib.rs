@@ -312,8 +312,9 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
         let (stop, deadline) = signals.with_deadline();
         // One Rocket per listener (a Rocket listens on one address), each with
         // the same routes and fairings, sharing the fortunes database.
-        let mut launched = tokio::task::JoinSet::new();
-        let mut shutdowns = Vec::new();
+        // All ignited before any launches: an ignite sets up Rocket's logger
+        // again, which would let a launching Rocket's warnings through.
+        let mut ignited = Vec::new();
         for listener in config.listeners() {
             let (lifted, lifted_off) = tokio::sync::oneshot::channel();
             let lifted = std::sync::Mutex::new(Some(lifted));
@@ -329,10 +330,14 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
                     })
                 }),
             );
-            let rocket = match rocket.ignite().await {
-                Ok(rocket) => rocket,
+            match rocket.ignite().await {
+                Ok(rocket) => ignited.push((listener, rocket, lifted_off)),
                 Err(e) => return launch_failed(&e, listener.addr),
-            };
+            }
+        }
+        let mut launched = tokio::task::JoinSet::new();
+        let mut shutdowns = Vec::new();
+        for (listener, rocket, lifted_off) in ignited {
             shutdowns.push(rocket.shutdown());
             launched.spawn(rocket.launch());
             // The next listener's line after this one's.
@@ -340,7 +345,14 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
                 _ = lifted_off => {}
                 Some(ended) = launched.join_next() => return match ended {
                     Ok(Err(e)) => launch_failed(&e, listener.addr),
-                    _ => ExitCode::FAILURE,
+                    Ok(Ok(_)) => {
+                        eprintln!("error: Rocket on {} stopped before it listened", listener.addr);
+                        ExitCode::FAILURE
+                    }
+                    Err(e) => {
+                        eprintln!("error: Rocket on {}: {e}", listener.addr);
+                        ExitCode::FAILURE
+                    }
                 },
             }
         }

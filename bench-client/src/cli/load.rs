@@ -134,7 +134,7 @@ pub struct TlsArgs {
     pub ca: Option<PathBuf>,
     /// Resume TLS sessions (tickets, session IDs) on new connections: matters when connections are
     /// closed and opened again.
-    #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off)]
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub tls_resumption: bool,
 }
 

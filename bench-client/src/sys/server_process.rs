@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use common::process::parse_listening_line;
+use common::process::{parse_listening_line, parse_tls_listening_line};
 
 use super::affinity::CpuList;
 use super::proc::listener_in_group;
@@ -38,6 +38,9 @@ pub struct ServerProcess {
     scratch: Option<tempfile::TempDir>,
     /// The address it listens on, from its listening line (`common::process`).
     pub addr: SocketAddr,
+    /// Started with `--tls-addr`: the address of its HTTPS listener, from
+    /// its second listening line.
+    pub tls_addr: Option<SocketAddr>,
     /// Everything it wrote on stderr, once its stderr closed.
     stderr: Option<mpsc::Receiver<String>>,
     /// A shell command's process that listens (found once it does), whose
@@ -47,8 +50,8 @@ pub struct ServerProcess {
     shell: bool,
 }
 
-/// The first line a server writes on stdout, once written.
-type FirstLine = mpsc::Receiver<Option<std::io::Result<String>>>;
+/// The lines a server writes on stdout, as they are written (`None` at the end).
+type Lines = mpsc::Receiver<Option<std::io::Result<String>>>;
 
 impl ServerProcess {
     /// Starts `binary args…` pinned to `cpus`, with `TMPDIR` a new directory
@@ -64,18 +67,24 @@ impl ServerProcess {
         Self::check_binary(binary)?;
         let mut command = Command::new(binary);
         command.args(args);
-        let (mut server, first_line) = Self::spawn(name, command, cpus)?;
-        let addr = match first_line.recv_timeout(START_TIMEOUT) {
-            Ok(Some(Ok(line))) => parse_listening_line(&line),
+        let (mut server, lines) = Self::spawn(name, command, cpus)?;
+        let mut next_line = || match lines.recv_timeout(START_TIMEOUT) {
+            Ok(Some(Ok(line))) => Some(line),
             _ => None,
         };
-        match addr {
-            Some(addr) => {
-                server.addr = addr;
-                Ok(server)
-            }
-            None => bail!("{}", server.failed_to_start()),
+        // Its first listener: HTTP, or HTTPS with `--tls`.
+        let first = next_line().and_then(|line| parse_listening_line(&line).or_else(|| parse_tls_listening_line(&line)));
+        let Some(addr) = first else {
+            bail!("{}", server.failed_to_start())
+        };
+        server.addr = addr;
+        if args.iter().any(|a| a == "--tls-addr") {
+            let Some(tls_addr) = next_line().and_then(|line| parse_tls_listening_line(&line)) else {
+                bail!("{}", server.failed_to_start())
+            };
+            server.tls_addr = Some(tls_addr);
         }
+        Ok(server)
     }
 
     /// Starts `sh -c SHELL_COMMAND` pinned to `cpus` as [`ServerProcess::start`]
@@ -127,7 +136,7 @@ impl ServerProcess {
     /// `TMPDIR` a new directory of its own; its stdout is drained (the
     /// first line sent on the returned channel), its stderr kept for
     /// [`ServerProcess::failed_to_start`].
-    fn spawn(name: String, mut command: Command, cpus: &CpuList) -> anyhow::Result<(Self, FirstLine)> {
+    fn spawn(name: String, mut command: Command, cpus: &CpuList) -> anyhow::Result<(Self, Lines)> {
         let scratch = tempfile::Builder::new()
             .prefix("bench-server-")
             .tempdir()
@@ -144,9 +153,15 @@ impl ServerProcess {
         };
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
+            // Every line, until the reader is gone; then drained, so the
+            // server never blocks on a full pipe.
             let mut lines = BufReader::new(stdout).lines();
-            let _ = tx.send(lines.next());
-            // Keep draining so the server never blocks on a full pipe.
+            while let Some(line) = lines.next() {
+                if tx.send(Some(line)).is_err() {
+                    break;
+                }
+            }
+            let _ = tx.send(None);
             for _ in lines {}
         });
         let (err_tx, err_rx) = mpsc::channel();
@@ -162,6 +177,7 @@ impl ServerProcess {
                 child: Some(child),
                 scratch: Some(scratch),
                 addr,
+                tls_addr: None,
                 stderr: Some(err_rx),
                 listener: None,
                 shell: false,

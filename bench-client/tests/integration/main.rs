@@ -42,6 +42,8 @@ mod report_html;
 mod startup_errors;
 // Live metrics of `load --metrics-addr`, /ready, results in logs read by `merge`.
 mod telemetry;
+// TLS: the servers' HTTPS listeners, `load https://`, handshake failures by kind.
+mod tls;
 // Two hosts rehearsed in network namespaces (veth, 127/8); shaped links with `make two-hosts`.
 mod two_hosts;
 // The suite end to end, and a layer sweep.
