@@ -110,6 +110,9 @@ pub enum Scenario {
     /// `/blocking/inline` (a short blocking call on the async worker) →
     /// `/blocking/offloaded` (the same call as the framework documents).
     Blocking,
+    /// `/plaintext` over HTTP → over TLS, on the same server process (a
+    /// second listener), each on connections of its own.
+    Tls,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -129,6 +132,7 @@ impl Scenario {
             Self::State => "state",
             Self::Fortunes => "fortunes",
             Self::Blocking => "blocking",
+            Self::Tls => "tls",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -143,6 +147,7 @@ impl Scenario {
             Self::State => &[Variant::Fat, Variant::Arc],
             Self::Fortunes => &[Variant::Fortunes, Variant::FortunesCached],
             Self::Blocking => &[Variant::Inline, Variant::Offloaded],
+            Self::Tls => &[Variant::Http, Variant::Https],
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -173,13 +178,18 @@ pub enum Variant {
     Inline,
     /// `GET /blocking/offloaded`: the same call offloaded as documented.
     Offloaded,
+    /// `GET /plaintext` over HTTP, in the `tls` scenario.
+    Http,
+    /// `GET /plaintext` over TLS, on the same server's HTTPS listener.
+    Https,
     /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
     /// named by the run's `route`.
     Own,
 }
 
 impl Variant {
-    /// Every variant, in the order of the route table.
+    /// Every variant of its own route, in the order of the route table
+    /// (not [`Variant::Http`] and [`Variant::Https`]: `/plaintext` again).
     pub const ALL: [Self; 10] = [
         Self::Plaintext,
         Self::PerRequest,
@@ -191,6 +201,23 @@ impl Variant {
         Self::FortunesCached,
         Self::Inline,
         Self::Offloaded,
+    ];
+
+    /// Every variant the suite measures: [`Variant::ALL`], then the `tls`
+    /// scenario's two.
+    pub const MEASURED: [Self; 12] = [
+        Self::Plaintext,
+        Self::PerRequest,
+        Self::Preserialized,
+        Self::Cached,
+        Self::Fat,
+        Self::Arc,
+        Self::Fortunes,
+        Self::FortunesCached,
+        Self::Inline,
+        Self::Offloaded,
+        Self::Http,
+        Self::Https,
     ];
 
     /// The variant of the route at `path`, if it is one.
@@ -211,6 +238,8 @@ impl Variant {
             Self::FortunesCached => "fortunes_cached",
             Self::Inline => "inline",
             Self::Offloaded => "offloaded",
+            Self::Http => "http",
+            Self::Https => "https",
             Self::Own => "own",
         }
     }
@@ -228,8 +257,29 @@ impl Variant {
             Self::FortunesCached => RouteId::FortunesCached,
             Self::Inline => RouteId::BlockingInline,
             Self::Offloaded => RouteId::BlockingOffloaded,
+            Self::Http | Self::Https => RouteId::Plaintext,
             Self::Own => return None,
         })
+    }
+
+    /// How runs, deltas and tables name it: its path, with the scheme for
+    /// the `tls` scenario's two (`https /plaintext`), whose path is the same.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Http => "http /plaintext",
+            Self::Https => "https /plaintext",
+            _ => self.path(),
+        }
+    }
+
+    /// The variant a [`Variant::label`] names.
+    pub fn of_label(label: &str) -> Option<Self> {
+        Self::MEASURED.into_iter().find(|v| v.label() == label)
+    }
+
+    /// Whether it is loaded over TLS (on the server's HTTPS listener).
+    pub fn tls(self) -> bool {
+        self == Self::Https
     }
 
     /// The path of its route, e.g. `/api/devices`; for [`Variant::Own`],
@@ -290,7 +340,7 @@ mod tests {
 
     #[test]
     fn names_are_the_json_strings() {
-        for v in [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Floor]
+        for v in [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Floor]
             .iter()
             .flat_map(|s| s.variants())
         {
@@ -301,10 +351,17 @@ mod tests {
         assert_eq!(serde_json::to_string(&Variant::Offloaded).unwrap(), "\"offloaded\"");
         assert_eq!(
             Scenario::value_variants(),
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking],
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls],
             "floor is not a --scenarios value"
         );
         assert_eq!(Profile::Dev.target_dir(), "debug");
+        assert_eq!(serde_json::to_string(&Scenario::Tls.variants()).unwrap(), r#"["http","https"]"#);
+        assert_eq!(Scenario::Tls.variants().iter().map(|v| v.tls()).collect::<Vec<_>>(), [false, true]);
+        assert!(Scenario::Tls.variants().iter().all(|v| v.path() == "/plaintext"));
+        assert_eq!(Variant::MEASURED[..10], Variant::ALL);
+        for v in Variant::MEASURED {
+            assert_eq!(Variant::of_label(v.label()), Some(v), "labels name one variant each");
+        }
     }
 
     #[test]

@@ -48,10 +48,10 @@ pub fn proportion_table(results: &Results) -> String {
     if costs.is_empty() {
         return String::new();
     }
-    let variants: Vec<Variant> = Variant::ALL.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
+    let variants: Vec<Variant> = Variant::MEASURED.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
     let columns = [("framework".to_owned(), Left), ("layers".to_owned(), Right)]
         .into_iter()
-        .chain(variants.iter().map(|v| (format!("`{}`", v.path()), Right)));
+        .chain(variants.iter().map(|v| (format!("`{}`", v.label()), Right)));
     let mut table = Table::of(columns);
     let mut rows: Vec<(Framework, u16)> = costs.iter().map(|c| (c.framework, c.layers)).collect();
     rows.dedup();

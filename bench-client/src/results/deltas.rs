@@ -132,7 +132,7 @@ pub fn deltas(
                     (change, per_block)
                 }
             };
-            let delta = delta_of(framework, scenario, before.path(), after.path(), &pairs, change, &per_pair);
+            let delta = delta_of(framework, scenario, before.label(), after.label(), &pairs, change, &per_pair);
             out.push(Delta { latency: super::latency_deltas(&pairs, over.processes), ..delta });
         }
     }

@@ -33,14 +33,14 @@ pub struct RouteCost {
 }
 
 /// The cost of every route measured, per framework and layer count (in
-/// the order of [`Variant::ALL`]); `ab` runs (`before`/`after`) are left out.
+/// the order of [`Variant::MEASURED`]); `ab` runs (`before`/`after`) are left out.
 pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     let cpus = results.meta.server_cpus.len();
     let mut keys: Vec<(Framework, u16, usize, Variant)> = results
         .runs
         .iter()
         .filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After))
-        .map(|r| (r.framework, r.layers, Variant::ALL.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant))
+        .map(|r| (r.framework, r.layers, Variant::MEASURED.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant))
         .collect();
     keys.sort_by_key(|&(f, l, i, _)| (f, l, i));
     keys.dedup();
@@ -95,7 +95,7 @@ pub fn delta_costs<'a>(results: &'a Results, costs: &[RouteCost]) -> Vec<DeltaCo
         .iter()
         .filter(|d| d.scenario != Scenario::After)
         .filter_map(|d| {
-            let (from, to) = (Variant::of_path(&d.from)?, Variant::of_path(&d.to)?);
+            let (from, to) = (Variant::of_label(&d.from)?, Variant::of_label(&d.to)?);
             let (before_us, after_us) = (cost(d.framework, d.layers, from)?, cost(d.framework, d.layers, to)?);
             let saved_us = before_us - after_us;
             let fortunes = cost(d.framework, d.layers, Variant::Fortunes);

@@ -173,7 +173,7 @@ pub(super) fn start_pair(
             Revision::Command(command) => {
                 command::start(&format!("{name} command"), command, &plan.server_cpus, builds.ready_timeout, stop)
             }
-            _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers),
+            _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers, false),
         }
         .context(name.to_owned())?;
         Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name, stop)

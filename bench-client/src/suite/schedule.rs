@@ -72,7 +72,8 @@ pub struct Slot {
     pub scenario: Scenario,
     /// Variant.
     pub variant: Variant,
-    /// The path loaded: the variant's, or with `ab` any path of the sides'
+    /// The path loaded: the variant's (its [`Variant::label`], with the
+    /// scheme for the `tls` scenario's), or with `ab` any path of the sides'
     /// servers (then the variant is [`Variant::Own`] when not in the table).
     pub path: &'static str,
     /// Round, from 1.
@@ -82,6 +83,16 @@ pub struct Slot {
     /// Which of the round's servers it loads (the suite has one; `ab` has
     /// BEFORE, 0, and AFTER, 1).
     pub server: usize,
+}
+
+impl Slot {
+    /// The path its requests fetch (without a label's scheme).
+    pub fn request_path(&self) -> &'static str {
+        match self.variant.route() {
+            Some(route) => route.path(),
+            None => self.path,
+        }
+    }
 }
 
 /// The runs of `round` (from 1): the floor, then each scenario's variants,
@@ -102,7 +113,7 @@ pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
         }
         for variant in variants {
             let position = u32::try_from(slots.len()).unwrap_or(u32::MAX) + 1;
-            slots.push(Slot { scenario, variant, path: variant.path(), round, position, server: 0 });
+            slots.push(Slot { scenario, variant, path: variant.label(), round, position, server: 0 });
         }
     }
     slots

@@ -10,14 +10,14 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::server_binary;
-use crate::engine::{Load, LoadSettings, RouteLoad, Target};
+use crate::engine::{Load, LoadSettings, RouteLoad, Target, TlsClient, Trust};
 use crate::model::{Framework, Profile};
 use crate::preflight::{self, Fetched};
 use crate::sys::{CpuList, ServerProcess};
 
 /// Starts `framework`'s server of `profile` pinned to `cpus` (workers = their
-/// count) with `layers` state layers, waits until it is healthy and checks
-/// every route.
+/// count) with `layers` state layers (and with `tls` an HTTPS listener beside
+/// its HTTP one), waits until it is healthy and checks every route (on both).
 ///
 /// # Errors
 /// A missing binary, a server that does not start, or a preflight mismatch
@@ -27,10 +27,21 @@ pub fn start_server(
     framework: Framework,
     cpus: &CpuList,
     layers: u16,
+    tls: bool,
 ) -> anyhow::Result<ServerProcess> {
-    let server = start_healthy(&server_binary(profile, framework), cpus, layers)?;
+    let server = start_healthy(&server_binary(profile, framework), cpus, layers, tls)?;
     preflight::check_routes(server.name(), &Target::new(server.addr, "/"))?;
+    if let Some(tls_addr) = server.tls_addr {
+        preflight::check_routes(server.name(), &tls_target(tls_addr, "/")?)?;
+    }
     Ok(server)
+}
+
+/// `path` on the HTTPS listener `tls_addr` of a server under test, whose
+/// certificate it made itself (trusted as it is; see [`Trust::Any`]).
+fn tls_target(tls_addr: SocketAddr, path: &str) -> anyhow::Result<Target> {
+    let client = TlsClient::new(&tls_addr.ip().to_string(), Trust::Any, true)?;
+    Ok(Target::new(tls_addr, path).with_tls(client))
 }
 
 /// Starts the server `binary` pinned to `cpus` (workers = their count) with
@@ -39,8 +50,8 @@ pub fn start_server(
 ///
 /// # Errors
 /// A missing binary, a server that does not start or is not healthy.
-pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16) -> anyhow::Result<ServerProcess> {
-    let args = [
+pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16, tls: bool) -> anyhow::Result<ServerProcess> {
+    let mut args = vec![
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
         "--workers".to_owned(),
@@ -48,6 +59,9 @@ pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16) -> anyho
         "--layers".to_owned(),
         layers.to_string(),
     ];
+    if tls {
+        args.extend(["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()]);
+    }
     let server = ServerProcess::start(binary, &args, cpus)?;
     let base = Target::new(server.addr, "/");
     preflight::wait_healthy(&base, Duration::from_secs(10))
@@ -107,13 +121,17 @@ impl Started {
         Ok(Self { process, layers, answers })
     }
 
-    /// The load of `path` on this server: its own answer, else the route
-    /// table's.
+    /// The load of `path` on this server (over TLS on its HTTPS listener
+    /// when `tls`): its own answer, else the route table's.
     ///
     /// # Errors
-    /// A path with neither.
-    pub(super) fn route_load(&self, path: &str) -> anyhow::Result<RouteLoad> {
-        let target = Target::new(self.process.addr, path);
+    /// A path with neither; `tls` on a server without an HTTPS listener.
+    pub(super) fn route_load(&self, path: &str, tls: bool) -> anyhow::Result<RouteLoad> {
+        let target = match (tls, self.process.tls_addr) {
+            (false, _) => Target::new(self.process.addr, path),
+            (true, Some(tls_addr)) => tls_target(tls_addr, path)?,
+            (true, None) => anyhow::bail!("{}: no HTTPS listener to load {path} over TLS", self.process.name()),
+        };
         match self.answers.iter().find(|(p, _)| *p == path) {
             Some((_, answer)) => {
                 Ok(RouteLoad { target, expected_status: answer.status, expected_body: answer.body.clone() })

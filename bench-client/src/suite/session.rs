@@ -100,7 +100,8 @@ impl Design {
         match self {
             Self::Variants => {
                 let layers = sweep.context("the suite starts a server per layer count")?;
-                let process = start_server(plan.profile, framework, &plan.server_cpus, layers)?;
+                let tls = plan.scenarios.contains(&Scenario::Tls);
+                let process = start_server(plan.profile, framework, &plan.server_cpus, layers, tls)?;
                 Ok(vec![Started::of_table(process, layers)])
             }
             Self::Builds(b) => {
@@ -202,7 +203,7 @@ fn measure_step(
     match step {
         Step::Single(slot) => {
             let server = &servers[slot.server];
-            let load = Load::new(server.route_load(slot.path)?, plan.settings);
+            let load = Load::new(server.route_load(slot.request_path(), slot.variant.tls())?, plan.settings);
             let run = measure_run(&load, &[server.process.pid()], profiler.perf(), progress, label, stop)?;
             let figures = RunFigures::new(&run, &load.settings, cpus);
             profiler.take(&run, &figures, slot.variant, profiles, label, progress);
@@ -210,7 +211,7 @@ fn measure_step(
         }
         Step::Sliced(sliced) => {
             let routes: Vec<RouteLoad> =
-                sliced.slots.iter().map(|s| servers[s.server].route_load(s.path)).collect::<anyhow::Result<_>>()?;
+                sliced.slots.iter().map(|s| servers[s.server].route_load(s.request_path(), s.variant.tls())).collect::<anyhow::Result<_>>()?;
             let settings = match plan.load_percent {
                 Some(percent) => open_loop_at(context, &servers[sliced.slots[0].server], &routes, percent, label)?,
                 None => plan.settings,

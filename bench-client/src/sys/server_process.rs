@@ -68,7 +68,7 @@ impl ServerProcess {
         let mut command = Command::new(binary);
         command.args(args);
         let (mut server, lines) = Self::spawn(name, command, cpus)?;
-        let mut next_line = || match lines.recv_timeout(START_TIMEOUT) {
+        let next_line = || match lines.recv_timeout(START_TIMEOUT) {
             Ok(Some(Ok(line))) => Some(line),
             _ => None,
         };
