@@ -61,6 +61,10 @@ pub struct LoadArgs {
     /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
     #[arg(help_heading = "Load", long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub pipeline: u16,
+    /// Close each connection after this many responses and open it again (churn): over TLS each new
+    /// connection pays a handshake, full or resumed (--tls-resumption). Default: keep-alive throughout.
+    #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub requests_per_connection: Option<u32>,
     /// Open loop: requests per second due over all connections, on a fixed schedule; latency counts
     /// from when each request was due (corrected for coordinated omission, as wrk2 does). Without
     /// it the loop is closed: a connection writes its next request when a response completes.
@@ -269,6 +273,7 @@ impl LoadArgs {
                     (None, Some(_)) => Duration::ZERO,
                     (None, None) => DEFAULT_NAP,
                 },
+                requests_per_connection: self.requests_per_connection.map(nonzero),
             },
             cpus: self.cpus,
             json: self.json,

@@ -74,4 +74,7 @@ pub(super) enum Disconnect {
     Idle,
     /// Its outstanding requests fail with this kind.
     Failed(FailureKind),
+    /// The client closes it, all its responses read, having sent its
+    /// `requests_per_connection`: churn of the client's own, no failure.
+    Done,
 }

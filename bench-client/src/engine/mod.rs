@@ -276,6 +276,10 @@ pub struct LoadSettings {
     pub segment: Segment,
     /// Nap between polls (see the module doc); zero waits in `epoll_wait`.
     pub nap: Duration,
+    /// Churn of the client's own: each connection is closed by the client
+    /// after this many responses and opened again (a TLS connection then
+    /// pays a handshake, full or resumed); `None`: keep-alive throughout.
+    pub requests_per_connection: Option<NonZeroUsize>,
 }
 
 impl LoadSettings {
@@ -290,6 +294,7 @@ impl LoadSettings {
             rate: None,
             segment: Segment::WHOLE,
             nap: DEFAULT_NAP,
+            requests_per_connection: None,
         }
     }
 

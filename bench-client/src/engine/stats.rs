@@ -113,6 +113,13 @@ pub struct RunStats {
     /// Connections the server closed after they had been idle for a second
     /// or more (its keep-alive timeout): not churn, whole run.
     pub closed_idle: u64,
+    /// Connections the client closed after their `requests_per_connection`
+    /// (churn asked for), whole run.
+    pub closed_by_client: u64,
+    /// TLS connections that answered a request, whole run: their handshakes.
+    pub tls_handshakes: u64,
+    /// Of `tls_handshakes`, those that resumed a session.
+    pub tls_resumed: u64,
     /// Connection slots not yet established once when the measured windows
     /// began (with no warm-up: when the first window ended); 0 when the load
     /// ran on every connection asked for.
@@ -172,6 +179,9 @@ impl RunStats {
             retried: 0,
             closed_by_server: 0,
             closed_idle: 0,
+            closed_by_client: 0,
+            tls_handshakes: 0,
+            tls_resumed: 0,
             connections_short: 0,
             warmup_completed: 0,
             warmup_failed: 0,
@@ -255,6 +265,9 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
             retried,
             closed_by_server,
             closed_idle,
+            closed_by_client,
+            tls_handshakes,
+            tls_resumed,
             connections_short,
             warmup_completed,
             warmup_failed,
@@ -369,12 +382,15 @@ mod tests {
         };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads.
-        fn counters(s: &mut RunStats) -> [&mut u64; 12] {
+        fn counters(s: &mut RunStats) -> [&mut u64; 15] {
             [
                 &mut s.sent,
                 &mut s.retried,
                 &mut s.closed_by_server,
                 &mut s.closed_idle,
+                &mut s.closed_by_client,
+                &mut s.tls_handshakes,
+                &mut s.tls_resumed,
                 &mut s.connections_short,
                 &mut s.warmup_completed,
                 &mut s.warmup_failed,

@@ -211,6 +211,14 @@ impl Stream {
         matches!(self, Self::Plain(_))
     }
 
+    /// With TLS, once its handshake is done: whether it resumed a session.
+    pub(super) fn resumed(&self) -> Option<bool> {
+        match self {
+            Self::Plain(_) => None,
+            Self::Tls(tls) => tls.1.handshake_kind().map(|k| k == rustls::HandshakeKind::Resumed),
+        }
+    }
+
     /// Whether TLS records wait for room in the socket.
     pub(super) fn wants_write(&self) -> bool {
         match self {
@@ -224,6 +232,15 @@ impl Stream {
         let Self::Tls(tls) = self else { return Ok(()) };
         let (tcp, conn) = &mut **tls;
         write_records(tcp, conn)
+    }
+
+    /// Ends it from the client's side: with TLS a close_notify first (best
+    /// effort: what the socket does not take is dropped with it).
+    pub(super) fn close(&mut self) {
+        if let Self::Tls(tls) = self {
+            tls.1.send_close_notify();
+            let _ = self.write_pending();
+        }
     }
 
     /// Writes request bytes: to the socket, or through TLS (accepted whole

@@ -58,6 +58,16 @@ pub struct RunFigures {
     /// do (its keep-alive timeout, whole run): shown, not a shortfall.
     #[serde(default)]
     pub closed_idle: u64,
+    /// Connections the client closed after `--requests-per-connection`
+    /// responses (whole run): churn asked for, not a shortfall.
+    #[serde(default)]
+    pub closed_by_client: u64,
+    /// TLS handshakes of connections that answered (whole run); 0 over plain HTTP.
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    /// Of `tls_handshakes`, those that resumed a session.
+    #[serde(default)]
+    pub tls_resumed: u64,
     /// The user allowed the server to close connections (`--allow-churn`):
     /// `closed_by_server` and `retried` are counted but do not fail the run.
     #[serde(default)]
@@ -441,6 +451,9 @@ impl RunFigures {
             retried: s.retried,
             closed_by_server: conn.closed_by_server,
             closed_idle: conn.closed_idle,
+            closed_by_client: conn.closed_by_client,
+            tls_handshakes: conn.tls_handshakes,
+            tls_resumed: conn.tls_resumed,
             churn_allowed: false,
             connections_short: conn.connections_short,
             warmup_completed: s.warmup_completed,

@@ -79,9 +79,18 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     writeln!(
         w,
         "  connections          {:>12} established of {} requested, {} reconnections; closed by the server {}, \
-         requests retried {}; closed idle {}",
-        f.connections_established, f.connections_requested, f.reconnects, f.closed_by_server, f.retried, f.closed_idle
+         requests retried {}; closed idle {}; closed by the client {}",
+        f.connections_established,
+        f.connections_requested,
+        f.reconnects,
+        f.closed_by_server,
+        f.retried,
+        f.closed_idle,
+        f.closed_by_client
     )?;
+    if f.tls_handshakes > 0 {
+        writeln!(w, "  TLS handshakes       {:>12}   ({} resumed)", f.tls_handshakes, f.tls_resumed)?;
+    }
     if f.windows.len() <= WINDOWS_PRINTED {
         writeln!(w, "  per window           {:?}", f.windows)?;
     } else {

@@ -173,12 +173,16 @@ impl Worker<'_> {
             Disconnect::Failed(kind) => self.fail_outstanding(i, now, kind),
             Disconnect::Closed => self.retry_outstanding(i),
             Disconnect::Idle => self.stats.closed_idle += 1,
+            Disconnect::Done => self.stats.closed_by_client += 1,
         }
         let c = &mut self.conns[i];
         c.unwritten = 0;
         c.start = 0;
         c.end = 0;
         if let Some(mut stream) = c.stream.take() {
+            if matches!(why, Disconnect::Done) {
+                stream.close();
+            }
             let _ = self.poll.registry().deregister(stream.tcp());
         }
         if matches!(why, Disconnect::Failed(_)) && c.served == 0 {

@@ -31,7 +31,11 @@ impl Worker<'_> {
             c.route = route_now;
         }
         let route = c.route;
-        let room = pipeline - c.outstanding.len();
+        let mut room = pipeline - c.outstanding.len();
+        if let Some(limit) = self.load.settings.requests_per_connection {
+            // No request beyond the connection's last: it closes once answered.
+            room = room.min(limit.get().saturating_sub(c.served as usize + c.outstanding.len()));
+        }
         let n = match &self.schedule {
             None => room,
             Some(s) => room.min(usize::try_from(s.pending(now)).unwrap_or(usize::MAX)),
@@ -201,11 +205,21 @@ impl Worker<'_> {
         if c.served != served {
             // Its last response: an end of stream read with it is judged from here.
             c.idle_since = done;
+            if served == 0
+                && let Some(resumed) = c.stream.as_ref().and_then(|s| s.resumed())
+            {
+                // Its first answer: the handshake is done.
+                self.stats.tls_handshakes += 1;
+                self.stats.tls_resumed += u64::from(resumed);
+            }
         }
+        let done = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
         if closing {
             self.drop_conn(i, Disconnect::Closed);
         } else if eof {
             self.connection_lost(i);
+        } else if done && c.outstanding.is_empty() {
+            self.drop_conn(i, Disconnect::Done);
         } else {
             self.answered.push(i);
         }

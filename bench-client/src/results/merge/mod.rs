@@ -152,6 +152,7 @@ pub fn merge(
         rate: f0.rate_per_s.and_then(|share| Rate::new(share * f64::from(first.report.clients))),
         segment: Segment::WHOLE,
         nap: Duration::from_micros(f0.nap_us),
+        requests_per_connection: None,
     };
     let mut figures = RunFigures::new(&run, &settings, server.and_then(|s| s.report.server_cpus));
     figures.label = format!("merged ({} clients)", decoded.len());
