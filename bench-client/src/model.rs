@@ -340,9 +340,10 @@ mod tests {
 
     #[test]
     fn names_are_the_json_strings() {
-        for v in [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Floor]
-            .iter()
-            .flat_map(|s| s.variants())
+        for v in
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Floor]
+                .iter()
+                .flat_map(|s| s.variants())
         {
             assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{}\"", v.name()));
         }

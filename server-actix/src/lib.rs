@@ -22,9 +22,9 @@ use actix_web::{App, Error, HttpRequest, HttpResponse, HttpServer, guard};
 use common::process::{bind_failed, listening_line_of, served, signals_failed, tls_failed, with_fortunes};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    Listener,
-    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
-    MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals, Stop, check_content_length, declared_length_over,
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, Listener,
+    MAX_BODY_BYTES, MAX_FORTUNE_BYTES, RouteId, ServerConfig, ShutdownSignals, Stop, check_content_length,
+    declared_length_over,
 };
 
 /// actix-web's graceful stop gives workers this long, in whole seconds

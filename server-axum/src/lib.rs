@@ -28,8 +28,9 @@ use axum::{Json, Router};
 use common::process::{bind_failed, listening_line_of, on_tokio, served, signals_failed, tls_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, Listener, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES,
-    MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
+    AppState, CatalogError, ContentType, Device, DeviceCatalog, FatState, FortuneError, Fortunes, Listener,
+    MAX_BODY_BYTES, MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread,
+    declared_length_over,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 

@@ -23,8 +23,8 @@ use bytes::Bytes;
 use common::process::{bind_failed, listening_line_of, on_tokio, signals_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
 use common::{
-    AppState, Listener, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, MAX_BODY_BYTES, MAX_FORTUNE_BYTES,
-    REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
+    AppState, CatalogError, Device, DeviceCatalog, FatState, FortuneError, Fortunes, Listener, MAX_BODY_BYTES,
+    MAX_FORTUNE_BYTES, REFUSED_BODY_LINGER, RouteId, ServerConfig, ShutdownSignals, Unread, declared_length_over,
 };
 use rocket::config::{LogLevel, TlsConfig};
 use rocket::data::{ByteUnit, Data, DataStream};

@@ -180,6 +180,7 @@ impl AbArgs {
                 slice: self.slice,
                 server_per_round: true,
                 load_percent: self.load_percent,
+                tls_resumption: true,
                 threshold_percent: self.threshold,
                 target: None,
                 layers: {

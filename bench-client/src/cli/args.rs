@@ -282,6 +282,15 @@ pub(super) fn nonzero(n: u32) -> NonZeroUsize {
     NonZeroUsize::new(n as usize).unwrap_or(NonZeroUsize::MIN)
 }
 
+/// `on` or `off`, as a flag's value.
+pub(super) fn on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("'{text}' is not on or off")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

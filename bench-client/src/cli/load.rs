@@ -13,7 +13,7 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 use url::Url;
 
-use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, rate, timeout};
+use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, on_off, rate, timeout};
 use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target, TlsClient, Trust};
 use crate::results::parse_slo;
 use crate::runner::LoadPlan;
@@ -140,14 +140,6 @@ pub struct TlsArgs {
     /// closed and opened again.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub tls_resumption: bool,
-}
-
-fn on_off(text: &str) -> Result<bool, String> {
-    match text {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => Err(format!("'{text}' is not on or off")),
-    }
 }
 
 impl TlsArgs {

@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    CallGraphChoice, ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice, sliced_timing,
-    timeout, timing,
+    CallGraphChoice, ServedArgs, duration, load_percent, nonzero, on_off, percent, positive_duration, slice,
+    sliced_timing, timeout, timing,
 };
 use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
@@ -98,6 +98,13 @@ pub struct SuiteArgs {
     /// p50, p90, p99 and p99.9 with its interval (docs/METHODOLOGY.md), e.g. 50.
     #[arg(help_heading = "Timing and load", long, value_parser = load_percent)]
     pub load_percent: Option<f64>,
+    /// Close each connection after this many responses and open it again (churn): with the `tls`
+    /// scenario, the cost of a handshake (full or resumed: --tls-resumption) per connection.
+    #[arg(help_heading = "Timing and load", long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub requests_per_connection: Option<u32>,
+    /// The `tls` scenario: resume TLS sessions on new connections (on|off).
+    #[arg(help_heading = "Timing and load", long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
+    pub tls_resumption: bool,
 }
 
 /// How to pair variants.
@@ -181,12 +188,16 @@ impl SuiteArgs {
             profile: self.profile,
             frameworks: dedup(self.frameworks),
             scenarios: dedup(self.scenarios),
-            settings: LoadSettings::closed(
-                nonzero(self.connections),
-                self.served.cpus.client_threads(),
-                timing,
-                self.timeout,
-            ),
+            settings: LoadSettings {
+                requests_per_connection: self.requests_per_connection.map(nonzero),
+                ..LoadSettings::closed(
+                    nonzero(self.connections),
+                    self.served.cpus.client_threads(),
+                    timing,
+                    self.timeout,
+                )
+            },
+            tls_resumption: self.tls_resumption,
             rounds: self.rounds,
             layers,
             server_cpus: self.served.cpus.server_cpus,

@@ -3,7 +3,6 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-
 use super::stats::FailureKind;
 use super::tls::Stream;
 

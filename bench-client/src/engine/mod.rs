@@ -72,11 +72,11 @@ pub use self::http::{FrameError, Framed, frame_response, get_request};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
 pub use self::slicing::{Slicing, SlicingError};
-pub use self::tls::{TlsClient, Trust};
 pub use self::stats::{
     FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
     latency_histogram,
 };
+pub use self::tls::{TlsClient, Trust};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused

@@ -336,8 +336,9 @@ mod tests {
             status: BTreeMap::from([(503, 4), (404, 32)]),
             body: 8,
             protocol: 16,
+            tls: 64,
         };
-        assert_eq!(f.requests(), 63);
+        assert_eq!(f.requests(), 127);
     }
 
     #[test]

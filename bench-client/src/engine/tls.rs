@@ -101,7 +101,10 @@ impl TlsClient {
     ///
     /// # Errors
     /// When rustls cannot start a connection.
-    pub fn blocking(&self, tcp: std::net::TcpStream) -> io::Result<rustls::StreamOwned<ClientConnection, std::net::TcpStream>> {
+    pub fn blocking(
+        &self,
+        tcp: std::net::TcpStream,
+    ) -> io::Result<rustls::StreamOwned<ClientConnection, std::net::TcpStream>> {
         Ok(rustls::StreamOwned::new(self.connection()?, tcp))
     }
 

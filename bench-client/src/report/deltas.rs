@@ -52,6 +52,20 @@ fn flags(results: &Results, d: &Delta) -> String {
     if found.is_empty() { "–".to_owned() } else { found.join(", ") }
 }
 
+/// How connections were used: `, each closed after N responses` (and for TLS
+/// whether sessions resumed), or nothing for keep-alive.
+fn churn(m: &crate::results::Meta) -> String {
+    let resumed = match m.tls_resumption {
+        Some(true) => ", TLS sessions resumed",
+        Some(false) => ", TLS sessions not resumed",
+        None => "",
+    };
+    match m.requests_per_connection {
+        Some(n) => format!(" (each closed after {n} responses and opened again{resumed})"),
+        None => String::new(),
+    }
+}
+
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
 pub fn delta_table(results: &Results) -> String {
@@ -59,9 +73,10 @@ pub fn delta_table(results: &Results) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Profile `{}` · {} connections · {} s measured after {} s warm-up · {} rounds{}{} · server on CPU {:?}, client on CPU {:?}\n",
+        "Profile `{}` · {} connections{} · {} s measured after {} s warm-up · {} rounds{}{} · server on CPU {:?}, client on CPU {:?}\n",
         m.profile.cargo_name(),
         m.connections,
+        churn(m),
         m.duration_s,
         m.warmup_s,
         m.rounds,

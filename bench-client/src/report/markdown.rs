@@ -48,7 +48,8 @@ pub fn proportion_table(results: &Results) -> String {
     if costs.is_empty() {
         return String::new();
     }
-    let variants: Vec<Variant> = Variant::MEASURED.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
+    let variants: Vec<Variant> =
+        Variant::MEASURED.into_iter().filter(|v| costs.iter().any(|c| c.variant == *v)).collect();
     let columns = [("framework".to_owned(), Left), ("layers".to_owned(), Right)]
         .into_iter()
         .chain(variants.iter().map(|v| (format!("`{}`", v.label()), Right)));

@@ -91,6 +91,8 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             server_per_round: false,
             load_percent: None,
             threshold_percent: None,
+            requests_per_connection: None,
+            tls_resumption: None,
             noise: Vec::new(),
         },
         runs,

@@ -223,6 +223,13 @@ pub struct Meta {
     /// files before schema 11).
     #[serde(default)]
     pub threshold_percent: Option<f64>,
+    /// With `--requests-per-connection`: each connection closed by the
+    /// client after this many responses and opened again; `None`: keep-alive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_connection: Option<u64>,
+    /// With the `tls` scenario: whether its TLS connections resumed sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resumption: Option<bool>,
     /// What on the machine moves the numbers, one line each, read before the
     /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
     #[serde(default)]

@@ -40,7 +40,9 @@ pub fn route_costs(results: &Results) -> Vec<RouteCost> {
         .runs
         .iter()
         .filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After))
-        .map(|r| (r.framework, r.layers, Variant::MEASURED.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant))
+        .map(|r| {
+            (r.framework, r.layers, Variant::MEASURED.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant)
+        })
         .collect();
     keys.sort_by_key(|&(f, l, i, _)| (f, l, i));
     keys.dedup();

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::SuitePlan;
 use super::build::workspace_root;
-use crate::model::Pairing;
+use crate::model::{Pairing, Scenario};
 use crate::results::Meta;
 
 fn command_line(program: &str, args: &[&str]) -> String {
@@ -65,6 +65,8 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         server_per_round: plan.server_per_round,
         load_percent: plan.load_percent,
         threshold_percent: Some(plan.threshold_percent),
+        requests_per_connection: s.requests_per_connection.map(|n| n.get() as u64),
+        tls_resumption: plan.scenarios.contains(&Scenario::Tls).then_some(plan.tls_resumption),
         noise: Vec::new(),
         client_ceiling_per_s: None,
     }

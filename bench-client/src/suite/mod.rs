@@ -65,6 +65,9 @@ pub struct SuitePlan {
     /// closed-loop rate, then runs every alternation in the open loop at
     /// this percentage of it (pairing by slices only); `None`: closed loop.
     pub load_percent: Option<f64>,
+    /// The `tls` scenario: whether its TLS connections resume sessions
+    /// (matters with `settings.requests_per_connection`).
+    pub tls_resumption: bool,
     /// `--threshold-percent`: a change smaller than this does not matter to
     /// the user; an interval wider than it reads "inconclusive".
     pub threshold_percent: f64,

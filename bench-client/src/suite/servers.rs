@@ -32,15 +32,15 @@ pub fn start_server(
     let server = start_healthy(&server_binary(profile, framework), cpus, layers, tls)?;
     preflight::check_routes(server.name(), &Target::new(server.addr, "/"))?;
     if let Some(tls_addr) = server.tls_addr {
-        preflight::check_routes(server.name(), &tls_target(tls_addr, "/")?)?;
+        preflight::check_routes(server.name(), &tls_target(tls_addr, "/", true)?)?;
     }
     Ok(server)
 }
 
 /// `path` on the HTTPS listener `tls_addr` of a server under test, whose
 /// certificate it made itself (trusted as it is; see [`Trust::Any`]).
-fn tls_target(tls_addr: SocketAddr, path: &str) -> anyhow::Result<Target> {
-    let client = TlsClient::new(&tls_addr.ip().to_string(), Trust::Any, true)?;
+fn tls_target(tls_addr: SocketAddr, path: &str, resumption: bool) -> anyhow::Result<Target> {
+    let client = TlsClient::new(&tls_addr.ip().to_string(), Trust::Any, resumption)?;
     Ok(Target::new(tls_addr, path).with_tls(client))
 }
 
@@ -122,14 +122,15 @@ impl Started {
     }
 
     /// The load of `path` on this server (over TLS on its HTTPS listener
-    /// when `tls`): its own answer, else the route table's.
+    /// when `tls`, sessions resumed when `resumption`): its own answer,
+    /// else the route table's.
     ///
     /// # Errors
     /// A path with neither; `tls` on a server without an HTTPS listener.
-    pub(super) fn route_load(&self, path: &str, tls: bool) -> anyhow::Result<RouteLoad> {
+    pub(super) fn route_load(&self, path: &str, tls: bool, resumption: bool) -> anyhow::Result<RouteLoad> {
         let target = match (tls, self.process.tls_addr) {
             (false, _) => Target::new(self.process.addr, path),
-            (true, Some(tls_addr)) => tls_target(tls_addr, path)?,
+            (true, Some(tls_addr)) => tls_target(tls_addr, path, resumption)?,
             (true, None) => anyhow::bail!("{}: no HTTPS listener to load {path} over TLS", self.process.name()),
         };
         match self.answers.iter().find(|(p, _)| *p == path) {

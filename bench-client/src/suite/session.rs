@@ -203,15 +203,21 @@ fn measure_step(
     match step {
         Step::Single(slot) => {
             let server = &servers[slot.server];
-            let load = Load::new(server.route_load(slot.request_path(), slot.variant.tls())?, plan.settings);
+            let load = Load::new(
+                server.route_load(slot.request_path(), slot.variant.tls(), plan.tls_resumption)?,
+                plan.settings,
+            );
             let run = measure_run(&load, &[server.process.pid()], profiler.perf(), progress, label, stop)?;
             let figures = RunFigures::new(&run, &load.settings, cpus);
             profiler.take(&run, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
-            let routes: Vec<RouteLoad> =
-                sliced.slots.iter().map(|s| servers[s.server].route_load(s.request_path(), s.variant.tls())).collect::<anyhow::Result<_>>()?;
+            let routes: Vec<RouteLoad> = sliced
+                .slots
+                .iter()
+                .map(|s| servers[s.server].route_load(s.request_path(), s.variant.tls(), plan.tls_resumption))
+                .collect::<anyhow::Result<_>>()?;
             let settings = match plan.load_percent {
                 Some(percent) => open_loop_at(context, &servers[sliced.slots[0].server], &routes, percent, label)?,
                 None => plan.settings,

@@ -73,10 +73,9 @@ impl ServerProcess {
             _ => None,
         };
         // Its first listener: HTTP, or HTTPS with `--tls`.
-        let first = next_line().and_then(|line| parse_listening_line(&line).or_else(|| parse_tls_listening_line(&line)));
-        let Some(addr) = first else {
-            bail!("{}", server.failed_to_start())
-        };
+        let first =
+            next_line().and_then(|line| parse_listening_line(&line).or_else(|| parse_tls_listening_line(&line)));
+        let Some(addr) = first else { bail!("{}", server.failed_to_start()) };
         server.addr = addr;
         if args.iter().any(|a| a == "--tls-addr") {
             let Some(tls_addr) = next_line().and_then(|line| parse_tls_listening_line(&line)) else {

@@ -28,7 +28,8 @@ impl Worker<'_> {
         let (addr, tls) = &self.servers[i % self.pools];
         match TcpStream::connect(*addr) {
             Ok(mut tcp) => {
-                let registered = self.poll.registry().register(&mut tcp, Token(i), Interest::READABLE | Interest::WRITABLE);
+                let registered =
+                    self.poll.registry().register(&mut tcp, Token(i), Interest::READABLE | Interest::WRITABLE);
                 match registered.and_then(|()| Stream::new(tcp, tls.as_ref())) {
                     Ok(stream) => {
                         let c = &mut self.conns[i];

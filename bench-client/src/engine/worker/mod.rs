@@ -268,7 +268,9 @@ impl<'a> Worker<'a> {
                             self.on_readable(i, event.is_read_closed() || event.is_error());
                         }
                         let c = &self.conns[i];
-                        if event.is_writable() && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write())) {
+                        if event.is_writable()
+                            && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write()))
+                        {
                             self.flush(i);
                         }
                     }
