@@ -18,7 +18,7 @@
 #               errors     oha's errors (its errorDistribution)
 #               aborted    oha: requests cut at the deadline, when more than
 #                          one per connection (see oha_counts)
-#               io, timeout, body, protocol, connect
+#               io, timeout, body, protocol, tls, connect
 #                          bench-client's failures by kind
 #               incomplete bench-client: the run did not complete
 #               no_success no response with status 200 at all
@@ -122,7 +122,7 @@ PY
 
 # bench-client's `load --json` output (docs/RESULTS.md): `successful` counts
 # status 200 with the exact body; `failed_total` the failed requests, by kind
-# in `failed` (io, timeout, status by code, body, protocol), which must add
+# in `failed` (io, timeout, status by code, body, protocol, tls), which must add
 # up to it; `failed.connect` the failed connection attempts (not in
 # failed_total: no request was sent); `complete` false when the run was cut
 # short. Any of them flags the run, as `load` itself does (exit 1).
@@ -138,6 +138,7 @@ try:
         "timeout": int(f["timeout"]),
         "body": int(f["body"]),
         "protocol": int(f["protocol"]),
+        "tls": int(f.get("tls", 0)),
     }
     connect = int(f["connect"])
 except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:

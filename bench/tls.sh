@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# What HTTPS costs per request, per framework, and whether the client keeps
+# up over TLS. Two parts, back to back, nothing else running:
+#
+# 1. The client against wrk over TLS: each framework's server pinned to
+#    CPU 0 (1 worker, `--tls`, a certificate generated at its start), each
+#    client pinned to CPU 1, 64 keep-alive connections, `/plaintext`, PAIRS
+#    rounds with the order of the two clients swapped every round, no
+#    warm-up for either. Medians of the successful requests per second and
+#    of each client's CPU time (user + system) per 1,000 successful
+#    requests, and their ratios (client/wrk). Counted as in
+#    bench/client-vs-wrk.sh (bench/lib/count.sh).
+# 2. The `tls` scenario (`/plaintext` over HTTP and over TLS on the same
+#    server process, alternated in slices), `make bench`'s other defaults,
+#    three sessions: keep-alive; a new connection for every request with
+#    sessions resumed; the same without resumption (every handshake full).
+#    Each session's delta table and In proportion table are printed, and its
+#    results.json copied (gzipped) to OUT.
+#
+# Usage: bench/tls.sh [OUT] [PAIRS=3] [DURATION_S=5]
+# Needs: wrk (installed when missing), taskset, python3, the release build
+# (built here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
+out=${1:-$(mktemp -d /tmp/tls.XXXXXX)}
+pairs=${2:-3}
+duration_s=${3:-5}
+connections=64
+mkdir -p "$out"
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
+client=target/release/bench-client
+tmp=$(mktemp -d)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+children_cpu_s() {
+  tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
+}
+median() {
+  awk '$1 != "-"' | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+{
+  printf '%-7s %11s %11s %7s %10s %10s %7s  %s\n' framework "wrk req/s" "client" "c/wrk" "wrk ms/1k" "client" "c/wrk" errors
+  for framework in actix axum rocket; do
+    taskset -c 0 "target/release/server-$framework" --workers 1 --tls > "$tmp/server.out" &
+    server_pid=$!
+    for _ in $(seq 50); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
+    url="https://$(sed -n 's|listening on https://||p' "$tmp/server.out")/plaintext"
+    : > "$tmp/wrk"; : > "$tmp/client"
+    for pair in $(seq "$pairs"); do
+      order="wrk client"; [ $((pair % 2)) -eq 0 ] && order="client wrk"
+      for who in $order; do
+        times > "$tmp/before"
+        status=0
+        case $who in
+          wrk) taskset -c 1 wrk -t1 -c$connections -d"${duration_s}s" -s bench/lib/wrk-count.lua "$url" \
+                 > "$tmp/wrk.out" || status=$? ;;
+          client) rm -f "$tmp/load.json"
+                  taskset -c 1 "$client" load "$url" --insecure --connections $connections \
+                    --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null || status=$? ;;
+        esac
+        times > "$tmp/after"
+        if [ "$who" = wrk ]; then counts=$(wrk_counts "$tmp/wrk.out" || echo "0 - unreadable=1")
+        else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
+        read -r count rate detail <<< "$counts"
+        if [ "$status" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$status"; fi
+        cpu=$(awk -v a="$(children_cpu_s "$tmp/before")" -v b="$(children_cpu_s "$tmp/after")" -v n="$count" \
+          'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
+        echo "$rate $cpu $detail" >> "$tmp/$who"
+      done
+    done
+    for who in wrk client; do
+      cut -d' ' -f1 "$tmp/$who" | median > "$tmp/$who.rate"
+      cut -d' ' -f2 "$tmp/$who" | median > "$tmp/$who.cpu"
+    done
+    errors=$(for who in wrk client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
+    awk -v f="$framework" -v wr="$(cat "$tmp/wrk.rate")" -v cr="$(cat "$tmp/client.rate")" \
+      -v wc="$(cat "$tmp/wrk.cpu")" -v cc="$(cat "$tmp/client.cpu")" -v errors="$errors" '
+      function num(x, w, p) { return x == "-" ? sprintf("%" w "s", "-") : sprintf("%" w "." p "f", x) }
+      function ratio(a, b) { return (a == "-" || b == "-" || b == 0) ? sprintf("%7s", "-") : sprintf("%6.2fx", a / b) }
+      BEGIN {
+        printf "%-7s %s %s %s %s %s %s  %s\n", f, num(wr, 11, 0), num(cr, 11, 0), ratio(cr, wr), num(wc, 10, 3),
+               num(cc, 10, 3), ratio(cc, wc), errors == "" ? "-" : "ERRORS " errors
+      }'
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  done
+  echo "(medians of $pairs rounds, ${duration_s} s each, no warm-up, GET /plaintext over TLS, $connections keep-alive"
+  echo " connections; successful (status 200) requests per second; CPU = user + system time of the client process"
+  echo " per 1,000 successful requests, ms)"
+} | tee "$out/client-vs-wrk.txt"
+
+for mode in keep-alive resumed full; do
+  flags=()
+  case $mode in
+    resumed) flags=(--requests-per-connection 1 --tls-resumption on) ;;
+    full) flags=(--requests-per-connection 1 --tls-resumption off) ;;
+  esac
+  runs=$(mktemp -d /tmp/tls-runs.XXXXXX)
+  start=$(date +%s)
+  "$client" suite --no-build --scenarios tls "${flags[@]}" --out "$runs" > "$out/$mode.log" 2>&1 ||
+    echo "$mode: the suite exited $? (see $out/$mode.log)"
+  echo "$mode: $(($(date +%s) - start)) s" >> "$out/wall.txt"
+  gzip -c "$runs"/latest/results.json > "$out/$mode.results.json.gz"
+  rm -rf "$runs"
+  echo "== $mode"
+  grep '^| \(framework\|actix\|axum\|rocket\) |' "$out/$mode.log" || true
+done
+echo "results: $out"
