@@ -40,6 +40,10 @@ pub struct ServerArgs {
     /// The private key of `--tls-cert`, PEM.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Set TCP_NODELAY on every accepted connection, the framework's own way (actix-web and axum
+    /// leave Nagle's algorithm on by default; Rocket turns it off whatever this says).
+    #[arg(long)]
+    pub tcp_nodelay: bool,
 }
 
 /// One address a server listens on, and whether it speaks TLS there.
@@ -66,6 +70,8 @@ pub struct ServerConfig {
     pub workers: NonZeroUsize,
     /// Middleware layers in front of `/state/*`.
     pub layers: usize,
+    /// TCP_NODELAY on every accepted connection (`--tcp-nodelay`).
+    pub tcp_nodelay: bool,
 }
 
 impl Default for ServerConfig {
@@ -84,6 +90,7 @@ impl ServerConfig {
             tls: None,
             workers: NonZeroUsize::new(usize::from(args.workers)).unwrap_or(NonZeroUsize::MIN),
             layers: usize::from(args.layers),
+            tcp_nodelay: args.tcp_nodelay,
         }
     }
 

@@ -258,7 +258,8 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
             .workers(config.workers.get())
             .shutdown_timeout(SHUTDOWN_TIMEOUT_S)
             .disable_signals();
-        let mut server = server;
+        // Unset, actix-web keeps the OS default (Nagle's algorithm on).
+        let mut server = if config.tcp_nodelay { server.tcp_nodelay(true) } else { server };
         for listener in config.listeners() {
             let bound = match (listener.tls, &config.tls) {
                 (true, Some(identity)) => match identity.server_config() {

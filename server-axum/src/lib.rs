@@ -24,6 +24,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use common::process::{bind_failed, listening_line_of, on_tokio, served, signals_failed, tls_failed};
 use common::routes::{HEALTHZ_BODY, PLAINTEXT_BODY};
@@ -260,14 +261,22 @@ async fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
             let _ = stopped.wait_for(|s| *s).await;
         };
         let router = router.clone();
+        let nodelay = config.tcp_nodelay;
         match (listener.tls, &config.tls) {
             (true, Some(identity)) => {
-                let tls = match identity.server_config().map(|c| TlsListener::new(tcp, c)) {
+                let tls = match identity.server_config().map(|c| TlsListener::new(tcp, c, nodelay)) {
                     Ok(Ok(tls)) => tls,
                     Ok(Err(e)) => return bind_failed(listener.addr, &e),
                     Err(e) => return tls_failed(&e),
                 };
                 serving.spawn(axum::serve(tls, router).with_graceful_shutdown(shutdown).into_future());
+            }
+            // axum::serve leaves Nagle's algorithm on; `tap_io` is its way to set options.
+            _ if nodelay => {
+                let tcp = tcp.tap_io(|io| {
+                    let _ = io.set_nodelay(true);
+                });
+                serving.spawn(axum::serve(tcp, router).with_graceful_shutdown(shutdown).into_future());
             }
             _ => {
                 serving.spawn(axum::serve(tcp, router).with_graceful_shutdown(shutdown).into_future());

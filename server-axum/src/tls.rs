@@ -30,11 +30,16 @@ pub(crate) struct TlsListener {
 }
 
 impl TlsListener {
-    /// Accepts on `tcp` (in a task of the current runtime) with `config`.
+    /// Accepts on `tcp` (in a task of the current runtime) with `config`,
+    /// TCP_NODELAY set on each connection when `nodelay`.
     ///
     /// # Errors
     /// When `tcp` has no local address.
-    pub(crate) fn new(mut tcp: TcpListener, config: Arc<tokio_rustls::rustls::ServerConfig>) -> io::Result<Self> {
+    pub(crate) fn new(
+        mut tcp: TcpListener,
+        config: Arc<tokio_rustls::rustls::ServerConfig>,
+        nodelay: bool,
+    ) -> io::Result<Self> {
         let local = tcp.local_addr()?;
         let acceptor = TlsAcceptor::from(config);
         let (tx, ready) = mpsc::channel(READY_QUEUE);
@@ -42,6 +47,9 @@ impl TlsListener {
             while !tx.is_closed() {
                 // axum's accept: retries, and pauses on errors such as EMFILE.
                 let (stream, peer) = Listener::accept(&mut tcp).await;
+                if nodelay {
+                    let _ = stream.set_nodelay(true);
+                }
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
                     // A failed or abandoned handshake just drops the connection.

@@ -181,6 +181,7 @@ impl AbArgs {
                 server_per_round: true,
                 load_percent: self.load_percent,
                 tls_resumption: true,
+                tcp_nodelay: false,
                 threshold_percent: self.threshold,
                 target: None,
                 layers: {

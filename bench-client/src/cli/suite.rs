@@ -105,6 +105,11 @@ pub struct SuiteArgs {
     /// The `tls` scenario: resume TLS sessions on new connections (on|off).
     #[arg(help_heading = "Timing and load", long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub tls_resumption: bool,
+    /// Start the servers with --tcp-nodelay (TCP_NODELAY on every connection; actix-web and axum
+    /// leave Nagle's algorithm on by default, which with a new TLS connection per request holds
+    /// each response for the client's delayed ACK).
+    #[arg(help_heading = "Servers, CPUs and output", long)]
+    pub tcp_nodelay: bool,
 }
 
 /// How to pair variants.
@@ -198,6 +203,7 @@ impl SuiteArgs {
                 )
             },
             tls_resumption: self.tls_resumption,
+            tcp_nodelay: self.tcp_nodelay,
             rounds: self.rounds,
             layers,
             server_cpus: self.served.cpus.server_cpus,

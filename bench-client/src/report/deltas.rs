@@ -60,9 +60,10 @@ fn churn(m: &crate::results::Meta) -> String {
         Some(false) => ", TLS sessions not resumed",
         None => "",
     };
+    let nodelay = if m.tcp_nodelay { " · servers with TCP_NODELAY" } else { "" };
     match m.requests_per_connection {
-        Some(n) => format!(" (each closed after {n} responses and opened again{resumed})"),
-        None => String::new(),
+        Some(n) => format!(" (each closed after {n} responses and opened again{resumed}){nodelay}"),
+        None => nodelay.to_owned(),
     }
 }
 

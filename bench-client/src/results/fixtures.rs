@@ -93,6 +93,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             threshold_percent: None,
             requests_per_connection: None,
             tls_resumption: None,
+            tcp_nodelay: false,
             noise: Vec::new(),
         },
         runs,

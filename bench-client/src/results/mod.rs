@@ -230,6 +230,9 @@ pub struct Meta {
     /// With the `tls` scenario: whether its TLS connections resumed sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_resumption: Option<bool>,
+    /// The servers ran with `--tcp-nodelay`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_nodelay: bool,
     /// What on the machine moves the numbers, one line each, read before the
     /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
     #[serde(default)]

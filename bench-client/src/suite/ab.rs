@@ -23,7 +23,7 @@ use anyhow::{Context, ensure};
 
 use super::build::{build_in, target_dir, workspace_root};
 use super::command;
-use super::servers::{Started, start_healthy};
+use super::servers::{ServerFlags, Started, start_healthy};
 use super::session::{self, Builds, Design};
 use super::{SuiteOutcome, SuitePlan};
 use crate::model::Framework;
@@ -173,7 +173,7 @@ pub(super) fn start_pair(
             Revision::Command(command) => {
                 command::start(&format!("{name} command"), command, &plan.server_cpus, builds.ready_timeout, stop)
             }
-            _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers, false),
+            _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers, ServerFlags::default()),
         }
         .context(name.to_owned())?;
         Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name, stop)

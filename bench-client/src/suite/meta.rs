@@ -67,6 +67,7 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         threshold_percent: Some(plan.threshold_percent),
         requests_per_connection: s.requests_per_connection.map(|n| n.get() as u64),
         tls_resumption: plan.scenarios.contains(&Scenario::Tls).then_some(plan.tls_resumption),
+        tcp_nodelay: plan.tcp_nodelay,
         noise: Vec::new(),
         client_ceiling_per_s: None,
     }

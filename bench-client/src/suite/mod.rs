@@ -27,7 +27,7 @@ use std::time::Duration;
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
-pub use self::servers::{load_of, route_load, start_server};
+pub use self::servers::{ServerFlags, load_of, route_load, start_server};
 use self::session::Design;
 use crate::calibrate::{self, CalibratePlan};
 use crate::engine::LoadSettings;
@@ -68,6 +68,8 @@ pub struct SuitePlan {
     /// The `tls` scenario: whether its TLS connections resume sessions
     /// (matters with `settings.requests_per_connection`).
     pub tls_resumption: bool,
+    /// Start the servers with `--tcp-nodelay` (TCP_NODELAY on their connections).
+    pub tcp_nodelay: bool,
     /// `--threshold-percent`: a change smaller than this does not matter to
     /// the user; an interval wider than it reads "inconclusive".
     pub threshold_percent: f64,

@@ -14,7 +14,7 @@ use common::Route;
 
 use super::build::build;
 use super::progress::Progress;
-use super::servers::{load_of, start_server};
+use super::servers::{ServerFlags, load_of, start_server};
 use super::session::measure_run;
 use crate::engine::LoadSettings;
 use crate::measure::{CallGraph, Measured, Perf, RunFigures, SAMPLE_PERIOD_NS};
@@ -71,7 +71,7 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
     let (framework, route, profile, out) = (plan.framework, plan.route, plan.profile, &plan.out);
     build(profile, &[framework])?;
     plan.client_cpus.pin_current_thread()?;
-    let server = start_server(profile, framework, &plan.server_cpus, plan.layers, false)?;
+    let server = start_server(profile, framework, &plan.server_cpus, plan.layers, ServerFlags::default())?;
     let load = load_of(plan.settings, &server, route);
     let progress = Progress::new(1);
     let label = format!("{} {}", framework.name(), route.path);

@@ -15,9 +15,33 @@ use crate::model::{Framework, Profile};
 use crate::preflight::{self, Fetched};
 use crate::sys::{CpuList, ServerProcess};
 
+/// What a server under test is started with beyond its CPUs and layers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerFlags {
+    /// An HTTPS listener beside the HTTP one (`--tls-addr`).
+    pub tls: bool,
+    /// TCP_NODELAY on its connections (`--tcp-nodelay`).
+    pub tcp_nodelay: bool,
+}
+
+impl ServerFlags {
+    /// Its command-line flags.
+    fn args(self) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.tls {
+            args.extend(["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()]);
+        }
+        if self.tcp_nodelay {
+            args.push("--tcp-nodelay".to_owned());
+        }
+        args
+    }
+}
+
 /// Starts `framework`'s server of `profile` pinned to `cpus` (workers = their
-/// count) with `layers` state layers (and with `tls` an HTTPS listener beside
-/// its HTTP one), waits until it is healthy and checks every route (on both).
+/// count) with `layers` state layers and `flags` (with `flags.tls` an HTTPS
+/// listener beside its HTTP one), waits until it is healthy and checks every
+/// route (on both).
 ///
 /// # Errors
 /// A missing binary, a server that does not start, or a preflight mismatch
@@ -27,9 +51,9 @@ pub fn start_server(
     framework: Framework,
     cpus: &CpuList,
     layers: u16,
-    tls: bool,
+    flags: ServerFlags,
 ) -> anyhow::Result<ServerProcess> {
-    let server = start_healthy(&server_binary(profile, framework), cpus, layers, tls)?;
+    let server = start_healthy(&server_binary(profile, framework), cpus, layers, flags)?;
     preflight::check_routes(server.name(), &Target::new(server.addr, "/"))?;
     if let Some(tls_addr) = server.tls_addr {
         preflight::check_routes(server.name(), &tls_target(tls_addr, "/", true)?)?;
@@ -45,12 +69,17 @@ fn tls_target(tls_addr: SocketAddr, path: &str, resumption: bool) -> anyhow::Res
 }
 
 /// Starts the server `binary` pinned to `cpus` (workers = their count) with
-/// `layers` state layers and waits until it is healthy; its routes are the
+/// `layers` state layers and `flags`, and waits until it is healthy; its routes are the
 /// caller's to check.
 ///
 /// # Errors
 /// A missing binary, a server that does not start or is not healthy.
-pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16, tls: bool) -> anyhow::Result<ServerProcess> {
+pub(super) fn start_healthy(
+    binary: &Path,
+    cpus: &CpuList,
+    layers: u16,
+    flags: ServerFlags,
+) -> anyhow::Result<ServerProcess> {
     let mut args = vec![
         "--addr".to_owned(),
         "127.0.0.1:0".to_owned(),
@@ -59,9 +88,7 @@ pub(super) fn start_healthy(binary: &Path, cpus: &CpuList, layers: u16, tls: boo
         "--layers".to_owned(),
         layers.to_string(),
     ];
-    if tls {
-        args.extend(["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()]);
-    }
+    args.extend(flags.args());
     let server = ServerProcess::start(binary, &args, cpus)?;
     let base = Target::new(server.addr, "/");
     preflight::wait_healthy(&base, Duration::from_secs(10))

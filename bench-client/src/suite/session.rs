@@ -14,7 +14,7 @@ use super::ab::{Side, start_pair};
 use super::profiling::{self, Profiler, Profiles};
 use super::progress::Progress;
 use super::schedule::{Sliced, Slot, Step, steps};
-use super::servers::{Started, start_server};
+use super::servers::{ServerFlags, Started, start_server};
 use super::{SuiteOutcome, SuitePlan, client_ceiling, meta};
 use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
 use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
@@ -100,8 +100,8 @@ impl Design {
         match self {
             Self::Variants => {
                 let layers = sweep.context("the suite starts a server per layer count")?;
-                let tls = plan.scenarios.contains(&Scenario::Tls);
-                let process = start_server(plan.profile, framework, &plan.server_cpus, layers, tls)?;
+                let flags = ServerFlags { tls: plan.scenarios.contains(&Scenario::Tls), tcp_nodelay: plan.tcp_nodelay };
+                let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
                 Ok(vec![Started::of_table(process, layers)])
             }
             Self::Builds(b) => {
