@@ -12,12 +12,15 @@
 #    bench/client-vs-wrk.sh (bench/lib/count.sh).
 # 2. The `tls` scenario (`/plaintext` over HTTP and over TLS on the same
 #    server process, alternated in slices), `make bench`'s other defaults,
-#    three sessions: keep-alive; a new connection for every request with
-#    sessions resumed; the same without resumption (every handshake full).
-#    Each session's delta table and In proportion table are printed, and its
-#    results.json copied (gzipped) to OUT.
+#    one session per mode: keep-alive; a new connection for every request
+#    with sessions resumed (`resumed`), and without resumption, every
+#    handshake full (`full`), both with the servers' defaults; and the same
+#    two with the servers started with --tcp-nodelay (`resumed-nodelay`,
+#    `full-nodelay`). Each session's delta table and In proportion table are
+#    printed, and its results.json copied (gzipped) to OUT.
 #
-# Usage: bench/tls.sh [OUT] [PAIRS=3] [DURATION_S=5]
+# Usage: [MODES="keep-alive resumed …"] [WRK=0] bench/tls.sh [OUT] [PAIRS=3] [DURATION_S=5]
+# (MODES: the sessions to run, all five by default; WRK=0 skips part 1.)
 # Needs: wrk (installed when missing), taskset, python3, the release build
 # (built here).
 set -euo pipefail
@@ -45,7 +48,8 @@ median() {
     awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-{
+modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
+[ "${WRK:-1}" = 0 ] || {
   printf '%-7s %11s %11s %7s %10s %10s %7s  %s\n' framework "wrk req/s" "client" "c/wrk" "wrk ms/1k" "client" "c/wrk" errors
   for framework in actix axum rocket; do
     taskset -c 0 "target/release/server-$framework" --workers 1 --tls > "$tmp/server.out" &
@@ -95,11 +99,15 @@ median() {
   echo " per 1,000 successful requests, ms)"
 } | tee "$out/client-vs-wrk.txt"
 
-for mode in keep-alive resumed full; do
+for mode in $modes; do
   flags=()
   case $mode in
+    keep-alive) ;;
     resumed) flags=(--requests-per-connection 1 --tls-resumption on) ;;
     full) flags=(--requests-per-connection 1 --tls-resumption off) ;;
+    resumed-nodelay) flags=(--requests-per-connection 1 --tls-resumption on --tcp-nodelay) ;;
+    full-nodelay) flags=(--requests-per-connection 1 --tls-resumption off --tcp-nodelay) ;;
+    *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
   runs=$(mktemp -d /tmp/tls-runs.XXXXXX)
   start=$(date +%s)

@@ -131,3 +131,68 @@ fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
     let windows_failed: u64 = figures["windows_failed"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
     assert_eq!(Some(windows_failed), failed["tls"].as_u64(), "the windows add up: {figures}");
 }
+
+#[test]
+fn requests_per_connection_closes_each_connection_after_that_many_responses() {
+    let _lock = util::exclusive();
+    let dir = util::temp_dir("tls-churn");
+    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
+    let server = ServerProcess::start(&util::server_binary("actix"), &args, &util::all_cpus()).unwrap();
+    let tls_addr = server.tls_addr.unwrap();
+    for (url, tls) in [(format!("http://{}/plaintext", server.addr), false), (format!("https://{tls_addr}/plaintext"), true)]
+    {
+        let json = dir.join("churn.json");
+        let mut argv = vec!["load", &url, "-c", "2", "-d", "1s", "--warmup", "0s", "--requests-per-connection", "3"];
+        argv.extend(["--insecure", "--json", json.to_str().unwrap()]);
+        let out = util::client(&argv);
+        assert!(out.status.success(), "{url}: {}", String::from_utf8_lossy(&out.stderr));
+        let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k}: {f}"));
+        util::assert_runs_add_up(std::slice::from_ref(&f));
+        assert!(n("closed_by_client") >= 10, "{url}: {f}");
+        assert_eq!(n("closed_by_server"), 0, "{url}");
+        // Never more than 3 requests on a connection, and 3 on every one the client closed.
+        assert!(n("sent") <= 3 * n("connections_established"), "{url}: {f}");
+        assert!(n("sent") >= 3 * n("closed_by_client"), "{url}: {f}");
+        if tls {
+            // A handshake per connection that answered; resumed ones among them.
+            assert!(n("tls_handshakes") >= n("closed_by_client"), "{url}: {f}");
+            assert!(n("tls_resumed") > 0 && n("tls_resumed") <= n("tls_handshakes"), "{url}: {f}");
+        } else {
+            assert_eq!(n("tls_handshakes"), 0, "{url}");
+        }
+    }
+}
+
+#[test]
+fn the_tls_scenario_alternates_one_server_over_http_and_https_and_gives_the_cost() {
+    let _lock = util::exclusive();
+    let out = util::temp_dir("tls-suite");
+    let output = util::output_within(
+        std::process::Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "tls"])
+            .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+            .args(util::split_cpus())
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        std::time::Duration::from_secs(300),
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("latest/results.json")).unwrap()).unwrap();
+    util::assert_schema(&results, None);
+    assert_eq!(results["meta"]["tls_resumption"], true);
+    let runs = results["runs"].as_array().unwrap();
+    let tls: Vec<&serde_json::Value> = runs.iter().filter(|r| r["scenario"] == "tls").collect();
+    assert_eq!(tls.len(), 4, "two variants, two rounds");
+    for run in &tls {
+        assert_eq!(run["route"], if run["variant"] == "https" { "https /plaintext" } else { "http /plaintext" });
+        assert!(run["successful"].as_u64().unwrap() > 0 && run["failed_total"] == 0, "{run}");
+    }
+    let delta = results["deltas"].as_array().unwrap().iter().find(|d| d["scenario"] == "tls").expect("the tls delta");
+    assert_eq!((delta["from"].as_str(), delta["to"].as_str()), (Some("http /plaintext"), Some("https /plaintext")));
+    assert!(delta["saved_us"].is_number(), "µs of server CPU TLS adds: {delta}");
+    let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
+    assert!(report.contains("| `http /plaintext` | `https /plaintext` |"), "the In proportion grid names both");
+}
