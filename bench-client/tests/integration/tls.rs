@@ -139,7 +139,8 @@ fn requests_per_connection_closes_each_connection_after_that_many_responses() {
     let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     let server = ServerProcess::start(&util::server_binary("actix"), &args, &util::all_cpus()).unwrap();
     let tls_addr = server.tls_addr.unwrap();
-    for (url, tls) in [(format!("http://{}/plaintext", server.addr), false), (format!("https://{tls_addr}/plaintext"), true)]
+    for (url, tls) in
+        [(format!("http://{}/plaintext", server.addr), false), (format!("https://{tls_addr}/plaintext"), true)]
     {
         let json = dir.join("churn.json");
         let mut argv = vec!["load", &url, "-c", "2", "-d", "1s", "--warmup", "0s", "--requests-per-connection", "3"];

@@ -261,14 +261,26 @@ impl<'a> Worker<'a> {
             }
             for event in &events {
                 let i = event.token().0;
+                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
                 match self.conns[i].phase {
-                    Phase::Connecting(_) => self.on_connect(i),
-                    Phase::Open => {
-                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    Phase::Connecting(_) => {
+                        self.on_connect(i);
+                        // Over TLS the server may already have answered the
+                        // ClientHello written on connect: edge-triggered, this
+                        // event is the only news of it.
+                        if readable && matches!(self.conns[i].phase, Phase::Open) {
                             self.on_readable(i, event.is_read_closed() || event.is_error());
                         }
+                    }
+                    Phase::Open => {
+                        if readable {
+                            self.on_readable(i, event.is_read_closed() || event.is_error());
+                        }
+                        // Still the connection the event was about (a response
+                        // can end it and start the next, still connecting).
                         let c = &self.conns[i];
-                        if event.is_writable()
+                        if matches!(c.phase, Phase::Open)
+                            && event.is_writable()
                             && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write()))
                         {
                             self.flush(i);
