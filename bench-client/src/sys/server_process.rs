@@ -155,7 +155,7 @@ impl ServerProcess {
             // Every line, until the reader is gone; then drained, so the
             // server never blocks on a full pipe.
             let mut lines = BufReader::new(stdout).lines();
-            while let Some(line) = lines.next() {
+            for line in lines.by_ref() {
                 if tx.send(Some(line)).is_err() {
                     break;
                 }
