@@ -88,8 +88,11 @@ impl<T: Read + Write> Io for T {}
 fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
     let addr = target.addr;
     let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
-    tcp.set_read_timeout(Some(STOP_POLL))?;
+    // The whole timeout for the write (over TLS, the handshake's reads too),
+    // then short reads that look at `stop` in between.
+    tcp.set_read_timeout(Some(REQUEST_TIMEOUT))?;
     tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    let socket = tcp.try_clone()?;
     let mut stream: Box<dyn Io> = match &target.tls {
         None => Box::new(tcp),
         Some(tls) => Box::new(tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?),
@@ -97,6 +100,7 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
     stream
         .write_all(&get_request(&target.host, &target.path))
         .with_context(|| format!("GET {} on {addr}", target.path))?;
+    socket.set_read_timeout(Some(STOP_POLL))?;
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 16 * 1024];

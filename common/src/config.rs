@@ -98,7 +98,8 @@ impl ServerConfig {
     /// generated when a listener speaks TLS.
     ///
     /// # Errors
-    /// A certificate or key that cannot be read or generated.
+    /// A certificate or key that cannot be read or generated, or a key that
+    /// is not the certificate's.
     pub fn checked(args: ServerArgs) -> Result<Self, TlsError> {
         let wants_tls = args.tls || args.tls_addr.is_some();
         let identity = match (&args.tls_cert, &args.tls_key, wants_tls) {
@@ -106,6 +107,10 @@ impl ServerConfig {
             (_, _, true) => Some(TlsIdentity::generate()?),
             _ => None,
         };
+        if let Some(identity) = &identity {
+            // A key that is not the certificate's is refused here, before any listener.
+            identity.server_config()?;
+        }
         // Files given without a TLS listener: HTTPS on --addr, as with --tls.
         let addr_tls = args.tls || (identity.is_some() && args.tls_addr.is_none());
         let tls_addr = args.tls_addr;
@@ -220,6 +225,11 @@ mod tests {
         }
         let absent = ServerArgs::try_parse_from(["s", "--tls-cert", "/nonexistent.pem", "--tls-key", k]).unwrap();
         assert!(matches!(ServerConfig::checked(absent), Err(TlsError::Read { .. })));
+        // Another certificate's key: refused with the plan, before any listener.
+        let other = dir.path().join("other.pem");
+        std::fs::write(&other, TlsIdentity::generate().unwrap().key_pem).unwrap();
+        let mismatched = ServerArgs::try_parse_from(["s", "--tls-cert", c, "--tls-key", other.to_str().unwrap()]);
+        assert!(matches!(ServerConfig::checked(mismatched.unwrap()), Err(TlsError::Refused(_))));
     }
 
     #[test]

@@ -336,10 +336,11 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
             }
         }
         let mut launched = tokio::task::JoinSet::new();
+        let mut ids = std::collections::HashMap::new();
         let mut shutdowns = Vec::new();
         for (listener, rocket, lifted_off) in ignited {
             shutdowns.push(rocket.shutdown());
-            launched.spawn(rocket.launch());
+            ids.insert(launched.spawn(rocket.launch()).id(), listener.addr);
             // The next listener's line after this one's.
             tokio::select! {
                 _ = lifted_off => {}
@@ -362,10 +363,16 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
                 shutdown.notify();
             }
         });
+        // The first instance to end (an error while serving) ends the process.
+        let addrs: Vec<SocketAddr> = config.listeners().iter().map(|l| l.addr).collect();
         tokio::select! {
-            ended = launched.join_all() => match ended.iter().find_map(|r| r.as_ref().err()) {
-                Some(e) => launch_failed(e, config.addr),
-                None => ExitCode::SUCCESS,
+            Some(ended) = launched.join_next_with_id() => match ended {
+                Ok((_, Ok(_))) => ExitCode::SUCCESS,
+                Ok((id, Err(e))) => launch_failed(&e, ids.get(&id).copied().unwrap_or(addrs[0])),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
             },
             () = deadline => ExitCode::SUCCESS,
         }

@@ -21,6 +21,7 @@ fn get(target: &Target, what: &str) -> Fetched {
 
 #[test]
 fn every_server_answers_every_route_with_the_same_bytes_over_tls() {
+    let _lock = util::exclusive();
     let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     for f in FRAMEWORKS {
         let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
@@ -196,4 +197,20 @@ fn the_tls_scenario_alternates_one_server_over_http_and_https_and_gives_the_cost
     assert!(delta["saved_us"].is_number(), "µs of server CPU TLS adds: {delta}");
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("| `http /plaintext` | `https /plaintext` |"), "the In proportion grid names both");
+}
+
+#[test]
+fn the_open_loop_never_hands_a_connection_more_than_its_requests_per_connection() {
+    // Pipelining allows two, the limit one: a connection at its limit is not
+    // free (handing it due requests it cannot take would spin for ever).
+    let _lock = util::exclusive();
+    let addr = util::serve_each(|mut stream| {
+        util::answer_heads(&mut stream, |s, _| s.write_all(util::HELLO).is_ok());
+    });
+    let url = format!("http://{addr}/");
+    let argv = ["load", &url, "--rate", "200", "--pipeline", "2", "--requests-per-connection", "1", "-c", "2"];
+    let out = util::client(&[&argv[..], &["-d", "1s", "--warmup", "0s"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("closed by the client"), "{stdout}");
 }

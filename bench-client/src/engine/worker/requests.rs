@@ -60,7 +60,15 @@ impl Worker<'_> {
             r.sent += n as u64;
         }
         c.unwritten += n * self.request_lens[route];
-        if self.schedule.is_some() && c.outstanding.len() < pipeline && !c.listed_free {
+        // Room for another request: below the pipeline, and below the
+        // connection's last request when it has one (else `dispatch` would
+        // hand it due requests it cannot take, for ever).
+        let below_limit = self
+            .load
+            .settings
+            .requests_per_connection
+            .is_none_or(|n| (c.served as usize + c.outstanding.len()) < n.get());
+        if self.schedule.is_some() && c.outstanding.len() < pipeline && below_limit && !c.listed_free {
             c.listed_free = true;
             self.free.push_back(i);
         }

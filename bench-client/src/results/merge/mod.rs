@@ -242,6 +242,9 @@ fn counts_of(f: &RunFigures, open: bool) -> RunStats {
     s.retried = f.retried;
     s.closed_by_server = f.closed_by_server;
     s.closed_idle = f.closed_idle;
+    s.closed_by_client = f.closed_by_client;
+    s.tls_handshakes = f.tls_handshakes;
+    s.tls_resumed = f.tls_resumed;
     s.connections_short = f.connections_short;
     s.warmup_completed = f.warmup_completed;
     s.in_flight_at_deadline = f.in_flight_at_deadline;
