@@ -368,6 +368,9 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
         tokio::select! {
             Some(ended) = launched.join_next_with_id() => match ended {
                 Ok((_, Ok(_))) => ExitCode::SUCCESS,
+                // Stopped by a signal (ours, or Rocket's own Ctrl-C handling) and
+                // ended as Rocket's shutdown says: the contract's exit 0.
+                Ok((_, Err(e))) if matches!(e.kind(), rocket::error::ErrorKind::Shutdown(..)) => ExitCode::SUCCESS,
                 Ok((id, Err(e))) => launch_failed(&e, ids.get(&id).copied().unwrap_or(addrs[0])),
                 Err(e) => {
                     eprintln!("error: {e}");
