@@ -43,21 +43,6 @@ server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-# Children's user+sys CPU seconds in a file written by bash's `times` (which
-# must run in this shell, not in a command substitution's subshell). Both
-# snapshots of a run are taken before either is parsed, so that only the
-# tool's own CPU time falls between them.
-children_cpu_s() {
-  tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
-}
-
-# Median of the numbers on stdin; "-" lines (runs that could not be
-# counted) are left out; "-" when none is left.
-median() {
-  awk '$1 != "-"' | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # One run of client $1 on URL $2; its output goes to $tmp. Returns the
 # tool's exit status (bench-client exits 1 after a run with failures, with
 # its JSON written).

@@ -40,14 +40,6 @@ server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-children_cpu_s() {
-  tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
-}
-median() {
-  awk '$1 != "-"' | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
 [ "${WRK:-1}" = 0 ] || {
   printf '%-7s %11s %11s %7s %10s %10s %7s  %s\n' framework "wrk req/s" "client" "c/wrk" "wrk ms/1k" "client" "c/wrk" errors

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Counting for bench/client-vs-wrk.sh, sourced by it and by
+# Counting (and timing) for bench/client-vs-wrk.sh and bench/tls.sh, sourced by them and by
 # bench/test-counting.sh (which feeds these functions canned outputs).
 # Needs bash, awk and python3 only.
 #
@@ -180,4 +180,19 @@ errors_cell() {
       print s
     }
   ' "$2"
+}
+
+# Children's user+sys CPU seconds in a file written by bash's `times` (which
+# must run in this shell, not in a command substitution's subshell). Both
+# snapshots of a run are taken before either is parsed, so that only the
+# tool's own CPU time falls between them.
+children_cpu_s() {
+  tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
+}
+
+# Median of the numbers on stdin; "-" lines (runs that could not be
+# counted) are left out; "-" when none is left.
+median() {
+  awk '$1 != "-"' | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
