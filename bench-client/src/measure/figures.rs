@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::Measured;
 use super::blocks::{BlockLatency, block_latency};
 use crate::analysis;
-use crate::engine::{EncodedHistogram, Failures, LATE_SEND_TOLERANCE, LatencySummary, LoadSettings, RunStats, Slicing};
+use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats, Slicing};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -195,70 +195,6 @@ fn one() -> usize {
     1
 }
 
-/// An open-loop run is short of its schedule when more than this share of
-/// the requests due were written late or never, percent (beyond those due
-/// within the late-send tolerance of the deadline, which could not be late).
-pub const OFFERED_SHORTFALL_PERCENT: f64 = 1.0;
-
-/// A way in which a run fell short of what was asked, beyond failed
-/// requests: each makes the run a failure (exit 1), and is said in one line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Shortfall {
-    /// Connections not established once when the windows began.
-    Connections {
-        /// How many of `requested`.
-        short: u64,
-        /// Connections asked for.
-        requested: u64,
-    },
-    /// Open loop: the schedule was not offered on time.
-    Offered {
-        /// Share of the requests due written on time, percent.
-        on_time_percent: f64,
-        /// Written late.
-        late: u64,
-        /// Never written.
-        unsent: u64,
-    },
-    /// The server closed connections between responses.
-    Churn {
-        /// Connections closed by the server.
-        closed: u64,
-    },
-    /// Requests written twice after the server closed their connection.
-    Retries {
-        /// Requests written again.
-        retried: u64,
-    },
-}
-
-impl std::fmt::Display for Shortfall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Self::Connections { short, requested } => write!(
-                f,
-                "{short} connections were not open when the windows began ({requested} asked for per server; the \
-                 run is incomplete)"
-            ),
-            Self::Offered { on_time_percent, late, unsent } => write!(
-                f,
-                "the schedule was offered {on_time_percent:.1} % on time: {late} requests written late, \
-                 {unsent} never written"
-            ),
-            Self::Churn { closed } => write!(
-                f,
-                "connections churned: the server closed {closed} connections between responses \
-                 (--allow-churn accepts it)"
-            ),
-            Self::Retries { retried } => write!(
-                f,
-                "{retried} requests written again after the server closed or reset their connection \
-                 (--allow-churn accepts it)"
-            ),
-        }
-    }
-}
-
 impl RunFigures {
     /// Whether the run counts in deltas, sweeps, comparisons and charts: it
     /// ran to its deadline and had successful requests.
@@ -267,113 +203,13 @@ impl RunFigures {
     }
 
     /// Whether the run failed: failed requests, connection failures, no
-    /// successful request, cut short, or any [`Shortfall`].
+    /// successful request, cut short, or any [`Shortfall`](super::Shortfall).
     pub fn is_failure(&self) -> bool {
         self.failed.requests() > 0
             || self.failed.connect > 0
             || self.successful == 0
             || !self.complete
             || !self.shortfalls().is_empty()
-    }
-
-    /// Checks that the figures add up, as a file read back must: as many
-    /// failed as successful windows, the windows summing to the totals, the
-    /// failures by kind to the failed total (with the transition),
-    /// latencies in order, no negative or non-finite measure, and (`sent`:
-    /// files of schema 8 on, whose engine counts retries) every request
-    /// written settled once (`sent` = warm-up + successful + failed +
-    /// transition + in flight + retried).
-    ///
-    /// # Errors
-    /// The first field that does not fit, named, with what it holds.
-    pub fn check(&self, sent: bool) -> Result<(), String> {
-        let sum = |v: &[u64]| v.iter().map(|&x| u128::from(x)).sum::<u128>();
-        let w = (self.windows.len(), self.windows_failed.len());
-        if w.0 != w.1 {
-            return Err(format!("`windows_failed` has {} windows where `windows` has {}", w.1, w.0));
-        }
-        if w.0 > crate::engine::MAX_WINDOWS {
-            return Err(format!("`windows` has {} windows, more than any run has", w.0));
-        }
-        if sum(&self.windows) != u128::from(self.successful) {
-            return Err(format!("`successful` is {} but `windows` add up to {}", self.successful, sum(&self.windows)));
-        }
-        if sum(&self.windows_failed) != u128::from(self.failed_total) {
-            let total = sum(&self.windows_failed);
-            return Err(format!("`failed_total` is {} but `windows_failed` add up to {total}", self.failed_total));
-        }
-        let by_kind = u128::from(self.failed.io)
-            + u128::from(self.failed.timeout)
-            + self.failed.status.values().map(|&n| u128::from(n)).sum::<u128>()
-            + u128::from(self.failed.body)
-            + u128::from(self.failed.protocol)
-            + u128::from(self.failed.tls);
-        let failed_total = u128::from(self.failed_total);
-        if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
-            return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));
-        }
-        let settled = u128::from(self.warmup_completed)
-            + u128::from(self.successful)
-            + failed_total
-            + u128::from(self.transition_completed)
-            + u128::from(self.in_flight_at_deadline)
-            + u128::from(self.retried);
-        if sent && settled != u128::from(self.sent) {
-            return Err(format!(
-                "`sent` is {} but warm-up, successful, failed, transition, in flight and retried add up to {settled}",
-                self.sent
-            ));
-        }
-        let l = &self.latency_us;
-        if !(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max) {
-            return Err("`latency_us` percentiles are not in order".to_owned());
-        }
-        let measures = [("duration_s", self.duration_s), ("window_s", self.window_s)]
-            .into_iter()
-            .chain([("requests_per_s", self.requests_per_s), ("client_cpu_percent", self.client_cpu_percent)])
-            .chain(self.server_cpu_percent.map(|p| ("server_cpu_percent", p)));
-        for (name, value) in measures {
-            if !value.is_finite() || value < 0.0 {
-                return Err(format!("`{name}` is {value}"));
-            }
-        }
-        if self.window_s <= 0.0 {
-            return Err(format!("`window_s` is {}", self.window_s));
-        }
-        Ok(())
-    }
-
-    /// Every way in which the run fell short of what was asked, beyond
-    /// failed requests (churn and retries only when not allowed).
-    pub fn shortfalls(&self) -> Vec<Shortfall> {
-        let mut out = Vec::new();
-        if self.connections_short > 0 {
-            out.push(Shortfall::Connections { short: self.connections_short, requested: self.connections_requested });
-        }
-        if self.rate_per_s.is_some() {
-            let due = self.sent.saturating_sub(self.retried).saturating_add(self.unsent_at_deadline);
-            let off = self.late_sends.saturating_add(self.unsent_at_deadline);
-            // Requests due within the late-send tolerance of the deadline
-            // (the one due at it included) could not be late yet.
-            let at_deadline = (self.rate_per_s.unwrap_or(0.0) * LATE_SEND_TOLERANCE.as_secs_f64()).ceil() + 1.0;
-            if due > 0 && off as f64 > due as f64 * OFFERED_SHORTFALL_PERCENT / 100.0 + at_deadline {
-                let on_time_percent = 100.0 * due.saturating_sub(off) as f64 / due as f64;
-                out.push(Shortfall::Offered {
-                    on_time_percent,
-                    late: self.late_sends,
-                    unsent: self.unsent_at_deadline,
-                });
-            }
-        }
-        if !self.churn_allowed {
-            if self.closed_by_server > 0 {
-                out.push(Shortfall::Churn { closed: self.closed_by_server });
-            }
-            if self.retried > 0 {
-                out.push(Shortfall::Retries { retried: self.retried });
-            }
-        }
-        out
     }
 
     /// Figures of `run`, a run of one route with `settings` against a
@@ -517,7 +353,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{FailureKind, Outcome, Timing};
-    use crate::measure::{CpuWindows, Start};
+    use crate::measure::{CpuWindows, Shortfall, Start};
     fn settings(window_ms: u64, windows: u32) -> LoadSettings {
         let window = Duration::from_millis(window_ms);
         let timing = Timing::new(Duration::ZERO, window * windows, window).unwrap();

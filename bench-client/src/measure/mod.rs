@@ -15,6 +15,7 @@ mod barrier;
 mod blocks;
 mod cpu;
 mod figures;
+mod judged;
 mod perf;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
 pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
 pub use self::cpu::{CpuWindows, sample_windows};
-pub use self::figures::{
-    OFFERED_SHORTFALL_PERCENT, PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT, Shortfall,
-};
+pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
+pub use self::judged::{OFFERED_SHORTFALL_PERCENT, Shortfall};
 pub use self::perf::{CallGraph, Perf, SAMPLE_PERIOD_NS, fold};
 use crate::engine::{self, Live, Load, Outcome};
 use crate::sys::{peak_rss_bytes, sleep_until};
