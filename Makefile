@@ -16,13 +16,14 @@ SERVER_CPUS ?= 0
 CLIENT_CPUS ?= 1
 OUT         ?= results
 PROFILE     ?= release
-# PAIRING=auto pairs variants in slices, or by rounds with a profiler attached
-# (`make bench-debug`); PAIRING=rounds makes `make bench` measure as
-# `make bench-debug` does, for the report's cost-of-profiling table.
+# PAIRING=auto pairs variants in slices (a profiler's samples go to their slice's variant)
+# (rounds: one run per variant).
 PAIRING     ?= auto
 # CALL_GRAPH=fp: `make bench-debug` and `make flamegraph` walk stacks with frame
 # pointers instead of DWARF (lighter; stacks cut in glibc, see the README).
 CALL_GRAPH  ?= dwarf
+# PERF_FREQUENCY_HZ: perf's samples per second of server CPU (docs/PROFILING.md: what each costs).
+PERF_FREQUENCY_HZ ?= 249
 # NO_BUILD=1: `make bench` and `make bench-debug` build neither the client nor
 # the servers (`suite --no-build`) and run the binaries already built, e.g.
 # `make bench NO_BUILD=1 PROFILE=dev CLIENT=target/debug/bench-client`.
@@ -48,7 +49,7 @@ help: ## List the targets and the variables they read
 	@echo "  variables: DURATION=$(DURATION) WARMUP=$(WARMUP) WINDOW=$(WINDOW) ROUNDS=$(ROUNDS) CONNECTIONS=$(CONNECTIONS)"
 	@echo "             FRAMEWORKS=$(FRAMEWORKS) SCENARIOS=$(SCENARIOS) LAYERS=$(LAYERS)"
 	@echo "             SERVER_CPUS=$(SERVER_CPUS) CLIENT_CPUS=$(CLIENT_CPUS) OUT=$(OUT) PROFILE=$(PROFILE)"
-	@echo "             PAIRING=$(PAIRING) CALL_GRAPH=$(CALL_GRAPH) (bench-debug, flamegraph)"
+	@echo "             PAIRING=$(PAIRING) CALL_GRAPH=$(CALL_GRAPH) PERF_FREQUENCY_HZ=$(PERF_FREQUENCY_HZ) (bench-debug, flamegraph)"
 	@echo "             NO_BUILD=$(NO_BUILD) (1: run the binaries already built) CLIENT=$(CLIENT)"
 
 build-client:
@@ -60,7 +61,7 @@ bench: $(BUILD_CLIENT) ## Build the servers in PROFILE (release) and run the sui
 	$(CLIENT) suite --profile $(PROFILE) $(SUITE)
 
 bench-debug: $(BUILD_CLIENT) perf ## The same in the "profiling" profile (release + debug = true), perf attached
-	$(CLIENT) suite --profile profiling --call-graph $(CALL_GRAPH) $(SUITE)
+	$(CLIENT) suite --profile profiling --call-graph $(CALL_GRAPH) --perf-frequency-hz $(PERF_FREQUENCY_HZ) $(SUITE)
 
 calibrate: build-client ## The client's own ceiling against its built-in canned responder
 	$(CLIENT) calibrate --duration $(DURATION) --warmup $(WARMUP) --connections $(CONNECTIONS) \
@@ -71,7 +72,7 @@ ROUTE     ?= /api/devices
 flamegraph: build-client perf ## Flame graph of one server on one route: FRAMEWORK=axum ROUTE=/api/devices
 	$(CLIENT) flamegraph --framework $(FRAMEWORK) --route $(ROUTE) --duration $(DURATION) \
 	  --connections $(CONNECTIONS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
-	  --call-graph $(CALL_GRAPH)
+	  --call-graph $(CALL_GRAPH) --perf-frequency-hz $(PERF_FREQUENCY_HZ)
 
 # perf comes from Debian's linux-perf; without it the suite runs on and says so.
 perf:

@@ -10,8 +10,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Slicing, Timing, TimingError};
-use crate::measure::CallGraph;
 use crate::measure::{Barrier, unix_ms_now};
+use crate::measure::{CallGraph, DEFAULT_FREQUENCY_HZ, Sampling};
 use crate::runner::Linger;
 use crate::sys::CpuList;
 
@@ -73,6 +73,25 @@ pub enum CallGraphChoice {
     Dwarf,
     /// Frame pointers: light, but stacks sampled in glibc (send, recv, malloc) are cut there.
     Fp,
+}
+
+/// How perf samples the servers: `--call-graph`, `--perf-frequency-hz`.
+#[derive(Debug, Clone, Args)]
+pub struct PerfArgs {
+    /// How the profiler walks the stacks (docs/PROFILING.md gives what each costs and cuts).
+    #[arg(long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
+    pub call_graph: CallGraphChoice,
+    /// Samples per second of the server's CPU time (fewer cost the server less and give the
+    /// flame graphs fewer samples).
+    #[arg(long, default_value_t = DEFAULT_FREQUENCY_HZ, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub perf_frequency_hz: u32,
+}
+
+impl PerfArgs {
+    /// The sampling these flags ask for.
+    pub fn sampling(&self) -> Sampling {
+        Sampling { call_graph: self.call_graph.into(), frequency_hz: self.perf_frequency_hz }
+    }
 }
 
 impl From<CallGraphChoice> for CallGraph {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use super::args::{CallGraphChoice, CpuArgs, OutArgs, nonzero, positive_duration, timing};
+use super::args::{CpuArgs, OutArgs, PerfArgs, nonzero, positive_duration, timing};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Profile};
 use crate::report;
@@ -40,9 +40,9 @@ pub struct FlamegraphArgs {
     /// Where the SVG goes.
     #[command(flatten)]
     pub out: OutArgs,
-    /// How perf walks the stacks.
-    #[arg(long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
-    pub call_graph: CallGraphChoice,
+    /// How perf samples.
+    #[command(flatten)]
+    pub perf: PerfArgs,
 }
 
 impl FlamegraphArgs {
@@ -70,7 +70,7 @@ impl FlamegraphArgs {
             server_cpus: self.cpus.server_cpus,
             client_cpus: self.cpus.client_cpus,
             out: self.out.out,
-            call_graph: self.call_graph.into(),
+            sampling: self.perf.sampling(),
         })
     }
 }

@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    CallGraphChoice, ServedArgs, duration, load_percent, nonzero, on_off, percent, positive_duration, slice,
-    sliced_timing, timeout, timing,
+    PerfArgs, ServedArgs, duration, load_percent, nonzero, on_off, percent, positive_duration, slice, sliced_timing,
+    timeout, timing,
 };
 use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
@@ -70,12 +70,12 @@ pub struct SuiteArgs {
     /// (auto: perf in the profiling profile, none otherwise).
     #[arg(help_heading = "Profiling", long, value_enum, default_value_t = ProfilerChoice::Auto)]
     pub profiler: ProfilerChoice,
-    /// How the profiler walks the stacks (see the README's profiling section for what each gives).
-    #[arg(help_heading = "Profiling", long, value_enum, default_value_t = CallGraphChoice::Dwarf)]
-    pub call_graph: CallGraphChoice,
+    /// How the profiler samples.
+    #[command(flatten, next_help_heading = "Profiling")]
+    pub perf: PerfArgs,
     /// How a scenario's variants are paired: slices (alternating on the same connections within one
-    /// run, many pairs per round), rounds (one run per variant, one pair per round), or auto (slices,
-    /// but rounds with a profiler attached: a flame graph needs one route per run).
+    /// run, many pairs per round; with a profiler, each sample goes to the route of its slice), rounds
+    /// (one run per variant, one pair per round), or auto (slices).
     #[arg(help_heading = "Timing and load", long, value_enum, default_value_t = PairingChoice::Auto)]
     pub pairing: PairingChoice,
     /// Measure until every delta's 95 % interval is at most this many percentage points on each side
@@ -115,7 +115,7 @@ pub struct SuiteArgs {
 /// How to pair variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PairingChoice {
-    /// Slices, or rounds with a profiler attached.
+    /// Slices.
     Auto,
     /// Alternating slices within one run per scenario and round.
     Slices,
@@ -176,9 +176,8 @@ impl SuiteArgs {
             ProfilerChoice::Perf => true,
             ProfilerChoice::None => false,
         };
-        let call_graph = self.call_graph.into();
+        let sampling = self.perf.sampling();
         let pairing = match self.pairing {
-            PairingChoice::Auto if profiler => Pairing::Rounds,
             PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
             PairingChoice::Rounds => Pairing::Rounds,
         };
@@ -210,7 +209,7 @@ impl SuiteArgs {
             client_cpus: self.served.cpus.client_cpus,
             out: self.served.out.out,
             build: !self.served.no_build,
-            profiler: profiler.then_some(call_graph),
+            profiler: profiler.then_some(sampling),
             pairing,
             slice: self.slice,
             server_per_round: !self.keep_server,
@@ -288,7 +287,11 @@ mod tests {
         assert_eq!(plan(&["--layers", "20,0,5,5", "--client-cpus", "0"]).layers, [0, 5, 20]);
         assert!(Cli::try_parse_from(["b", "suite", "--layers", "1,x"]).is_err());
         assert_eq!(p.pairing, Pairing::Slices);
-        assert_eq!(plan(&["--profile", "profiling", "--client-cpus", "0"]).pairing, Pairing::Rounds, "flame graphs");
+        assert_eq!(
+            plan(&["--profile", "profiling", "--client-cpus", "0"]).pairing,
+            Pairing::Slices,
+            "perf's samples go to their slices"
+        );
         assert_eq!(plan(&["--pairing", "rounds", "--client-cpus", "0"]).pairing, Pairing::Rounds);
         assert!(
             Cli::try_parse_from(["b", "suite", "--scenarios", "floor"]).is_err(),

@@ -340,7 +340,7 @@ impl RunFigures {
                 .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
-            profiled: own.len() == all.len() && matches!(run.folded, Some(Ok(_))),
+            profiled: matches!(run.folded, Some(Ok(_))),
             complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0 && conn.connections_short == 0,
         }
     }
@@ -482,7 +482,7 @@ mod tests {
         s.sent = 1_000;
         let cpu = CpuWindows { server: vec![95.0], client: vec![50.0] };
         let mut run = measured(s, Vec::new(), Duration::from_secs(1), cpu);
-        run.folded = Some(Ok(String::new()));
+        run.folded = Some(Ok(vec![String::new()]));
         let f = RunFigures::new(&run, &settings(1_000, 1), Some(1));
         let p50 = f.latency_percentiles_us.iter().find(|p| p.percentile == 50.0).unwrap().latency_us;
         assert!((495..=505).contains(&p50), "p50 {p50} µs");
@@ -490,18 +490,22 @@ mod tests {
         assert!(f.profiled, "a whole run with folded stacks was profiled");
         let two = RunFigures::new(&run, &settings(1_000, 1), Some(2));
         assert!(two.client_bound, "95 % of two CPUs (190 %) is not saturated");
-        // One route of an alternation is never the profiled one.
+        // Each route of a profiled alternation is profiled: perf's samples are given to their slices.
         let mut alt = measured(
             stats(&[5, 5]),
             vec![stats(&[5, 0]), stats(&[0, 5])],
             Duration::from_secs(2),
             CpuWindows::default(),
         );
-        alt.folded = Some(Ok(String::new()));
+        alt.folded = Some(Ok(vec![String::new(), String::new()]));
+        assert!(
+            RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &Slicing::new(2, vec![0, 1]).unwrap()).profiled
+        );
+        assert!(RunFigures::new(&alt, &settings(1_000, 2), None).profiled);
+        alt.folded = Some(Err(anyhow::anyhow!("perf failed")));
         assert!(
             !RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &Slicing::new(2, vec![0, 1]).unwrap()).profiled
         );
-        assert!(RunFigures::new(&alt, &settings(1_000, 2), None).profiled);
         // Nothing lived, nothing served: a rate of 0, no CPU cost per request.
         let mut empty = measured(stats(&[0]), Vec::new(), Duration::ZERO, CpuWindows::default());
         empty.interrupted = true;

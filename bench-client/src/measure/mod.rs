@@ -25,9 +25,9 @@ pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
 pub use self::judged::{OFFERED_SHORTFALL_PERCENT, Shortfall};
-pub use self::perf::{CallGraph, Perf, SAMPLE_PERIOD_NS, fold};
+pub use self::perf::{CallGraph, DEFAULT_FREQUENCY_HZ, Perf, SAMPLE_PERIOD_NS, Sampling, fold};
 use crate::engine::{self, Live, Load, Outcome};
-use crate::sys::{peak_rss_bytes, sleep_until};
+use crate::sys::{monotonic_ns, peak_rss_bytes, sleep_until};
 
 /// What is watched during a run besides the load itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,7 +36,8 @@ pub struct Observers<'a> {
     /// per window (summed), and the run ends with the window in which one is
     /// seen gone.
     pub servers: &'a [u32],
-    /// Records the (first) server during the measured windows.
+    /// Records the (first) server during the measured windows; with
+    /// slices, every route's samples apart.
     pub perf: Option<&'a Perf>,
     /// Where the engine threads publish their totals during the run, for a
     /// metrics endpoint (`--metrics-addr`).
@@ -57,8 +58,10 @@ pub struct Measured {
     pub cpu: CpuWindows,
     /// Peak resident set size of this process so far, bytes (`VmHWM`).
     pub client_peak_rss_bytes: u64,
-    /// With `perf`: the folded stacks recorded, or why there are none.
-    pub folded: Option<anyhow::Result<String>>,
+    /// With `perf`: the folded stacks recorded, one profile per route of
+    /// the load (a sample goes to the route whose slice it was taken in), or
+    /// why there are none.
+    pub folded: Option<anyhow::Result<Vec<String>>>,
     /// When the run started (its warm-up), and the barrier it waited for.
     pub start: Start,
 }
@@ -88,7 +91,10 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
                 Err(e) => return Some(Err(e)),
             };
             sleep_until(measure_start + timing.duration(), stop);
-            Some(recording.finish())
+            let (start_ns, window_ns) = (monotonic_ns(measure_start), timing.window().as_nanos().max(1) as i128);
+            let part_of =
+                |t: i128| load.slicing.as_ref().map_or(0, |s| s.route_of((t - start_ns).div_euclid(window_ns)));
+            Some(recording.finish(load.routes.len(), &part_of))
         });
         let outcome = engine::run_live(load, start.instant, &[stop, &lost], observers.live);
         let cpu = sampler.join().unwrap_or_default();

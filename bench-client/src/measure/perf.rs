@@ -16,14 +16,36 @@ use inferno::collapse::Collapse;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-/// Sampling frequency, hertz: 999 rather than a round number so the samples
-/// do not beat with periodic work (Brendan Gregg's habit for flame graphs).
-pub(super) const FREQUENCY_HZ: u32 = 999;
+/// Default sampling frequency, hertz: not a round number, so the samples do
+/// not beat with periodic work (Brendan Gregg's habit for flame graphs); 249
+/// rather than 999 because perf's own CPU (which shares the client's) and the
+/// 64 KiB stack copy of every DWARF sample scale with it: at 999 Hz perf
+/// used 13 % of a CPU and the servers served 6–11 % fewer requests while it
+/// recorded, at 249 Hz 8 % and within ±1 % (docs/PROFILING.md,
+/// `bench/profiler-toggle.sh`).
+pub const DEFAULT_FREQUENCY_HZ: u32 = 249;
 
-/// CPU time one `cpu-clock` sample stands for, nanoseconds: the kernel turns
-/// `-F 999` into this fixed period (`NSEC_PER_SEC / 999`), and the folded
-/// stacks weigh each sample by it.
-pub const SAMPLE_PERIOD_NS: u64 = 1_000_000_000 / FREQUENCY_HZ as u64;
+/// CPU time one `cpu-clock` sample stands for at the default frequency,
+/// nanoseconds (see [`Sampling::period_ns`]).
+pub const SAMPLE_PERIOD_NS: u64 = 1_000_000_000 / DEFAULT_FREQUENCY_HZ as u64;
+
+/// How perf samples: how it walks a stack, how often.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampling {
+    /// How a sampled stack is walked.
+    pub call_graph: CallGraph,
+    /// Samples per second of the server's CPU time.
+    pub frequency_hz: u32,
+}
+
+impl Sampling {
+    /// CPU time one `cpu-clock` sample stands for, nanoseconds: the kernel
+    /// turns `-F HZ` into this fixed period (`NSEC_PER_SEC / HZ`), and the
+    /// folded stacks weigh each sample by it.
+    pub fn period_ns(self) -> u64 {
+        1_000_000_000 / u64::from(self.frequency_hz.max(1))
+    }
+}
 
 /// User stack copied per sample for DWARF unwinding, bytes: perf's largest
 /// (65528). With 32 KiB, 7–18 % of axum's `/state` samples and 10–13 % of
@@ -61,18 +83,13 @@ impl CallGraph {
             Self::FramePointers => "fp".to_owned(),
         }
     }
-
-    /// The recording command, as `results.json` and the report name it.
-    pub fn command(self) -> String {
-        format!("perf record -e cpu-clock --call-graph {} -F {FREQUENCY_HZ}", self.arg())
-    }
 }
 
-/// The `perf` found on this machine, and how it walks stacks.
+/// The `perf` found on this machine, and how it samples.
 #[derive(Debug, Clone)]
 pub struct Perf {
     program: PathBuf,
-    call_graph: CallGraph,
+    sampling: Sampling,
 }
 
 impl Perf {
@@ -83,8 +100,8 @@ impl Perf {
     ///
     /// # Errors
     /// Why profiling is not possible, in one line quoting perf.
-    pub fn detect(call_graph: CallGraph) -> anyhow::Result<Self> {
-        let perf = Self { program: PathBuf::from("perf"), call_graph };
+    pub fn detect(sampling: Sampling) -> anyhow::Result<Self> {
+        let perf = Self { program: PathBuf::from("perf"), sampling };
         let file = std::env::temp_dir().join(format!("bench-perf-probe-{}.data", std::process::id()));
         let mut probe = perf.attach(std::process::id(), &file)?;
         let end = Instant::now() + PROBE;
@@ -95,9 +112,15 @@ impl Perf {
         Ok(perf)
     }
 
-    /// The recording command (see [`CallGraph::command`]).
+    /// The recording command, as `results.json` and the report name it.
     pub fn command(&self) -> String {
-        self.call_graph.command()
+        let Sampling { call_graph, frequency_hz } = self.sampling;
+        format!("perf record -e cpu-clock -k monotonic --call-graph {} -F {frequency_hz}", call_graph.arg())
+    }
+
+    /// How it samples.
+    pub fn sampling(&self) -> Sampling {
+        self.sampling
     }
 
     /// Starts recording process `pid` (all its threads) into `out`; perf's
@@ -109,8 +132,17 @@ impl Perf {
         let log = out.with_extension("log");
         let stderr = File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
         let spawned = Command::new(&self.program)
-            .args(["record", "-e", "cpu-clock", "--call-graph", &self.call_graph.arg(), "-F"])
-            .arg(FREQUENCY_HZ.to_string())
+            .args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-k",
+                "monotonic",
+                "--call-graph",
+                &self.sampling.call_graph.arg(),
+                "-F",
+            ])
+            .arg(self.sampling.frequency_hz.to_string())
             .arg("-p")
             .arg(pid.to_string())
             .arg("-o")
@@ -186,18 +218,20 @@ impl Recording {
     }
 
     /// Stops the recording and returns the folded stacks of what it
-    /// sampled; its files are removed.
+    /// sampled, in `parts` profiles: a sample stamped `t` (nanoseconds on
+    /// `CLOCK_MONOTONIC`) goes to part `part_of(t)`, so that samples taken
+    /// while a route's slices ran are that route's. Its files are removed.
     ///
     /// # Errors
     /// When perf failed (quoting it) or its output cannot be read.
-    pub fn finish(mut self) -> anyhow::Result<String> {
+    pub fn finish(mut self, parts: usize, part_of: &dyn Fn(i128) -> usize) -> anyhow::Result<Vec<String>> {
         // `self` is dropped on every return: perf is ended, its files removed.
         self.stop()?;
         let text = self.out.with_extension("script");
         let stdout = File::create(&text).with_context(|| format!("cannot create {}", text.display()))?;
         let stderr = File::create(&self.log).with_context(|| format!("cannot create {}", self.log.display()))?;
         let mut script = Command::new(&self.program)
-            .args(["script", "-i"])
+            .args(["script", "--ns", "-i"])
             .arg(&self.out)
             .stdin(Stdio::null())
             .stdout(stdout)
@@ -214,7 +248,9 @@ impl Recording {
         };
         ensure!(status.success(), "perf script failed ({status}): {}", reason(&self.log));
         let file = File::open(&text).with_context(|| format!("cannot read {}", text.display()))?;
-        fold_from(BufReader::new(file))
+        let mut split = vec![Vec::new(); parts.max(1)];
+        split_samples(BufReader::new(file), part_of, &mut split)?;
+        split.iter().map(|part| fold(part)).collect()
     }
 }
 
@@ -256,6 +292,53 @@ pub(super) fn perf_reason(stderr: &str) -> String {
     if paragraph.is_empty() { "perf gave no reason".to_owned() } else { paragraph.join(" ") }
 }
 
+/// Shares the samples of `perf script --ns` text out to `parts`: each
+/// sample (its header line with the timestamp, its frames, the blank line
+/// after them) to `parts[part_of(t)]` (the last part if beyond).
+///
+/// # Errors
+/// A sample whose header has no `SECONDS.NANOSECONDS:` timestamp.
+pub(super) fn split_samples(
+    reader: impl BufRead,
+    part_of: &dyn Fn(i128) -> usize,
+    parts: &mut [Vec<u8>],
+) -> anyhow::Result<()> {
+    let last = parts.len().checked_sub(1).context("no part to give samples to")?;
+    let mut part = 0;
+    let mut in_sample = false;
+    for line in reader.lines() {
+        let line = line.context("cannot read perf script's output")?;
+        if line.trim().is_empty() {
+            if in_sample {
+                parts[part].push(b'\n');
+            }
+            in_sample = false;
+            continue;
+        }
+        if !in_sample {
+            let t = timestamp_ns(&line).with_context(|| format!("a perf sample without a timestamp: {line:?}"))?;
+            part = part_of(t).min(last);
+            in_sample = true;
+        }
+        parts[part].extend_from_slice(line.as_bytes());
+        parts[part].push(b'\n');
+    }
+    Ok(())
+}
+
+/// The timestamp of a `perf script --ns` sample header (`comm pid/tid
+/// SECONDS.NANOSECONDS: period event: …`), nanoseconds.
+fn timestamp_ns(header: &str) -> Option<i128> {
+    header.split_whitespace().find_map(|token| {
+        let (seconds, nanos) = token.strip_suffix(':')?.split_once('.')?;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        (digits(seconds) && nanos.len() == 9 && digits(nanos))
+            .then(|| seconds.parse::<i128>().ok().zip(nanos.parse::<i128>().ok()))
+            .flatten()
+            .map(|(s, n)| s * 1_000_000_000 + n)
+    })
+}
+
 /// Folds the text of `perf script` into one `frame;frame;… weight` line per
 /// distinct stack (inferno's perf collapser, which weighs each sample by its
 /// period: nanoseconds of CPU for `cpu-clock`).
@@ -275,6 +358,49 @@ fn fold_from(reader: impl BufRead) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three samples of `perf script --ns` as perf 6 prints them for
+    /// `record -e cpu-clock -k monotonic -p PID`: at 10.000000100 s,
+    /// 10.250000000 s (a slice of 250 ms later) and 10.500000001 s (the third slice).
+    const SCRIPT: &str = "server-axum 4242/4243 10.000000100:    1001001 cpu-clock: \n\
+        \t    55d0c0a1b2c3 axum::serve::handle+0x13 (/srv/server-axum)\n\
+        \t    55d0c0a1b000 tokio::runtime::task::poll+0x40 (/srv/server-axum)\n\
+        \n\
+        server-axum 4242/4243 10.250000000:    1001001 cpu-clock: \n\
+        \t    7f00aa000000 __memmove_avx_unaligned_erms+0x20 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
+        \t    55d0c0a1b2c3 axum::serve::handle+0x13 (/srv/server-axum)\n\
+        \n\
+        server-axum 4242/4244 10.500000001:    1001001 cpu-clock: \n\
+        \t    55d0c0a1b111 common::payload::clone+0x9 (/srv/server-axum)\n\
+        \n";
+
+    #[test]
+    fn each_sample_goes_to_the_part_of_its_timestamp_and_folds_there() {
+        assert_eq!(timestamp_ns("server-axum 4242/4243 10.000000100:    1001001 cpu-clock: "), Some(10_000_000_100));
+        assert_eq!(timestamp_ns("server 1 10.123456: 1 cpu-clock:"), None, "microseconds: not --ns");
+        // Slices of 250 ms from 10 s: routes 0, 1, 0 (a block [0, 1]).
+        let part_of = |t: i128| usize::try_from((t - 10_000_000_000).div_euclid(250_000_000) % 2).unwrap();
+        let mut parts = vec![Vec::new(), Vec::new()];
+        split_samples(SCRIPT.as_bytes(), &part_of, &mut parts).unwrap();
+        let folded: Vec<String> = parts.iter().map(|p| fold(p).unwrap()).collect();
+        assert_eq!(
+            folded[0].lines().collect::<Vec<_>>(),
+            [
+                "server-axum;common::payload::clone 1001001",
+                "server-axum;tokio::runtime::task::poll;axum::serve::handle 1001001",
+            ]
+        );
+        assert_eq!(
+            folded[1].lines().collect::<Vec<_>>(),
+            ["server-axum;axum::serve::handle;__memmove_avx_unaligned_erms 1001001"]
+        );
+        let one = |_: i128| 7;
+        let mut single = vec![Vec::new()];
+        split_samples(SCRIPT.as_bytes(), &one, &mut single).unwrap();
+        assert_eq!(single[0], SCRIPT.as_bytes(), "beyond the last part: the last, every byte kept");
+        let err = split_samples("server 1 no-time: 1 cpu-clock:\n\tabc f (x)\n".as_bytes(), &one, &mut single);
+        assert!(err.unwrap_err().to_string().contains("without a timestamp"));
+    }
 
     #[test]
     fn perf_reason_is_the_first_paragraph_without_its_heading() {

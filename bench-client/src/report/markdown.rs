@@ -9,7 +9,7 @@ use super::flames::FlameGraphs;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use super::notes;
 use super::table::{Left, Right, Table};
-use crate::model::{Framework, Profile, Variant};
+use crate::model::{Framework, Variant};
 use crate::results::{Basis, Delta, Results, compare, delta_costs, route_costs, sweep};
 
 /// The layer sweep as a table: requests per second and CPU cost per request
@@ -151,53 +151,43 @@ pub fn profiles_table(all: &[&Results]) -> String {
     table.finish()
 }
 
-/// What the profiling build and its profiler cost: each run type's rate in
-/// the release results against the profiling results (Welch 95 % interval),
-/// the "debug" and "nodebug" rows of performance write-ups; with a profiler,
-/// how many of each row's profiling runs it recorded.
-pub fn profiling_cost_table(release: &Results, profiling: &Results) -> String {
-    let cmp = compare(release, profiling, Basis::Raw);
-    let with_perf = profiling.runs.iter().any(|r| r.figures.profiled);
-    let mut table = Table::of(
-        [
-            ("framework", Left),
-            ("scenario", Left),
-            ("variant", Left),
-            ("release requests/s", Right),
-            ("profiling requests/s", Right),
-            ("change [95 % CI]", Right),
-        ]
-        .into_iter()
-        .chain(with_perf.then_some(("perf attached", Right))),
-    );
+/// What the profiler costs, measured within one profiling session: its
+/// rounds alternate with perf attached and without (each a new server
+/// process, so the rounds' spread holds the process term), and each run
+/// type's rate with perf is set against its rate without (Welch 95 %
+/// interval over the rounds). Empty unless the session has both.
+pub fn profiling_cost_table(profiling: &Results) -> String {
+    let side = |profiled: bool| Results {
+        runs: profiling.runs.iter().filter(|r| r.figures.profiled == profiled).cloned().collect(),
+        ..profiling.clone()
+    };
+    let (without, with) = (side(false), side(true));
+    if without.runs.is_empty() || with.runs.is_empty() {
+        return String::new();
+    }
+    let cmp = compare(&without, &with, Basis::Raw);
+    let mut table = Table::of([
+        ("framework", Left),
+        ("scenario", Left),
+        ("variant", Left),
+        ("without perf requests/s", Right),
+        ("with perf requests/s", Right),
+        ("change [95 % CI]", Right),
+        ("rounds without · with", Right),
+    ]);
     for r in &cmp.rows {
-        let mut cells: Vec<String> = vec![
-            r.key.framework.name().to_owned(),
-            r.key.scenario.to_string(),
-            r.key.variant.to_string(),
-            format!("{:.0}", r.a_per_s),
-            format!("{:.0}", r.b_per_s),
-            change_with_ci(&r.change),
-        ];
-        if with_perf {
-            let runs: Vec<_> = profiling.runs.iter().filter(|run| run.key() == r.key).collect();
-            let profiled = runs.iter().filter(|run| run.figures.profiled).count();
-            cells.push(format!("{profiled} of {} runs", runs.len()));
-        }
-        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+        let rounds = |res: &Results| res.runs.iter().filter(|run| run.key() == r.key).count();
+        table.row(&[
+            &r.key.framework.name(),
+            &r.key.scenario,
+            &r.key.variant,
+            &format!("{:.0}", r.a_per_s),
+            &format!("{:.0}", r.b_per_s),
+            &change_with_ci(&r.change),
+            &format!("{} · {}", rounds(&without), rounds(&with)),
+        ]);
     }
     table.finish()
-}
-
-/// How far `results` may claim a profiler: ", with perf attached" when it
-/// recorded every run, to how many when only some, nothing when none.
-fn perf_claim(results: &Results) -> String {
-    let profiled = results.runs.iter().filter(|r| r.figures.profiled).count();
-    match profiled {
-        0 => String::new(),
-        p if p == results.runs.len() => ", with perf attached".to_owned(),
-        p => format!(", with perf attached to {p} of its {} runs", results.runs.len()),
-    }
 }
 
 /// The flame graphs with their figures (samples, share of cut stacks,
@@ -223,7 +213,7 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
         let shown = unprofiled.len().min(10);
         let _ = writeln!(
             out,
-            "Not profiled: {}{}.\n",
+            "Without perf (the rounds that measure its cost, or after perf failed): {}{}.\n",
             unprofiled[..shown].join(", "),
             if unprofiled.len() > shown { format!(" and {} more", unprofiled.len() - shown) } else { String::new() }
         );
@@ -325,15 +315,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
             "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{side}"
         );
     }
-    let by_profile = |p: Profile| all.iter().copied().find(|r| r.meta.profile == p);
-    if let (Some(release), Some(profiling)) = (by_profile(Profile::Release), by_profile(Profile::Profiling)) {
-        let _ = write!(
-            out,
-            "\n## Cost of profiling\n\nRelease against the profiling build (`debug = true`{}), per run type. {}{}",
-            perf_claim(profiling),
-            notes::PROFILING_COST,
-            profiling_cost_table(release, profiling)
-        );
+    let cost = profiling_cost_table(results);
+    if !cost.is_empty() {
+        let _ = write!(out, "\n## Cost of profiling\n\n{}{cost}", notes::PROFILING_COST);
     }
     if !charts.is_empty() {
         out.push_str("\n## Charts\n\n");
@@ -418,26 +402,31 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Scenario, Variant};
+    use crate::model::{Profile, Scenario, Variant};
     use crate::report::flames::{FlameGraph, Shape};
     use crate::results::fixtures::{results, run};
 
     #[test]
-    fn perf_is_claimed_only_for_the_runs_it_recorded() {
+    fn perf_is_claimed_only_for_the_runs_it_recorded_and_its_cost_is_this_sessions() {
         let f = Framework::Axum;
-        let runs: Vec<_> = (1..=2)
-            .flat_map(|round| [run(f, "state", "fat", round, 100, true), run(f, "state", "arc", round, 300, true)])
+        // Rounds 1 and 3 with perf, 2 and 4 without; fat serves 100, arc 300 requests
+        // per window without perf and 10 % fewer with it.
+        let runs: Vec<_> = (1..=4)
+            .flat_map(|round| {
+                let n = |base: u64| if round % 2 == 1 { base * 9 / 10 } else { base } + u64::from(round % 3);
+                [run(f, "state", "fat", round, n(100), true), run(f, "state", "arc", round, n(300), true)]
+            })
             .collect();
-        let release = results(runs);
-        let mut profiling = release.clone();
+        let mut profiling = results(runs);
         profiling.meta.profile = Profile::Profiling;
-        let without = report(&release, &[profiling.clone()], &[], &FlameGraphs::default());
-        assert!(without.contains("## Cost of profiling") && !without.contains("perf attached"), "{without}");
+        let without = report(&profiling, &[], &[], &FlameGraphs::default());
+        assert!(!without.contains("## Cost of profiling"), "no run with perf, no cost to measure:\n{without}");
 
         profiling.meta.profiler = Some("perf record".to_owned());
-        for r in &mut profiling.runs[..3] {
+        for r in profiling.runs.iter_mut().filter(|r| r.round % 2 == 1) {
             r.figures.profiled = true;
         }
+        profiling.runs[6].figures.profiled = true; // round 4's fat, as if perf had recorded it too
         let flames = FlameGraphs {
             graphs: vec![FlameGraph {
                 framework: f,
@@ -449,10 +438,19 @@ mod tests {
             }],
             differentials: Vec::new(),
         };
-        let text = report(&profiling, &[release], &[], &flames);
-        assert!(text.contains("(`debug = true`, with perf attached to 3 of its 4 runs)"), "{text}");
-        assert!(text.contains("| 2 of 2 runs |") && text.contains("| 1 of 2 runs |"), "per run type:\n{text}");
-        assert!(text.contains("attached to 3 of the 4 runs") && text.contains("Not profiled: axum state/arc round 2."));
+        let text = report(&profiling, &[], &[], &flames);
+        let cost = profiling_cost_table(&profiling);
+        assert!(text.contains("## Cost of profiling") && text.contains(&cost), "{text}");
+        let arc = cost.lines().find(|l| l.contains("| arc |")).expect("an arc row");
+        assert!(arc.contains("| 2 · 2 |"), "two rounds a side: {arc}");
+        let fat = cost.lines().find(|l| l.contains("| fat |")).expect("a fat row");
+        assert!(fat.contains("| 1 · 3 |"), "the rounds as recorded: {fat}");
+        let change: f64 = arc.split('|').nth(6).unwrap().trim().split(' ').next().unwrap().parse().unwrap();
+        assert!((-11.0..=-9.0).contains(&change), "arc's 10 % fewer requests with perf: {change} in {arc}");
+        assert!(
+            text.contains("attached to 5 of the 8 runs")
+                && text.contains("failed): axum state/fat round 2, axum state/arc round 2, axum state/arc round 4.")
+        );
         assert!(text.contains(
             "| axum | fat | [flamegraphs/axum-fat.svg](flamegraphs/axum-fat.svg) | 2 | 200 | 1.5 % | 0.5 % |"
         ));
@@ -461,7 +459,8 @@ mod tests {
             r.figures.profiled = true;
         }
         let all = report(&profiling, &[], &[], &flames);
-        assert!(all.contains("`perf record` attached to 4 of the 4 runs") && !all.contains("Not profiled"), "{all}");
+        assert!(all.contains("`perf record` attached to 8 of the 8 runs") && !all.contains("Without perf"), "{all}");
+        assert!(!all.contains("## Cost of profiling"), "no run without perf to set against");
     }
 
     #[test]

@@ -49,9 +49,10 @@ pub(super) const SAVED_WITHOUT_FORTUNES: &str = "\n`saved per request`: the base
     does real work.\n";
 
 /// Above the cost-of-profiling table.
-pub(super) const PROFILING_COST: &str = "The two builds ran as different server processes, so the intervals hold the \
-    rounds' spread but not the offset between two processes' memory layouts (docs/METHODOLOGY.md, “Two builds”): \
-    read changes of a few percent as unresolved.\n\n";
+pub(super) const PROFILING_COST: &str = "What perf costs each run type, measured in this session: its rounds \
+    alternate with perf attached and without, each round a new server process of the profiling build, so \
+    the interval (Welch, over the rounds) holds the spread between processes. What the build itself costs \
+    against release (`debug = true` and frame pointers) is in the profiles side by side, from another session.\n\n";
 
 /// Under the flame-graph table.
 pub(super) const CUT_STACKS: &str = "\n`cut stacks`: samples whose stack does not reach its thread's entry, so their \

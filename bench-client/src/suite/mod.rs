@@ -31,7 +31,7 @@ pub use self::servers::{ServerFlags, load_of, route_load, start_server};
 use self::session::Design;
 use crate::calibrate::{self, CalibratePlan};
 use crate::engine::LoadSettings;
-use crate::measure::CallGraph;
+use crate::measure::Sampling;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report::ceiling_line;
 use crate::report::flames::FlameGraphs;
@@ -83,9 +83,9 @@ pub struct SuitePlan {
     pub out: PathBuf,
     /// Run cargo build first.
     pub build: bool,
-    /// Attach perf to each server during the measured windows, walking
-    /// stacks this way; `None`: no profiler.
-    pub profiler: Option<CallGraph>,
+    /// Attach perf to each server during the measured windows, sampling
+    /// this way; `None`: no profiler.
+    pub profiler: Option<Sampling>,
 }
 
 /// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of

@@ -17,7 +17,7 @@ use super::progress::Progress;
 use super::servers::{ServerFlags, load_of, start_server};
 use super::session::measure_run;
 use crate::engine::LoadSettings;
-use crate::measure::{CallGraph, Measured, Perf, RunFigures, SAMPLE_PERIOD_NS};
+use crate::measure::{Measured, Perf, RunFigures, Sampling};
 use crate::model::{Framework, Profile, Scenario, Variant};
 use crate::report::flames::{self, Differential, FlameGraph, FlameGraphs, Shape, Widths};
 use crate::report::{shape_line, top_self_time};
@@ -42,8 +42,8 @@ pub struct FlamegraphPlan {
     pub client_cpus: CpuList,
     /// Folder the SVG is written to.
     pub out: PathBuf,
-    /// How perf walks the stacks.
-    pub call_graph: CallGraph,
+    /// How perf samples.
+    pub sampling: Sampling,
 }
 
 /// What `flamegraph` wrote.
@@ -67,7 +67,7 @@ pub struct Flamegraph {
 /// perf unavailable, an unknown route, a server that does not start, or a
 /// recording that fails.
 pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Flamegraph> {
-    let perf = Perf::detect(plan.call_graph)?;
+    let perf = Perf::detect(plan.sampling)?;
     let (framework, route, profile, out) = (plan.framework, plan.route, plan.profile, &plan.out);
     build(profile, &[framework])?;
     plan.client_cpus.pin_current_thread()?;
@@ -82,7 +82,9 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
     anyhow::ensure!(successful > 0, "no successful request: nothing worth a flame graph");
     let folded = run.folded.context("the profiler did not run")??;
     let mut stacks = BTreeMap::new();
-    flames::merge(&mut stacks, &folded);
+    for part in &folded {
+        flames::merge(&mut stacks, part);
+    }
     let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
         .to_string()
         .chars()
@@ -98,7 +100,7 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
         profile.cargo_name(),
         successful
     );
-    let shape = Shape::of(&stacks, SAMPLE_PERIOD_NS);
+    let shape = Shape::of(&stacks, plan.sampling.period_ns());
     let lines = flames::lines(&stacks);
     std::fs::write(svg.with_extension("folded"), lines.join("\n") + "\n")
         .with_context(|| format!("cannot write {}", svg.with_extension("folded").display()))?;
@@ -120,10 +122,10 @@ pub(super) struct Profiler {
 }
 
 impl Profiler {
-    /// `perf` when asked for (`call_graph`) and able to record (a note says
+    /// `perf` when asked for (`sampling`) and able to record (a note says
     /// why not otherwise).
-    pub(super) fn detect(call_graph: Option<CallGraph>) -> Self {
-        let perf = call_graph.and_then(|call_graph| match Perf::detect(call_graph) {
+    pub(super) fn detect(sampling: Option<Sampling>) -> Self {
+        let perf = sampling.and_then(|sampling| match Perf::detect(sampling) {
             Ok(perf) => {
                 eprintln!("profiling each server with {} during the measured windows", perf.command());
                 Some(perf)
@@ -136,9 +138,12 @@ impl Profiler {
         Self { perf, failed: Cell::new(false) }
     }
 
-    /// The profiler for the next run, if it still works.
-    pub(super) fn perf(&self) -> Option<&Perf> {
-        self.perf.as_ref().filter(|_| !self.failed.get())
+    /// The profiler for a run of `round`, if it still works: attached in
+    /// the odd rounds; the even ones run without it, each on its own server
+    /// process as every round does, so that the session measures what perf
+    /// costs ([`crate::report::profiling_cost_table`]).
+    pub(super) fn perf_in(&self, round: u32) -> Option<&Perf> {
+        self.perf.as_ref().filter(|_| !self.failed.get() && round % 2 == 1)
     }
 
     /// The recording command, for `meta.profiler`.
@@ -146,13 +151,21 @@ impl Profiler {
         self.perf.as_ref().map(Perf::command)
     }
 
-    /// Takes in what the profiler gave for run `label`: its stacks are
-    /// added to `variant`'s profile with the run's successful requests; on
-    /// its first failure, one warning quoting perf, and no profiler for the
-    /// rest of the suite.
+    /// CPU time one sample stands for, nanoseconds.
+    pub(super) fn period_ns(&self) -> u64 {
+        self.perf.as_ref().map_or(crate::measure::SAMPLE_PERIOD_NS, |p| p.sampling().period_ns())
+    }
+
+    /// Takes in what the profiler gave for route `route` of run `label`:
+    /// the stacks sampled in its slices (the whole run when it is the only
+    /// route) are added to `variant`'s profile with the route's successful
+    /// requests; on its first failure, one warning quoting perf, and no
+    /// profiler for the rest of the suite.
+    #[allow(clippy::too_many_arguments)] // one run's route, its variant, and where its stacks go
     pub(super) fn take(
         &self,
         run: &Measured,
+        route: usize,
         figures: &RunFigures,
         variant: Variant,
         profiles: &mut Profiles,
@@ -161,8 +174,9 @@ impl Profiler {
     ) {
         match &run.folded {
             Some(Ok(folded)) => {
+                let Some(stacks) = folded.get(route) else { return };
                 let profile = profiles.entry(variant.name()).or_default();
-                flames::merge(&mut profile.stacks, folded);
+                flames::merge(&mut profile.stacks, stacks);
                 profile.requests += figures.successful;
                 profile.runs += 1;
             }
@@ -206,9 +220,10 @@ pub(super) fn write_flamegraphs(
     framework: Framework,
     scenarios: &[Scenario],
     profiles: &Profiles,
-    command: &str,
+    profiler: &Profiler,
     progress: &Progress,
 ) -> FlameGraphs {
+    let command = profiler.command().unwrap_or_else(|| "perf".to_owned());
     let mut written = FlameGraphs::default();
     if profiles.is_empty() {
         return written;
@@ -222,7 +237,7 @@ pub(super) fn write_flamegraphs(
         let Some(profile) = profiles.get(variant.name()) else { continue };
         let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
         let lines = flames::lines(&profile.stacks);
-        let shape = Shape::of(&profile.stacks, SAMPLE_PERIOD_NS);
+        let shape = Shape::of(&profile.stacks, profiler.period_ns());
         let drawn = std::fs::write(
             dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
             lines.join("\n") + "\n",

@@ -207,9 +207,9 @@ fn measure_step(
                 server.route_load(slot.request_path(), slot.variant.tls(), plan.tls_resumption)?,
                 plan.settings,
             );
-            let run = measure_run(&load, &[server.process.pid()], profiler.perf(), progress, label, stop)?;
+            let run = measure_run(&load, &[server.process.pid()], profiler.perf_in(slot.round), progress, label, stop)?;
             let figures = RunFigures::new(&run, &load.settings, cpus);
-            profiler.take(&run, &figures, slot.variant, profiles, label, progress);
+            profiler.take(&run, 0, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
         Step::Sliced(sliced) => {
@@ -225,13 +225,17 @@ fn measure_step(
             let own = plan.settings.timing.duration();
             let load = Load::sliced(routes, sliced.block.clone(), settings, own, plan.slice)?;
             let slicing = load.slicing.as_ref().context("a sliced load has its slicing")?;
-            let run = measure_run(&load, &pids, None, progress, label, stop)?;
-            Ok(sliced
-                .slots
-                .iter()
-                .enumerate()
-                .map(|(route, slot)| (*slot, RunFigures::of_route(&run, &load.settings, cpus, route, slicing)))
-                .collect())
+            // perf records one process: the alternation of one server's routes.
+            let one_server = sliced.slots.iter().all(|s| s.server == sliced.slots[0].server);
+            let perf = profiler.perf_in(sliced.slots[0].round).filter(|_| one_server);
+            let run = measure_run(&load, &pids, perf, progress, label, stop)?;
+            let mut measured = Vec::with_capacity(sliced.slots.len());
+            for (route, slot) in sliced.slots.iter().enumerate() {
+                let figures = RunFigures::of_route(&run, &load.settings, cpus, route, slicing);
+                profiler.take(&run, route, &figures, slot.variant, profiles, label, progress);
+                measured.push((*slot, figures));
+            }
+            Ok(measured)
         }
     }
 }
@@ -370,8 +374,7 @@ fn measure_framework(
         }
         stop_servers(&mut servers, progress);
     }
-    let command = profiler.command().unwrap_or_else(|| "perf".to_owned());
-    let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, &command, progress);
+    let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, profiler, progress);
     flamegraphs.graphs.extend(written.graphs);
     flamegraphs.differentials.extend(written.differentials);
     Ok(())

@@ -141,9 +141,30 @@ pub fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
+/// `at` on `CLOCK_MONOTONIC`, nanoseconds: the clock std's `Instant` reads on
+/// Linux, and the one `perf record -k monotonic` stamps its samples with.
+pub fn monotonic_ns(at: Instant) -> i128 {
+    let (now, instant) = (nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC), Instant::now());
+    let now_ns = now.map_or(0, |t| i128::from(t.tv_sec()) * 1_000_000_000 + i128::from(t.tv_nsec()));
+    if at >= instant { now_ns + (at - instant).as_nanos() as i128 } else { now_ns - (instant - at).as_nanos() as i128 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_instant_on_the_monotonic_clock_is_the_clock_read_then() {
+        let before = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+        let at = Instant::now();
+        let after = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+        let ns = |t: nix::sys::time::TimeSpec| i128::from(t.tv_sec()) * 1_000_000_000 + i128::from(t.tv_nsec());
+        let slack = 1_000_000; // the two readings of the helper itself, 1 ms at most
+        let got = monotonic_ns(at);
+        assert!(got >= ns(before) - slack && got <= ns(after) + slack, "{} not in {} … {}", got, ns(before), ns(after));
+        let later = monotonic_ns(at + Duration::from_secs(3));
+        assert!((later - got - 3_000_000_000).abs() < slack, "3 s later reads {} ns later", later - got);
+    }
 
     #[test]
     fn own_cpu_time_grows_with_work() {

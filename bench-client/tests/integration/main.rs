@@ -34,6 +34,8 @@ mod multi_client;
 mod pod_security;
 // A suite whose perf is missing or may not attach: said once quoting perf, no run claimed profiled.
 mod perf_unavailable;
+// A profiled suite in slices with the real perf: each sample to its slice's variant; the cost in-session.
+mod perf_slices;
 // Flame graphs from a committed perf-script fixture: folded, drawn, their shape, a differential.
 mod profiling;
 // report.html in headless Chromium: no console message, not blank.
