@@ -52,6 +52,18 @@ impl Sampling {
 /// Rocket's never reached their thread entry on these servers (README).
 pub(super) const DWARF_STACK_BYTES: u32 = 65528;
 
+/// perf's ring buffer per recorded thread, pages of 4 KiB: 16 MiB, about a
+/// second of DWARF samples at the default frequency, so that perf, which
+/// yields its CPU to the client (nice 19), can fall behind for that long
+/// without losing samples.
+const MMAP_PAGES: u32 = 4096;
+
+/// The nice value perf records at: the lowest priority. It shares the
+/// client's CPUs, and at its default priority its bursts of copying (64 KiB
+/// a sample) delayed the client enough to leave the server under 60 % busy
+/// in a closed loop (docs/PROFILING.md).
+const PERF_NICE: i32 = 19;
+
 /// How long the probe of [`Perf::detect`] lets perf run before stopping it.
 const PROBE: Duration = Duration::from_millis(300);
 
@@ -115,7 +127,10 @@ impl Perf {
     /// The recording command, as `results.json` and the report name it.
     pub fn command(&self) -> String {
         let Sampling { call_graph, frequency_hz } = self.sampling;
-        format!("perf record -e cpu-clock -k monotonic --call-graph {} -F {frequency_hz}", call_graph.arg())
+        format!(
+            "perf record -e cpu-clock -k monotonic --call-graph {} -F {frequency_hz} -m {MMAP_PAGES} (nice {PERF_NICE})",
+            call_graph.arg()
+        )
     }
 
     /// How it samples.
@@ -143,6 +158,8 @@ impl Perf {
                 "-F",
             ])
             .arg(self.sampling.frequency_hz.to_string())
+            .arg("-m")
+            .arg(MMAP_PAGES.to_string())
             .arg("-p")
             .arg(pid.to_string())
             .arg("-o")
@@ -161,6 +178,8 @@ impl Perf {
                 bail!("cannot run perf: {e}");
             }
         };
+        // Best effort: a perf left at its priority records as before, only heavier on the client.
+        let _ = crate::sys::set_nice(child.id(), PERF_NICE);
         Ok(Recording { child, out: out.to_path_buf(), log, program: self.program.clone() })
     }
 }

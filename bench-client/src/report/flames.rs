@@ -212,6 +212,11 @@ pub struct FlameGraph {
     pub runs: u32,
     /// Successful requests of those runs.
     pub requests: u64,
+    /// The server CPU its samples stand for, as a share of the server CPU
+    /// measured over the same slices, percent (under 100: perf, yielding its
+    /// CPU to the client, lost samples); `None` when the server's CPU was not
+    /// measured.
+    pub kept_percent: Option<f64>,
 }
 
 /// The differential flame graphs of one delta, per request.
@@ -229,7 +234,8 @@ pub struct Differential {
     pub svg_before_widths: String,
     /// The SVG with the changed variant's widths.
     pub svg_after_widths: String,
-    /// Sampled server CPU per successful request of the baseline, ns.
+    /// Server CPU per successful request of the baseline, ns: measured over
+    /// its profiled slices (sampled when the server's CPU was not measured).
     pub before_ns_per_request: f64,
     /// The same for the changed variant.
     pub after_ns_per_request: f64,

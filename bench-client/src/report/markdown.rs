@@ -219,7 +219,7 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
         );
     }
     let mut table =
-        Table::new(&["framework", "variant", "flame graph", "runs:", "samples:", "cut stacks:", "[unknown]:"]);
+        Table::new(&["framework", "variant", "flame graph", "runs:", "samples:", "kept:", "cut stacks:", "[unknown]:"]);
     for g in &flamegraphs.graphs {
         table.row(&[
             &g.framework.name(),
@@ -227,6 +227,7 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
             &format!("[{}]({})", g.svg, g.svg),
             &g.runs,
             &g.shape.samples,
+            &g.kept_percent.map_or_else(|| "–".to_owned(), |k| format!("{k:.0} %")),
             &format!("{:.1} %", g.shape.cut_percent()),
             &format!("{:.1} %", g.shape.unknown_percent()),
         ]);
@@ -435,6 +436,7 @@ mod tests {
                 shape: Shape { samples: 200, cut: 3, unknown: 1 },
                 runs: 2,
                 requests: 200,
+                kept_percent: Some(80.0),
             }],
             differentials: Vec::new(),
         };
@@ -452,7 +454,7 @@ mod tests {
                 && text.contains("failed): axum state/fat round 2, axum state/arc round 2, axum state/arc round 4.")
         );
         assert!(text.contains(
-            "| axum | fat | [flamegraphs/axum-fat.svg](flamegraphs/axum-fat.svg) | 2 | 200 | 1.5 % | 0.5 % |"
+            "| axum | fat | [flamegraphs/axum-fat.svg](flamegraphs/axum-fat.svg) | 2 | 200 | 80 % | 1.5 % | 0.5 % |"
         ));
 
         for r in &mut profiling.runs {

@@ -55,7 +55,9 @@ pub(super) const PROFILING_COST: &str = "What perf costs each run type, measured
     against release (`debug = true` and frame pointers) is in the profiles side by side, from another session.\n\n";
 
 /// Under the flame-graph table.
-pub(super) const CUT_STACKS: &str = "\n`cut stacks`: samples whose stack does not reach its thread's entry, so their \
+pub(super) const CUT_STACKS: &str = "\n`kept`: the server CPU the samples stand for over the CPU measured in the \
+    same slices (perf yields its CPU to the client and loses samples when it falls behind; the differentials \
+    scale each side back to the measured CPU); `cut stacks`: samples whose stack does not reach its thread's entry, so their \
     callers go uncredited; `[unknown]`: samples with a frame perf could not name.\n";
 
 /// Above the differential flame graphs.

@@ -178,6 +178,8 @@ impl Profiler {
                 let profile = profiles.entry(variant.name()).or_default();
                 flames::merge(&mut profile.stacks, stacks);
                 profile.requests += figures.successful;
+                profile.server_cpu_ns +=
+                    figures.server_cpu_percent.map_or(0.0, |p| p / 100.0 * figures.duration_s * 1e9);
                 profile.runs += 1;
             }
             Some(Err(e)) => self.give_up(label, e, progress),
@@ -203,8 +205,27 @@ pub(super) struct VariantProfile {
     stacks: BTreeMap<String, u64>,
     /// Successful requests of the runs they were recorded in.
     requests: u64,
+    /// Server CPU measured over the same slices, ns (0 when not measured).
+    server_cpu_ns: f64,
     /// Those runs.
     runs: u32,
+}
+
+impl VariantProfile {
+    /// Sampled ns over measured server CPU ns, percent.
+    fn kept_percent(&self) -> Option<f64> {
+        let sampled = self.stacks.values().sum::<u64>() as f64;
+        (self.server_cpu_ns > 0.0).then(|| 100.0 * sampled / self.server_cpu_ns)
+    }
+
+    /// Its stacks scaled so that they add up to the server CPU measured over
+    /// its slices: samples perf lost (more where the client was busier) do
+    /// not bias one variant's CPU per request against another's.
+    fn stacks_as_measured(&self) -> BTreeMap<String, u64> {
+        let sampled = self.stacks.values().sum::<u64>() as f64;
+        let scale = if self.server_cpu_ns > 0.0 && sampled > 0.0 { self.server_cpu_ns / sampled } else { 1.0 };
+        self.stacks.iter().map(|(stack, &ns)| (stack.clone(), (ns as f64 * scale).round() as u64)).collect()
+    }
 }
 
 /// The profiles of one framework's variants, by variant name.
@@ -262,6 +283,7 @@ pub(super) fn write_flamegraphs(
                     shape,
                     runs: profile.runs,
                     requests: profile.requests,
+                    kept_percent: profile.kept_percent(),
                 });
             }
             Err(e) => progress.line(&format!("warning: no flame graph for {what}: {e:#}")),
@@ -310,8 +332,8 @@ fn differential(
         return Ok(None);
     }
     let (b, a) = (
-        flames::per_thousand_requests(&before.stacks, before.requests),
-        flames::per_thousand_requests(&after.stacks, after.requests),
+        flames::per_thousand_requests(&before.stacks_as_measured(), before.requests),
+        flames::per_thousand_requests(&after.stacks_as_measured(), after.requests),
     );
     let stem = format!("flamegraphs/diff-{}-{scenario}-{from}-to-{to}", framework.name());
     let title = format!("{} · {scenario}: {from} → {to}, server CPU per request", framework.name());
@@ -319,7 +341,7 @@ fn differential(
     let svg_after_widths = format!("{stem}-after-widths.svg");
     flames::differential(&b, &a, Widths::Before, &title, &dir.join(&svg_before_widths))?;
     flames::differential(&b, &a, Widths::After, &title, &dir.join(&svg_after_widths))?;
-    let per_request = |p: &VariantProfile| p.stacks.values().sum::<u64>() as f64 / p.requests as f64;
+    let per_request = |p: &VariantProfile| p.stacks_as_measured().values().sum::<u64>() as f64 / p.requests as f64;
     Ok(Some(Differential {
         framework,
         scenario,

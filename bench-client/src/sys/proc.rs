@@ -141,6 +141,17 @@ pub fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
+/// Sets the nice value of process `pid` (19: the lowest priority, which
+/// still runs whenever its CPU is otherwise idle).
+///
+/// # Errors
+/// When the kernel refuses (no such process, or not permitted).
+pub fn set_nice(pid: u32, nice: i32) -> std::io::Result<()> {
+    let pid = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw);
+    let pid = pid.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    Ok(rustix::process::setpriority_process(Some(pid), nice)?)
+}
+
 /// `at` on `CLOCK_MONOTONIC`, nanoseconds: the clock std's `Instant` reads on
 /// Linux, and the one `perf record -k monotonic` stamps its samples with.
 pub fn monotonic_ns(at: Instant) -> i128 {
@@ -152,6 +163,19 @@ pub fn monotonic_ns(at: Instant) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_made_nice_reads_its_nice_value_back() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        set_nice(child.id(), 19).unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+        let nice: i32 = after_comm.split(' ').nth(16).unwrap().parse().unwrap(); // field 19 of stat
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(nice, 19);
+        assert!(set_nice(u32::MAX >> 2, 19).is_err(), "no such process");
+    }
 
     #[test]
     fn an_instant_on_the_monotonic_clock_is_the_clock_read_then() {
