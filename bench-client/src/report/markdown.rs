@@ -236,13 +236,8 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
     out.push_str(notes::CUT_STACKS);
     if !flamegraphs.differentials.is_empty() {
         out.push_str(notes::DIFFERENTIALS);
-        let mut table = Table::new(&[
-            "framework",
-            "delta",
-            "sampled server CPU per request:",
-            "widths of before",
-            "widths of after",
-        ]);
+        let mut table =
+            Table::new(&["framework", "delta", "server CPU per request:", "widths of before", "widths of after"]);
         for d in &flamegraphs.differentials {
             table.row(&[
                 &d.framework.name(),

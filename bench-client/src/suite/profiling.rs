@@ -3,7 +3,7 @@
 //! the flame graphs of a profiled suite's variants, with a differential
 //! flame graph per delta.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -113,12 +113,16 @@ fn subtitle(perf: &Perf, shape: &Shape) -> String {
     format!("{} · {}", perf.command(), shape_line(shape))
 }
 
-/// The suite's profiler: perf while it records; after its first failure
-/// none, said once with perf's reason, so that a perf that may not attach
-/// does not warn once per run.
+/// The suite's profiler: perf while it records. A run it fails on is not
+/// profiled and the next one tries again (perf at nice 19 once ended with
+/// status 255 and no message in one run of a session); after two failures
+/// in a row none, said once with perf's reason, so that a perf that may not
+/// attach does not warn once per run.
 pub(super) struct Profiler {
     perf: Option<Perf>,
-    failed: Cell<bool>,
+    /// The run perf last failed at and why, until a run records again.
+    failed_at: RefCell<Option<(String, String)>>,
+    stopped: Cell<bool>,
 }
 
 impl Profiler {
@@ -135,7 +139,7 @@ impl Profiler {
                 None
             }
         });
-        Self { perf, failed: Cell::new(false) }
+        Self { perf, failed_at: RefCell::new(None), stopped: Cell::new(false) }
     }
 
     /// The profiler for a run of `round`, if it still works: attached in
@@ -143,7 +147,7 @@ impl Profiler {
     /// process as every round does, so that the session measures what perf
     /// costs ([`crate::report::profiling_cost_table`]).
     pub(super) fn perf_in(&self, round: u32) -> Option<&Perf> {
-        self.perf.as_ref().filter(|_| !self.failed.get() && round % 2 == 1)
+        self.perf.as_ref().filter(|_| !self.stopped.get() && round % 2 == 1)
     }
 
     /// The recording command, for `meta.profiler`.
@@ -159,8 +163,9 @@ impl Profiler {
     /// Takes in what the profiler gave for route `route` of run `label`:
     /// the stacks sampled in its slices (the whole run when it is the only
     /// route) are added to `variant`'s profile with the route's successful
-    /// requests; on its first failure, one warning quoting perf, and no
-    /// profiler for the rest of the suite.
+    /// requests. A failure is kept until the next profiled run: recorded,
+    /// it is noted; failed too, one warning quoting perf, and no profiler
+    /// for the rest of the suite.
     #[allow(clippy::too_many_arguments)] // one run's route, its variant, and where its stacks go
     pub(super) fn take(
         &self,
@@ -174,6 +179,11 @@ impl Profiler {
     ) {
         match &run.folded {
             Some(Ok(folded)) => {
+                if route == 0
+                    && let Some((at, why)) = self.failed_at.take()
+                {
+                    progress.line(&format!("note: perf failed at {at} ({why}): that run is not profiled; {label} is"));
+                }
                 let Some(stacks) = folded.get(route) else { return };
                 let profile = profiles.entry(variant.name()).or_default();
                 flames::merge(&mut profile.stacks, stacks);
@@ -182,19 +192,26 @@ impl Profiler {
                     figures.server_cpu_percent.map_or(0.0, |p| p / 100.0 * figures.duration_s * 1e9);
                 profile.runs += 1;
             }
-            Some(Err(e)) => self.give_up(label, e, progress),
-            None => {}
+            Some(Err(e)) if route == 0 => {
+                let first = self.failed_at.borrow_mut().replace((label.to_owned(), format!("{e:#}")));
+                if let Some((at, why)) = first {
+                    self.stopped.set(true);
+                    self.failed_at.take();
+                    progress.line(&format!(
+                        "warning: profiling stopped at {at}: {why} (and again at the next run); the runs from here on are not profiled"
+                    ));
+                }
+            }
+            Some(Err(_)) | None => {}
         }
     }
 
-    /// The profiler failed at run `label`: said the first time, and no
-    /// profiler from here on.
-    fn give_up(&self, label: &str, error: &anyhow::Error, progress: &Progress) {
-        if self.failed.replace(true) {
-            return;
+    /// Says a failure no later run followed (the last profiled run of a
+    /// framework failed): that run is not profiled.
+    pub(super) fn say_pending(&self, progress: &Progress) {
+        if let Some((at, why)) = self.failed_at.take() {
+            progress.line(&format!("warning: perf failed at {at}: {why}; that run is not profiled"));
         }
-        progress
-            .line(&format!("warning: profiling stopped at {label}: {error:#}; the runs from here on are not profiled"));
     }
 }
 
@@ -296,7 +313,7 @@ pub(super) fn write_flamegraphs(
             match differential(dir, framework, scenario, from, to, profiles) {
                 Ok(Some(d)) => {
                     progress.line(&format!(
-                        "  differential {} {scenario} {from} → {to}: {:.2} → {:.2} µs of sampled server CPU per request → {}",
+                        "  differential {} {scenario} {from} → {to}: {:.2} → {:.2} µs of server CPU per request → {}",
                         framework.name(),
                         d.before_ns_per_request / 1e3,
                         d.after_ns_per_request / 1e3,

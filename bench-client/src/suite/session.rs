@@ -374,6 +374,7 @@ fn measure_framework(
         }
         stop_servers(&mut servers, progress);
     }
+    profiler.say_pending(progress);
     let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, profiler, progress);
     flamegraphs.graphs.extend(written.graphs);
     flamegraphs.differentials.extend(written.differentials);
