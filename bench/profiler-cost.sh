@@ -37,10 +37,9 @@ rounds=${2:-4}
 duration_s=${3:-3}
 route=${4:-/plaintext}
 mkdir -p "$out"
-command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf; }
-cargo build --locked --release -q -p bench-client
-RUSTFLAGS="-C force-frame-pointers=yes" \
-  cargo build --locked --profile profiling -q -p server-actix -p server-axum -p server-rocket
+# shellcheck source=bench/lib/profiled.sh
+. bench/lib/profiled.sh
+build_profiled
 client=target/release/bench-client
 candidates=${CANDIDATES:-none dwarf64k-999-disk=dwarf,65528@999:disk dwarf64k-999-shm=dwarf,65528@999:shm \
 dwarf64k-249-shm=dwarf,65528@249:shm dwarf64k-99-shm=dwarf,65528@99:shm fp-999-disk=fp@999:disk}
@@ -57,8 +56,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 
-# user + system ticks of process $1 (fields 14 and 15 of /proc/PID/stat).
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 runs="$out/runs.tsv"
@@ -68,15 +65,10 @@ for round in $(seq "$rounds"); do
   for framework in $frameworks; do
     for i in $(seq 0 $((n - 1))); do
       candidate=${candidates[$(((i + round) % n))]}
-      name=${candidate%%=*}
-      taskset -c 0 "target/profiling/server-$framework" --workers 1 > "$tmp/server.out" 2>&1 &
-      server_pid=$!
-      for _ in $(seq 100); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.05; done
-      url="http://$(sed -n 's|listening on http://||p' "$tmp/server.out")$route"
-      samples=0 expected=0 mb=0 perf_cpu=0 freq=0
+      parse_candidate "$candidate" "$shm"
+      start_server "$framework" "$tmp/server.out"
+      samples=0 expected=0 mb=0 perf_cpu=0
       if [ "$candidate" != none ]; then
-        spec=${candidate#*=}; call_graph=${spec%@*}; rest=${spec#*@}; freq=${rest%:*}; where=${rest#*:}
-        dir=${TMPDIR:-/tmp}; [ "$where" = shm ] && dir=$shm
         taskset -c 1 perf record -e cpu-clock --call-graph "$call_graph" -F "$freq" -p "$server_pid" \
           -o "$dir/perf.data" > /dev/null 2> "$tmp/perf.err" &
         perf_pid=$!

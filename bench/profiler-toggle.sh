@@ -16,6 +16,9 @@
 # runs with a 95 % t interval over them (each run a process, so the
 # interval holds the process term), and the median perf CPU (% of a CPU).
 #
+# The first "off" phase, before the first toggle, is not counted (its start
+# is the load's, not a mark of perf's): with CYCLES=1 nothing is left off.
+#
 # Candidates are NAME=CALLGRAPH@HZ:DIR ("disk": TMPDIR or /tmp, "shm": /dev/shm).
 # Usage: [CANDIDATES="…"] [FRAMEWORKS="actix axum rocket"]
 #        bench/profiler-toggle.sh [OUT] [RUNS=3] [CYCLES=4] [PHASE_S=1] [ROUTE=/plaintext]
@@ -28,10 +31,9 @@ cycles=${3:-4}
 phase_s=${4:-1}
 route=${5:-/plaintext}
 mkdir -p "$out"
-command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf; }
-cargo build --locked --release -q -p bench-client
-RUSTFLAGS="-C force-frame-pointers=yes" \
-  cargo build --locked --profile profiling -q -p server-actix -p server-axum -p server-rocket
+# shellcheck source=bench/lib/profiled.sh
+. bench/lib/profiled.sh
+build_profiled
 client=target/release/bench-client
 candidates=${CANDIDATES:-dwarf64k-999-disk=dwarf,65528@999:disk dwarf64k-249-disk=dwarf,65528@249:disk \
 fp-999-disk=fp@999:disk}
@@ -50,7 +52,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 mkfifo "$tmp/ctl" "$tmp/ack"
 hz=$(getconf CLK_TCK)
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 phases=$((cycles * 2))
 duration_s=$(awk -v p="$phases" -v s="$phase_s" 'BEGIN { print p * s + 1 }')
 
@@ -60,13 +61,8 @@ for run in $(seq "$runs"); do
   for framework in $frameworks; do
     for i in $(seq 0 $((n - 1))); do
       candidate=${candidates[$(((i + run) % n))]}
-      name=${candidate%%=*}; spec=${candidate#*=}
-      call_graph=${spec%@*}; rest=${spec#*@}; freq=${rest%:*}; where=${rest#*:}
-      dir=${TMPDIR:-/tmp}; [ "$where" = shm ] && dir=$shm
-      taskset -c 0 "target/profiling/server-$framework" --workers 1 > "$tmp/server.out" 2>&1 &
-      server_pid=$!
-      for _ in $(seq 100); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.05; done
-      url="http://$(sed -n 's|listening on http://||p' "$tmp/server.out")$route"
+      parse_candidate "$candidate" "$shm"
+      start_server "$framework" "$tmp/server.out"
       exec 3<> "$tmp/ctl" 4<> "$tmp/ack"
       taskset -c 1 perf record -e cpu-clock --call-graph "$call_graph" -F "$freq" -D -1 \
         --control "fifo:$tmp/ctl,$tmp/ack" -p "$server_pid" -o "$dir/perf.data" > /dev/null 2> "$tmp/perf.err" &
@@ -138,6 +134,9 @@ print(f"{'framework':9} {'candidate':20} {'off req/s':>10} {'on req/s':>10} {'pe
 for (f, c), runs in by.items():
     logs = [math.log(float(r["on_per_s"]) / float(r["off_per_s"])) for r in runs
             if float(r["on_per_s"]) > 0 and float(r["off_per_s"]) > 0]
+    if not logs:
+        print(f"{f:9} {c:20} no run with windows both on and off (more CYCLES)")
+        continue
     m = statistics.mean(logs)
     h = t975.get(len(logs) - 1, 1.96) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
     failures = sorted({r["detail"] for r in runs if r["detail"] != "-"})
