@@ -21,8 +21,8 @@ use nix::unistd::Pid;
 /// rather than 999 because perf's own CPU (which shares the client's) and the
 /// 64 KiB stack copy of every DWARF sample scale with it: at 999 Hz perf
 /// used 13 % of a CPU and the servers served 6–11 % fewer requests while it
-/// recorded, at 249 Hz 8 % and within ±1 % (docs/PROFILING.md,
-/// `bench/profiler-toggle.sh`).
+/// recorded, at 249 Hz 8 % and −1.0 to +0.9 % (point estimates, intervals
+/// of ±10 to ±25 %: docs/PROFILING.md, `bench/profiler-toggle.sh`).
 pub const DEFAULT_FREQUENCY_HZ: u32 = 249;
 
 /// CPU time one `cpu-clock` sample stands for at the default frequency,
@@ -52,8 +52,8 @@ impl Sampling {
 /// Rocket's never reached their thread entry on these servers (README).
 pub(super) const DWARF_STACK_BYTES: u32 = 65528;
 
-/// perf's ring buffer per recorded thread, pages of 4 KiB: 16 MiB, about a
-/// second of DWARF samples at the default frequency, so that perf, which
+/// perf's ring buffer (`-m`), pages of 4 KiB: 16 MiB, about a second of
+/// DWARF samples at the default frequency, so that perf, which
 /// yields its CPU to the client (nice 19), can fall behind for that long
 /// without losing samples.
 const MMAP_PAGES: u32 = 4096;
