@@ -9,13 +9,25 @@
 #   largest gap the largest difference in self-time share (percentage
 #               points) among the functions of either top 10
 #   samples     each session's samples (ns / the sample period)
+#   beyond noise how many functions of either top 10 differ in share between
+#               the sessions by more than sampling explains (a two-proportion
+#               test at 95 %, shares as binomial over each session's samples;
+#               about one in twenty is expected by chance). A function in one
+#               top 10 and not the other whose share does not differ is a tie
+#               at the boundary, not a disagreement of the profiles
+#   for 10/10   the samples one session needs so that its 10th and 11th
+#               functions (shares pooled over both sessions) stand 1.96
+#               standard errors apart: what a stable top 10 would take
+#   resolved    the largest k ≤ 10 whose k-th and (k+1)-th functions (pooled)
+#               stand 1.96 standard errors apart at the smaller session's
+#               samples, and whether both sessions' top k are the same set
 #
 # Usage: bench/profile-agreement.sh RUN_FOLDER_A RUN_FOLDER_B [PERIOD_NS=4016064]
 # (PERIOD_NS: 1e9 / the sampling frequency; 249 Hz by default.) Needs python3.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 RUN_FOLDER_A RUN_FOLDER_B [PERIOD_NS]" >&2; exit 2; }
 python3 - "$1" "$2" "${3:-4016064}" <<'PY'
-import pathlib, sys
+import math, pathlib, sys
 from collections import Counter
 a, b, period = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 
@@ -32,8 +44,9 @@ names = sorted(p.name for p in (a / "flamegraphs").glob("*.folded")
                if not p.name.startswith("diff-") and (b / "flamegraphs" / p.name).is_file())
 if not names:
     sys.exit(f"no flame graph in both {a} and {b}")
-print(f"{'flame graph':32} {'shared':>7} {'same order':>11} {'largest gap':>12} {'samples A · B':>16}")
-shared_all = []
+print(f"{'flame graph':32} {'shared':>7} {'same order':>11} {'largest gap':>12} {'samples A · B':>16}"
+      f" {'beyond noise':>13} {'for 10/10':>10} {'resolved':>9}")
+shared_all, beyond_all, tested_all, needed_all, resolved_all = [], [], [], [], []
 for name in names:
     sa, ta = self_time(a / "flamegraphs" / name)
     sb, tb = self_time(b / "flamegraphs" / name)
@@ -42,9 +55,32 @@ for name in names:
     shared = len(set(top_a) & set(top_b))
     same = sum(1 for x, y in zip(top_a, top_b) if x == y)
     gap = max(abs(sa.get(f, 0) - sb.get(f, 0)) for f in set(top_a) | set(top_b))
+    na, nb = ta / period, tb / period
+    union = set(top_a) | set(top_b)
+    beyond = 0
+    for f in union:
+        pa, pb = sa.get(f, 0) / 100, sb.get(f, 0) / 100
+        pooled = (pa * na + pb * nb) / (na + nb)
+        se = math.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+        beyond += se > 0 and abs(pa - pb) > 1.96 * se
+    both = Counter({f: (sa.get(f, 0) * na + sb.get(f, 0) * nb) / (na + nb) / 100 for f in set(sa) | set(sb)})
+    ranked = both.most_common(11)
+    (_, p10), (_, p11) = ranked[9:11]
+    needed = 1.96 ** 2 * (p10 + p11) / (p10 - p11) ** 2 if p10 > p11 else math.inf
+    n = min(na, nb)
+    k = max((k for k in range(1, 11)
+             if ranked[k - 1][1] - ranked[k][1] > 1.96 * math.sqrt((ranked[k - 1][1] + ranked[k][1]) / n)), default=0)
+    same_k = set(top_a[:k]) == set(top_b[:k])
+    resolved_all.append((k, same_k))
     shared_all.append(shared)
+    beyond_all.append(beyond)
+    tested_all.append(len(union))
+    needed_all.append(needed)
     print(f"{name.removesuffix('.folded'):32} {shared:>4}/10 {same:>8}/10 {gap:>9.1f} pt "
-          f"{ta // period:>7} · {tb // period}")
-print(f"(median shared: {sorted(shared_all)[len(shared_all) // 2]}/10 over {len(names)} flame graphs; "
-      f"A = {a.name}, B = {b.name})")
+          f"{ta // period:>7} · {tb // period:<6} {beyond:>5} of {len(union):<4} {needed:>10,.0f} {k:>4} {'same' if same_k else 'differ'}")
+median = lambda v: sorted(v)[len(v) // 2]
+print(f"(median shared: {median(shared_all)}/10 over {len(names)} flame graphs; functions beyond noise: "
+      f"{sum(beyond_all)} of {sum(tested_all)} in all; samples for 10/10: median {median(needed_all):,.0f};"
+      f" resolved top k: median {median([k for k, _ in resolved_all])}, the same set in both sessions in"
+      f" {sum(s for _, s in resolved_all)} of {len(resolved_all)}; A = {a.name}, B = {b.name})")
 PY

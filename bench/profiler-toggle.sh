@@ -7,11 +7,13 @@
 # by ±15 % between processes here: bench/profiler-cost.sh) cancels.
 #
 # Every run starts the framework's server anew (the `profiling` build,
-# pinned to CPU 0, one worker), perf pinned to CPU 1 beside the client as
-# the suite's perf is. The phases go off, on, on, off, off, on, … (so a
-# drift cancels); each toggle's time is taken when perf acknowledges it,
-# and a window of the load's (250 ms) counts only when it lies whole inside
-# one phase. Per run: the mean rate of its "on" windows over that of its
+# pinned to CPU 0, one worker), perf pinned to CPU 1 beside the client and
+# started as the suite starts it (`-k monotonic`, `-m 4096`, nice 19). The
+# phases go off, on, on, off, off, on, … (so a drift cancels); each
+# toggle's time is taken when perf acknowledges it, and a window of the
+# load's (WINDOW_MS, 50 ms) counts only when it lies whole inside one phase.
+# Many short phases (20 cycles of 0.25 s) average the VM's slow swings of
+# rate, which 1 s phases did not (±10–15 % per framework over 3 runs). Per run: the mean rate of its "on" windows over that of its
 # "off" windows. Per framework and candidate: the geometric mean over the
 # runs with a 95 % t interval over them (each run a process, so the
 # interval holds the process term), and the median perf CPU (% of a CPU).
@@ -20,23 +22,63 @@
 # is the load's, not a mark of perf's): with CYCLES=1 nothing is left off.
 #
 # Candidates are NAME=CALLGRAPH@HZ:DIR ("disk": TMPDIR or /tmp, "shm": /dev/shm).
-# Usage: [CANDIDATES="…"] [FRAMEWORKS="actix axum rocket"]
-#        bench/profiler-toggle.sh [OUT] [RUNS=3] [CYCLES=4] [PHASE_S=1] [ROUTE=/plaintext]
+# Usage: [CANDIDATES="…"] [FRAMEWORKS="actix axum rocket"] [WINDOW_MS=50]
+#        bench/profiler-toggle.sh [OUT] [RUNS=8] [CYCLES=20] [PHASE_S=0.25] [ROUTE=/plaintext]
+#        bench/profiler-toggle.sh --analyse RUNS_TSV... (the summary again, over
+#        the runs of one or more sessions together)
 # Needs: perf (linux-perf) 5.10 or newer (--control), taskset, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# summarise RUNS_TSV...: per framework and candidate, over every run of the files.
+summarise() {
+  python3 - "$@" <<'PY'
+import csv, math, statistics, sys
+from collections import defaultdict
+rows = [dict(r, run=f"{i}:{r['run']}") for i, path in enumerate(sys.argv[1:])
+        for r in csv.DictReader(open(path), delimiter="\t")]
+t975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20,
+        12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09, 20: 2.09}
+by = defaultdict(list)
+for r in rows:
+    by[(r["framework"], r["candidate"])].append(r)
+pct = lambda x: 100 * (math.exp(x) - 1)
+print(f"{'framework':9} {'candidate':20} {'off req/s':>10} {'on req/s':>10} {'perf on against off (95 %)':>30} {'perf CPU':>9} {'runs':>5}  failures")
+for (f, c), runs in by.items():
+    logs = [math.log(float(r["on_per_s"]) / float(r["off_per_s"])) for r in runs
+            if float(r["on_per_s"]) > 0 and float(r["off_per_s"]) > 0]
+    if not logs:
+        print(f"{f:9} {c:20} no run with windows both on and off (more CYCLES)")
+        continue
+    m = statistics.mean(logs)
+    h = t975.get(len(logs) - 1, 2.09) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+    failures = sorted({r["detail"] for r in runs if r["detail"] != "-"})
+    print(f"{f:9} {c:20} {statistics.median(float(r['off_per_s']) for r in runs):10.0f} "
+          f"{statistics.median(float(r['on_per_s']) for r in runs):10.0f} "
+          f"{f'{pct(m):+.1f} % [{pct(m - h):+.1f} … {pct(m + h):+.1f}]':>30} "
+          f"{100 * statistics.median(float(r['perf_cpu']) for r in runs):8.1f}% {len(logs):>5}  {', '.join(failures) or '-'}")
+print(f"(from {len(sys.argv) - 1} file(s); each run a new server process on CPU 0,"
+      " perf (nice 19) and the client on CPU 1; the interval is a t interval over the runs)")
+PY
+}
+
+if [ "${1:-}" = --analyse ]; then
+  shift
+  [ $# -ge 1 ] || { echo "usage: $0 --analyse RUNS_TSV..." >&2; exit 2; }
+  summarise "$@"
+  exit 0
+fi
 out=${1:-$(mktemp -d /tmp/profiler-toggle.XXXXXX)}
-runs=${2:-3}
-cycles=${3:-4}
-phase_s=${4:-1}
+runs=${2:-8}
+cycles=${3:-20}
+phase_s=${4:-0.25}
+window_ms=${WINDOW_MS:-50}
 route=${5:-/plaintext}
 mkdir -p "$out"
 # shellcheck source=bench/lib/profiled.sh
 . bench/lib/profiled.sh
 build_profiled
 client=target/release/bench-client
-candidates=${CANDIDATES:-dwarf64k-999-disk=dwarf,65528@999:disk dwarf64k-249-disk=dwarf,65528@249:disk \
-fp-999-disk=fp@999:disk}
+candidates=${CANDIDATES:-dwarf64k-249-disk=dwarf,65528@249:disk dwarf64k-999-disk=dwarf,65528@999:disk}
 read -r -a candidates <<< "$candidates"
 frameworks=${FRAMEWORKS:-actix axum rocket}
 tmp=$(mktemp -d)
@@ -53,7 +95,7 @@ trap 'exit 130' INT
 mkfifo "$tmp/ctl" "$tmp/ack"
 hz=$(getconf CLK_TCK)
 phases=$((cycles * 2))
-duration_s=$(awk -v p="$phases" -v s="$phase_s" 'BEGIN { print p * s + 1 }')
+duration_ms=$(awk -v p="$phases" -v s="$phase_s" -v w="$window_ms" 'BEGIN { d = p * s * 1000 + 1000; print w * int((d + w - 1) / w) }')
 
 printf 'run\tframework\tcandidate\ton_per_s\toff_per_s\ton_windows\toff_windows\tperf_cpu\tdetail\n' > "$out/runs.tsv"
 n=${#candidates[@]}
@@ -64,12 +106,12 @@ for run in $(seq "$runs"); do
       parse_candidate "$candidate" "$shm"
       start_server "$framework" "$tmp/server.out"
       exec 3<> "$tmp/ctl" 4<> "$tmp/ack"
-      taskset -c 1 perf record -e cpu-clock --call-graph "$call_graph" -F "$freq" -D -1 \
+      nice -n 19 taskset -c 1 perf record -e cpu-clock -k monotonic --call-graph "$call_graph" -F "$freq" -m 4096 -D -1 \
         --control "fifo:$tmp/ctl,$tmp/ack" -p "$server_pid" -o "$dir/perf.data" > /dev/null 2> "$tmp/perf.err" &
       perf_pid=$!
       sleep 0.3
       rm -f "$tmp/load.json"
-      taskset -c 1 "$client" load "$url" --connections 64 --warmup 1s --duration "${duration_s}s" --window 250ms \
+      taskset -c 1 "$client" load "$url" --connections 64 --warmup 1s --duration "${duration_ms}ms" --window "${window_ms}ms" \
         --json "$tmp/load.json" > /dev/null 2>&1 &
       load_pid=$!
       sleep 1.5
@@ -120,31 +162,7 @@ PY
   done
 done
 
-python3 - "$out/runs.tsv" "$route" "$phase_s" "$cycles" <<'PY' | tee "$out/summary.txt"
-import csv, math, statistics, sys
-from collections import defaultdict
-path, route, phase_s, cycles = sys.argv[1:]
-rows = list(csv.DictReader(open(path), delimiter="\t"))
-t975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
-by = defaultdict(list)
-for r in rows:
-    by[(r["framework"], r["candidate"])].append(r)
-pct = lambda x: 100 * (math.exp(x) - 1)
-print(f"{'framework':9} {'candidate':20} {'off req/s':>10} {'on req/s':>10} {'perf on against off (95 %)':>30} {'perf CPU':>9}  failures")
-for (f, c), runs in by.items():
-    logs = [math.log(float(r["on_per_s"]) / float(r["off_per_s"])) for r in runs
-            if float(r["on_per_s"]) > 0 and float(r["off_per_s"]) > 0]
-    if not logs:
-        print(f"{f:9} {c:20} no run with windows both on and off (more CYCLES)")
-        continue
-    m = statistics.mean(logs)
-    h = t975.get(len(logs) - 1, 1.96) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
-    failures = sorted({r["detail"] for r in runs if r["detail"] != "-"})
-    print(f"{f:9} {c:20} {statistics.median(float(r['off_per_s']) for r in runs):10.0f} "
-          f"{statistics.median(float(r['on_per_s']) for r in runs):10.0f} "
-          f"{f'{pct(m):+.1f} % [{pct(m - h):+.1f} … {pct(m + h):+.1f}]':>30} "
-          f"{100 * statistics.median(float(r['perf_cpu']) for r in runs):8.1f}%  {', '.join(failures) or '-'}")
-print(f"({len({r['run'] for r in rows})} runs per row, each a new server process on CPU 0; GET {route}, 64 connections;"
-      f" perf switched every {phase_s} s, {cycles} cycles, windows of 250 ms whole inside a phase; perf and the client on CPU 1)")
-PY
+summarise "$out/runs.tsv" | tee "$out/summary.txt"
+echo "(GET $route, 64 connections, perf switched every $phase_s s, $cycles cycles, windows of $window_ms ms whole inside a phase)" \
+  | tee -a "$out/summary.txt"
 echo "results: $out"

@@ -19,10 +19,10 @@ use nix::unistd::Pid;
 /// Default sampling frequency, hertz: not a round number, so the samples do
 /// not beat with periodic work (Brendan Gregg's habit for flame graphs); 249
 /// rather than 999 because perf's own CPU (which shares the client's) and the
-/// 64 KiB stack copy of every DWARF sample scale with it: at 999 Hz perf
-/// used 13 % of a CPU and the servers served 6–11 % fewer requests while it
-/// recorded, at 249 Hz 8 % and −1.0 to +0.9 % (point estimates, intervals
-/// of ±10 to ±25 %: docs/PROFILING.md, `bench/profiler-toggle.sh`).
+/// 64 KiB stack copy of every DWARF sample scale with it: switched on and off
+/// inside each server process, perf at 999 Hz cost 12–14 % of `/plaintext`'s
+/// requests per second, at 249 Hz 1.7–2.5 % (at most 4.6 % at 95 %, 22
+/// processes per framework: docs/PROFILING.md, `bench/profiler-toggle.sh`).
 pub const DEFAULT_FREQUENCY_HZ: u32 = 249;
 
 /// CPU time one `cpu-clock` sample stands for at the default frequency,
