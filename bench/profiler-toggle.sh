@@ -12,14 +12,19 @@
 # phases go off, on, on, off, off, on, … (so a drift cancels); each
 # toggle's time is taken when perf acknowledges it, and a window of the
 # load's (WINDOW_MS, 50 ms) counts only when it lies whole inside one phase.
-# Many short phases (20 cycles of 0.25 s) average the VM's slow swings of
-# rate, which 1 s phases did not (±10–15 % per framework over 3 runs). Per run: the mean rate of its "on" windows over that of its
-# "off" windows. Per framework and candidate: the geometric mean over the
-# runs with a 95 % t interval over them (each run a process, so the
-# interval holds the process term), and the median perf CPU (% of a CPU).
+# Many short phases (20 cycles of 0.25 s) average the VM's swings of rate
+# over seconds: 4 cycles of 1 s over 3 processes resolve only ±10 to ±35 %
+# here (bench/runs/2026-12-01-profiler-cost/toggle). Per run: the mean rate
+# of its "on" windows over that of its "off" windows. Per framework and
+# candidate: the geometric mean over the runs with a 95 % t interval over
+# them (each run a process, so the interval holds the process term), and the
+# median perf CPU (% of a CPU). `--analyse` pools the runs of several
+# sessions as one sample: it adds no term for the session.
 #
 # The first "off" phase, before the first toggle, is not counted (its start
-# is the load's, not a mark of perf's): with CYCLES=1 nothing is left off.
+# is the load's, not a mark of perf's), so CYCLES cycles count 2·CYCLES − 1
+# "off" phases against 2·CYCLES "on" ones: a drift over the run cancels to
+# within one phase in 2·CYCLES; with CYCLES=1 nothing is left off.
 #
 # Candidates are NAME=CALLGRAPH@HZ:DIR ("disk": TMPDIR or /tmp, "shm": /dev/shm).
 # Usage: [CANDIDATES="…"] [FRAMEWORKS="actix axum rocket"] [WINDOW_MS=50]
@@ -28,14 +33,12 @@
 #        the runs of one or more sessions together)
 # Needs: perf (linux-perf) 5.10 or newer (--control), taskset, python3.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 # summarise RUNS_TSV...: per framework and candidate, over every run of the files.
 summarise() {
   python3 - "$@" <<'PY'
 import csv, math, statistics, sys
 from collections import defaultdict
-rows = [dict(r, run=f"{i}:{r['run']}") for i, path in enumerate(sys.argv[1:])
-        for r in csv.DictReader(open(path), delimiter="\t")]
+rows = [r for path in sys.argv[1:] for r in csv.DictReader(open(path), delimiter="\t")]
 t975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20,
         12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09, 20: 2.09}
 by = defaultdict(list)
@@ -56,7 +59,7 @@ for (f, c), runs in by.items():
           f"{statistics.median(float(r['on_per_s']) for r in runs):10.0f} "
           f"{f'{pct(m):+.1f} % [{pct(m - h):+.1f} … {pct(m + h):+.1f}]':>30} "
           f"{100 * statistics.median(float(r['perf_cpu']) for r in runs):8.1f}% {len(logs):>5}  {', '.join(failures) or '-'}")
-print(f"(from {len(sys.argv) - 1} file(s); each run a new server process on CPU 0,"
+print(f"(from {len(sys.argv) - 1} file(s), their runs pooled; each run a new server process on CPU 0,"
       " perf (nice 19) and the client on CPU 1; the interval is a t interval over the runs)")
 PY
 }
@@ -67,6 +70,7 @@ if [ "${1:-}" = --analyse ]; then
   summarise "$@"
   exit 0
 fi
+cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d /tmp/profiler-toggle.XXXXXX)}
 runs=${2:-8}
 cycles=${3:-20}

@@ -22,7 +22,8 @@ use nix::unistd::Pid;
 /// 64 KiB stack copy of every DWARF sample scale with it: switched on and off
 /// inside each server process, perf at 999 Hz cost 12–14 % of `/plaintext`'s
 /// requests per second, at 249 Hz 1.7–2.5 % (at most 4.6 % at 95 %, 22
-/// processes per framework: docs/PROFILING.md, `bench/profiler-toggle.sh`).
+/// processes per framework), and 1.0–4.2 % of `/api/devices`'s
+/// (docs/PROFILING.md, `bench/profiler-toggle.sh`).
 pub const DEFAULT_FREQUENCY_HZ: u32 = 249;
 
 /// CPU time one `cpu-clock` sample stands for at the default frequency,

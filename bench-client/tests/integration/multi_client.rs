@@ -119,13 +119,6 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// Exit 1 for a run short of its open-loop schedule only (requests written
-/// late), which debug clients sharing one CPU may be.
-fn only_late(out: &Output) -> bool {
-    let text = text(out);
-    out.status.code() == Some(1) && text.contains("SHORT: the schedule was offered") && !text.contains("INCOMPLETE")
-}
-
 /// Runs `bench-client args…` in `dir` (so files are named as given) to its end.
 fn client(dir: &Path, args: &[&str]) -> Output {
     util::output_within(Command::new(CLIENT).current_dir(dir).args(args), DEADLINE)
@@ -332,10 +325,10 @@ fn three_clients_split_the_open_loop_schedule_exactly_one_by_its_kubernetes_inde
         // Three debug clients share one CPU: one may write over 1 % of its
         // requests late (a shortfall, exit 1), which is not what is tested
         // here; how the schedule was split is, and holds either way.
-        assert!(out.status.success() || only_late(&out), "client {i}: {}", text(&out));
+        assert!(out.status.success() || util::only_late(&out), "client {i}: {}", text(&out));
     }
     let out = client(&dir, &["merge", "c0.json", "c1.json", "c2.json", "--json", "m.json"]);
-    assert!(out.status.success() || only_late(&out), "{}", text(&out));
+    assert!(out.status.success() || util::only_late(&out), "{}", text(&out));
     let c: Vec<Value> = (0..3).map(|i| json(&dir.join(format!("c{i}.json")))).collect();
     let m = json(&dir.join("m.json"));
     assert_eq!(c.iter().map(|c| c["segment"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);

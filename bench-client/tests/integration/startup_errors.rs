@@ -142,15 +142,17 @@ fn a_server_that_cannot_create_its_database_exits_1_with_one_line() {
 
 #[test]
 fn the_database_directory_is_removed_when_the_server_stops() {
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Read};
     let dir = temp_dir("database-removed");
     for f in FRAMEWORKS {
         for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
             let mut command = Command::new(util::server_binary(f));
-            command.env("TMPDIR", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+            command.env("TMPDIR", &dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
             let mut child = util::Guarded::spawn(&mut command);
             let mut line = String::new();
-            BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            // Kept open to the end: a server writing after its line meets no closed pipe.
+            let mut stdout = BufReader::new(child.0.stdout.take().unwrap());
+            stdout.read_line(&mut line).unwrap();
             assert!(common::process::parse_listening_line(&line).is_some(), "{f}: {line:?}");
             let entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
             assert_eq!(entries.len(), 1, "{f}: one database directory while running: {entries:?}");
@@ -158,7 +160,10 @@ fn the_database_directory_is_removed_when_the_server_stops() {
             let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
             nix::sys::signal::kill(pid, signal).unwrap();
             let status = util::exit_within(&mut child.0, Duration::from_secs(10), &format!("{f} {signal}"));
-            assert!(status.success(), "{f} {signal}: {status}");
+            let mut said = String::new();
+            let _ = stdout.read_to_string(&mut said);
+            let _ = child.0.stderr.take().unwrap().read_to_string(&mut said);
+            assert!(status.success(), "{f} {signal}: {status}: {said}");
             let left: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
             assert!(left.is_empty(), "{f} {signal}: {left:?} left behind");
         }

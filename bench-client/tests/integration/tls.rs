@@ -204,7 +204,8 @@ fn the_open_loop_never_hands_a_connection_more_than_its_requests_per_connection(
     // Pipelining allows two, the limit one: a connection at its limit is not
     // free (handing it due requests it cannot take would spin for ever). At
     // 50 requests/s a debug build reconnects well within each request's
-    // 20 ms (at 200/s one run in three wrote a request late and was short).
+    // 20 ms (at 200/s one run in three wrote a request late and was short);
+    // a run short only of on-time sends (a busy machine) still shows it.
     let _lock = util::exclusive();
     let addr = util::serve_each(|mut stream| {
         util::answer_heads(&mut stream, |s, _| s.write_all(util::HELLO).is_ok());
@@ -213,6 +214,11 @@ fn the_open_loop_never_hands_a_connection_more_than_its_requests_per_connection(
     let argv = ["load", &url, "--rate", "50", "--pipeline", "2", "--requests-per-connection", "1", "-c", "2"];
     let out = util::client(&[&argv[..], &["-d", "1s", "--warmup", "0s"]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() || util::only_late(&out),
+        "{}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("closed by the client"), "{stdout}");
 }
