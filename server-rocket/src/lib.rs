@@ -341,9 +341,14 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
         for (listener, rocket, lifted_off) in ignited {
             shutdowns.push(rocket.shutdown());
             ids.insert(launched.spawn(rocket.launch()).id(), listener.addr);
-            // The next listener's line after this one's.
+            // The next listener's line after this one's. Biased: a stop signal
+            // that arrives right after the line (a client that stops the server
+            // as soon as it listens) can end the launch before this task looks,
+            // and a lift-off already sent is not a Rocket that never listened.
+            // A lift-off never sent (the sender dropped) is the launch's end.
             tokio::select! {
-                _ = lifted_off => {}
+                biased;
+                Ok(()) = lifted_off => {}
                 Some(ended) = launched.join_next() => return match ended {
                     Ok(Err(e)) => launch_failed(&e, listener.addr),
                     Ok(Ok(_)) => {
