@@ -221,4 +221,9 @@ fn the_open_loop_never_hands_a_connection_more_than_its_requests_per_connection(
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("closed by the client"), "{stdout}");
+    let successful: u64 = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("successful requests")?.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("a successful count: {stdout}"));
+    assert!(successful >= 45, "50 due in the second, at most a few late: {successful}\n{stdout}");
 }
