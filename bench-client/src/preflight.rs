@@ -2,9 +2,9 @@
 //! the load will verify (every route of `common::ROUTES` its status,
 //! `Content-Type` and body).
 //!
-//! Preflight sends the engine's own request bytes ([`get_request`]) on a
+//! Preflight sends the engine's own request bytes (`Protocol::get_request`) on a
 //! plain socket and frames the answer with the engine's own framer
-//! ([`frame_response`]), so it can never pass a target the engine then
+//! (`Protocol::frame_response`), so it can never pass a target the engine then
 //! fails on: no redirect is followed, and what the engine cannot frame is
 //! refused here, before anything is measured, with the reason.
 
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{RouteLoad, Target, frame_response, get_request};
+use crate::engine::{RouteLoad, Target};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,7 +98,7 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
         Some(tls) => Box::new(tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?),
     };
     stream
-        .write_all(&get_request(&target.host, &target.path))
+        .write_all(&target.protocol.get_request(&target.host, &target.path))
         .with_context(|| format!("GET {} on {addr}", target.path))?;
     socket.set_read_timeout(Some(STOP_POLL))?;
     let deadline = Instant::now() + REQUEST_TIMEOUT;
@@ -106,9 +106,9 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
     let mut chunk = [0u8; 16 * 1024];
     let mut eof = false;
     loop {
-        match frame_response(&buf, false, eof) {
+        match target.protocol.frame_response(&buf, false, eof) {
             Ok(Some(framed)) => {
-                let content_type = content_type(&buf[framed.head.clone()]);
+                let content_type = framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(v).into_owned());
                 return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
             }
             Ok(None) if eof => bail!("GET {} on {addr}: the connection closed before a complete response", target.path),
@@ -142,18 +142,6 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
             Err(e) => return Err(e).with_context(|| format!("GET {} on {addr}: reading the response", target.path)),
         }
     }
-}
-
-/// The `Content-Type` of a response head.
-fn content_type(head: &[u8]) -> Option<String> {
-    let mut headers = vec![httparse::EMPTY_HEADER; 1024];
-    let mut response = httparse::Response::new(&mut headers);
-    response.parse(head).ok()?;
-    response
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
-        .map(|h| String::from_utf8_lossy(h.value).into_owned())
 }
 
 /// How many times a route is fetched to see that its answer is stable.

@@ -18,6 +18,10 @@ use common::ContentType;
 use common::process::listening_line;
 use common::routes::PLAINTEXT_BODY;
 
+use crate::engine::Protocol;
+
+/// What the responder speaks: the engine's protocol seam, server side.
+const PROTOCOL: Protocol = Protocol::Http1;
 const LISTENER: Token = Token(usize::MAX);
 const READ_BYTES: usize = 16 * 1024;
 /// Responses prepared back to back, so a batch of pipelined requests is
@@ -29,18 +33,13 @@ const STOP_CHECK: Duration = Duration::from_millis(100);
 /// The response to every request: status 200, the `/plaintext` body and
 /// headers of the size the servers send.
 pub fn canned_response() -> Vec<u8> {
-    format!(
-        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\ncontent-type: {}\r\ndate: Mon, 30 Nov 2026 00:00:00 GMT\r\n\r\n{}",
-        PLAINTEXT_BODY.len(),
-        ContentType::TextPlain.as_str(),
-        PLAINTEXT_BODY
-    )
-    .into_bytes()
+    let headers = [("content-type", ContentType::TextPlain.as_str()), ("date", "Mon, 30 Nov 2026 00:00:00 GMT")];
+    PROTOCOL.ok_response(&headers, PLAINTEXT_BODY.as_bytes())
 }
 
 struct Client {
     stream: TcpStream,
-    /// Bytes of an unfinished request head carried to the next read (at most 3).
+    /// Bytes of an unfinished request carried to the next read.
     tail: usize,
     /// Bytes of responses owed but not yet accepted by the socket.
     unwritten: usize,
@@ -114,9 +113,8 @@ fn answer(client: &mut Client, buf: &mut [u8], responses: &[u8], one: usize) -> 
             Err(_) => return Err(()),
         };
         let filled = carried + n;
-        let heads = buf[..filled].windows(4).filter(|w| *w == b"\r\n\r\n").count();
-        client.unwritten += heads * one;
-        let keep = filled.min(3);
+        let (requests, keep) = PROTOCOL.requests_ended(&buf[..filled]);
+        client.unwritten += requests * one;
         buf.copy_within(filled - keep..filled, 0);
         client.tail = keep;
         if filled < buf.len() {

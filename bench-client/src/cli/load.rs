@@ -195,7 +195,7 @@ fn resolve(text: &str, allow_remote: bool, tls: &TlsArgs) -> anyhow::Result<(Url
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let target = Target { addr, host: format!("{host}:{port}"), path, tls: None };
+    let target = Target { host: format!("{host}:{port}"), path, ..Target::new(addr, "") };
     let target = match url.scheme() {
         "https" => target.with_tls(tls.client(host)?),
         _ => target,

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
 
+use super::counters::{COUNTERS, Counts};
 use super::stats::RunStats;
 
 /// Upper bounds of the live latency histogram's buckets, seconds (+Inf
@@ -29,31 +30,28 @@ const BUCKETS: usize = LIVE_LATENCY_BUCKETS_S.len() + 1;
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub(super) struct Slot {
-    counters: [AtomicU64; COUNTERS],
+    /// What the loop counts apart from the declared counters (by [`Extra`]).
+    counters: [AtomicU64; EXTRAS],
+    /// The declared counters, in the order of [`COUNTERS`].
+    counts: [AtomicU64; COUNTERS.len()],
     buckets: [AtomicU64; BUCKETS],
     /// Sum of the recorded latencies, microseconds (from the histogram).
     latency_sum_us: AtomicU64,
 }
 
-/// Indexes into [`Slot::counters`], in the order of [`LiveTotals`]' fields.
-const SENT: usize = 0;
-const WARMUP_SUCCESS: usize = 1;
-const WARMUP_FAILED: usize = 2;
-const SUCCESSFUL: usize = 3;
-const CONNECT: usize = 4;
-const IO: usize = 5;
-const TIMEOUT: usize = 6;
-const STATUS: usize = 7;
-const BODY: usize = 8;
-const PROTOCOL: usize = 9;
-const IN_FLIGHT: usize = 10;
-const OPEN: usize = 11;
-const ESTABLISHED: usize = 12;
-const RECONNECTS: usize = 13;
-const LATE_SENDS: usize = 14;
-const RETRIED: usize = 15;
-const CLOSED_BY_SERVER: usize = 16;
-const COUNTERS: usize = 17;
+/// Indexes into [`Slot::counters`]: what is live beyond the declared counters.
+const WARMUP_SUCCESS: usize = 0;
+const WARMUP_FAILED: usize = 1;
+const SUCCESSFUL: usize = 2;
+const CONNECT: usize = 3;
+const IO: usize = 4;
+const TIMEOUT: usize = 5;
+const STATUS: usize = 6;
+const BODY: usize = 7;
+const PROTOCOL: usize = 8;
+const IN_FLIGHT: usize = 9;
+const OPEN: usize = 10;
+const EXTRAS: usize = 11;
 
 /// The live counters of one run: a slot per engine thread.
 #[derive(Debug)]
@@ -64,8 +62,8 @@ pub struct Live {
 /// The engine threads' totals at one moment (each up to one tick old).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LiveTotals {
-    /// Requests written, warm-up included.
-    pub sent: u64,
+    /// The declared counters (those with a live metric are published).
+    pub counts: Counts,
     /// Successful requests settled during the warm-up.
     pub warmup_successful: u64,
     /// Failed requests settled during the warm-up.
@@ -88,16 +86,6 @@ pub struct LiveTotals {
     pub in_flight: u64,
     /// Connections open now.
     pub connections_open: u64,
-    /// Connections established, reconnections included.
-    pub connections_established: u64,
-    /// Reconnections.
-    pub reconnects: u64,
-    /// Open loop: requests written late.
-    pub late_sends: u64,
-    /// Requests written again after the server closed their connection.
-    pub retried: u64,
-    /// Connections the server closed between responses (churn).
-    pub closed_by_server: u64,
     /// Successful requests' latency, count per bucket of
     /// [`LIVE_LATENCY_BUCKETS_S`] (not cumulative), the last one +Inf.
     pub latency_buckets: [u64; BUCKETS],
@@ -125,12 +113,16 @@ impl Live {
 
     /// The sum of every thread's published totals.
     pub fn totals(&self) -> LiveTotals {
-        let mut c = [0u64; COUNTERS];
+        let mut c = [0u64; EXTRAS];
+        let mut counts = Counts::default();
         let mut b = [0u64; BUCKETS];
         let mut sum = 0;
         for slot in &self.slots {
             for (total, a) in c.iter_mut().zip(&slot.counters) {
                 *total += a.load(Ordering::Relaxed);
+            }
+            for (spec, a) in COUNTERS.iter().zip(&slot.counts) {
+                *counts.get_mut(spec.counter) += a.load(Ordering::Relaxed);
             }
             for (total, a) in b.iter_mut().zip(&slot.buckets) {
                 *total += a.load(Ordering::Relaxed);
@@ -138,7 +130,7 @@ impl Live {
             sum += slot.latency_sum_us.load(Ordering::Relaxed);
         }
         LiveTotals {
-            sent: c[SENT],
+            counts,
             warmup_successful: c[WARMUP_SUCCESS],
             warmup_failed: c[WARMUP_FAILED],
             successful: c[SUCCESSFUL],
@@ -150,11 +142,6 @@ impl Live {
             protocol_failures: c[PROTOCOL],
             in_flight: c[IN_FLIGHT],
             connections_open: c[OPEN],
-            connections_established: c[ESTABLISHED],
-            reconnects: c[RECONNECTS],
-            late_sends: c[LATE_SENDS],
-            retried: c[RETRIED],
-            closed_by_server: c[CLOSED_BY_SERVER],
             latency_buckets: b,
             latency_sum_us: sum,
         }
@@ -167,8 +154,7 @@ impl Slot {
     pub(super) fn publish(&self, stats: &RunStats, in_flight: u64, open: u64) {
         let f = &stats.failures;
         let values = [
-            (SENT, stats.sent),
-            (WARMUP_SUCCESS, stats.warmup_completed - stats.warmup_failed),
+            (WARMUP_SUCCESS, stats.counts.warmup_completed - stats.warmup_failed),
             (WARMUP_FAILED, stats.warmup_failed),
             (SUCCESSFUL, stats.successful()),
             (CONNECT, f.connect),
@@ -179,14 +165,12 @@ impl Slot {
             (PROTOCOL, f.protocol),
             (IN_FLIGHT, in_flight),
             (OPEN, open),
-            (ESTABLISHED, stats.connections_established),
-            (RECONNECTS, stats.reconnects),
-            (LATE_SENDS, stats.late_sends),
-            (RETRIED, stats.retried),
-            (CLOSED_BY_SERVER, stats.closed_by_server),
         ];
         for (i, v) in values {
             self.counters[i].store(v, Ordering::Relaxed);
+        }
+        for (spec, a) in COUNTERS.iter().zip(&self.counts) {
+            a.store(stats.counts.get(spec.counter), Ordering::Relaxed);
         }
     }
 
@@ -224,19 +208,23 @@ mod tests {
         }
         a.record_failure(Some(0), FailureKind::Status(503));
         a.record_failure(None, FailureKind::Connect);
-        a.sent = 9;
-        a.warmup_completed = 3;
+        a.counts.sent = 9;
+        a.counts.warmup_completed = 3;
+        a.counts.late_sends = 5;
         a.warmup_failed = 1;
         let mut b = RunStats::new(1, false);
         b.record_success(0, 120, 120);
-        b.sent = 2;
+        b.counts.sent = 2;
         live.slot(0).publish(&a, 1, 4);
         live.slot(0).publish_latency(&a.latency_us);
         live.slot(1).publish(&b, 1, 4);
         live.slot(1).publish_latency(&b.latency_us);
         live.slot(7).publish(&b, 1, 4); // beyond the last: the last slot, again
         let t = live.totals();
-        assert_eq!((t.sent, t.successful, t.failed(), t.connect_failures), (11, 6, 1, 1));
+        assert_eq!(
+            (t.counts.sent, t.counts.late_sends, t.successful, t.failed(), t.connect_failures),
+            (11, 5, 6, 1, 1)
+        );
         assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));
         // 50 and 100 µs ≤ 100 µs; 120 ≤ 250 µs; 300 ≤ 500 µs; 2 ms ≤ 2.5 ms; 9 s: +Inf.
         assert_eq!(t.latency_buckets, [2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);

@@ -53,13 +53,14 @@
 //! nothing else of the crate.
 
 mod conn;
+mod counters;
 mod hdr;
-mod http;
 mod live;
 mod schedule;
 mod slicing;
 mod stats;
 mod tls;
+mod wire;
 mod worker;
 
 use std::net::SocketAddr;
@@ -67,8 +68,8 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+pub use self::counters::{COUNTERS, Clean, Counter, Counts, Metric, Scope, Spec};
 pub use self::hdr::{EncodedHistogram, HdrError};
-pub use self::http::{FrameError, Framed, frame_response, get_request};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
 pub use self::slicing::{Slicing, SlicingError};
@@ -77,6 +78,7 @@ pub use self::stats::{
     latency_histogram,
 };
 pub use self::tls::{TlsClient, Trust};
+pub use self::wire::{FrameError, Framed, Protocol};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused
@@ -316,12 +318,14 @@ pub struct Target {
     pub path: String,
     /// `https://`: the TLS client its connections share.
     pub tls: Option<TlsClient>,
+    /// What its connections speak.
+    pub protocol: Protocol,
 }
 
 impl Target {
     /// `path` on `addr` over plain HTTP, with `addr` as the `Host` header.
     pub fn new(addr: SocketAddr, path: &str) -> Self {
-        Self { addr, host: addr.to_string(), path: path.to_owned(), tls: None }
+        Self { addr, host: addr.to_string(), path: path.to_owned(), tls: None, protocol: Protocol::Http1 }
     }
 
     /// This target over TLS with `client`.
@@ -404,7 +408,7 @@ pub struct Outcome {
     /// All threads' measurements, merged (every route).
     pub stats: RunStats,
     /// With a slicing: per route, the request-level counts (windows,
-    /// failures, latency, sent, warm-up, in flight, retried); the
+    /// failures, latency, the counters of [`Scope::Request`]); the
     /// connection-level ones are in `stats` only. Empty with one route.
     pub by_route: Vec<RunStats>,
     /// Measured time actually covered (shorter than planned when stopped).

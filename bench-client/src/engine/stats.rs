@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::counters::Counts;
+
 /// Highest latency the histogram tracks, microseconds (60 s); longer ones
 /// saturate at this value.
 pub const MAX_LATENCY_US: u64 = 60_000_000;
@@ -88,61 +90,21 @@ pub enum FailureKind {
 
 /// Everything one run (or one engine thread of it) measured.
 ///
-/// Accounting identity: `sent == warmup_completed + successful() +
-/// failures.requests() + in_flight_at_deadline + retried`: every write of a
-/// request is counted in `sent`, and a request written again on a new
-/// connection is counted once more there and once in `retried`, so each
-/// request's one outcome is counted once. In the open loop, requests due
-/// but never written are `unsent_at_deadline`, outside `sent`.
+/// Accounting identity: every write of a request is counted once, and each
+/// request's one outcome once (the identity is written out, and checked, in
+/// `measure::RunFigures::check`).
 #[derive(Debug, Clone)]
 pub struct RunStats {
     /// Per measured window, in order.
     pub windows: Vec<Window>,
     /// Failures by kind, measured windows only (connect: whole run).
     pub failures: Failures,
-    /// Requests written, warm-up included; a request written again after
-    /// its connection closed counts once per write (see `retried`).
-    pub sent: u64,
-    /// Requests written again on a new connection because the server closed
-    /// (or reset) the one they had been written on before answering them;
-    /// whole run. Each retry is also in `sent`.
-    pub retried: u64,
-    /// Connections the server closed between responses (`Connection: close`,
-    /// or an end of stream or reset after a response): churn, whole run.
-    pub closed_by_server: u64,
-    /// Connections the server closed after they had been idle for a second
-    /// or more (its keep-alive timeout): not churn, whole run.
-    pub closed_idle: u64,
-    /// Connections the client closed after their `requests_per_connection`
-    /// (churn asked for), whole run.
-    pub closed_by_client: u64,
-    /// TLS connections that answered a request, whole run: their handshakes.
-    pub tls_handshakes: u64,
-    /// Of `tls_handshakes`, those that resumed a session.
-    pub tls_resumed: u64,
-    /// Connection slots not yet established once when the measured windows
-    /// began (with no warm-up: when the first window ended); 0 when the load
-    /// ran on every connection asked for.
-    pub connections_short: u64,
-    /// Requests settled during the warm-up, by a response or a failure of
-    /// any kind (not measured).
-    pub warmup_completed: u64,
-    /// Of `warmup_completed`, those that failed (for the live counters;
-    /// results keep only the total).
+    /// The run's counters (declared in [`super::counters::COUNTERS`]): whole
+    /// run, or this route's for a route of a sliced run (see their scope).
+    pub counts: Counts,
+    /// Of `counts.warmup_completed`, those that failed (for the live
+    /// counters; results keep only the total).
     pub warmup_failed: u64,
-    /// Requests still without a complete response at the deadline (or whose
-    /// response completed after it): neither successes nor failures.
-    pub in_flight_at_deadline: u64,
-    /// Connections established, reconnections included.
-    pub connections_established: u64,
-    /// Reconnections after the server closed a connection or an error.
-    pub reconnects: u64,
-    /// Open loop: requests written during the measured windows more than
-    /// the engine's late-send tolerance after they were due, whatever the
-    /// phase they were due in (a backlog from the warm-up included).
-    pub late_sends: u64,
-    /// Open loop: requests due by the deadline that were never written.
-    pub unsent_at_deadline: u64,
     /// Latency of successful requests, microseconds, from when each was due
     /// (the open loop's schedule; the write in the closed loop) to its last
     /// byte: corrected for coordinated omission.
@@ -175,21 +137,8 @@ impl RunStats {
         Self {
             windows: vec![Window::default(); windows],
             failures: Failures::default(),
-            sent: 0,
-            retried: 0,
-            closed_by_server: 0,
-            closed_idle: 0,
-            closed_by_client: 0,
-            tls_handshakes: 0,
-            tls_resumed: 0,
-            connections_short: 0,
-            warmup_completed: 0,
+            counts: Counts::default(),
             warmup_failed: 0,
-            in_flight_at_deadline: 0,
-            connections_established: 0,
-            reconnects: 0,
-            late_sends: 0,
-            unsent_at_deadline: 0,
             latency_us: latency_histogram(),
             latency_uncorrected_us: open_loop.then(latency_histogram),
             window_latency_us: Vec::new(),
@@ -256,27 +205,8 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
             a.failed += b.failed;
         }
         self.failures += &other.failures;
-        // The run's counters, each the sum of the threads'.
-        macro_rules! add {
-            ($($counter:ident),+) => { $(self.$counter += other.$counter;)+ };
-        }
-        add!(
-            sent,
-            retried,
-            closed_by_server,
-            closed_idle,
-            closed_by_client,
-            tls_handshakes,
-            tls_resumed,
-            connections_short,
-            warmup_completed,
-            warmup_failed,
-            in_flight_at_deadline,
-            connections_established,
-            reconnects,
-            late_sends,
-            unsent_at_deadline
-        );
+        self.counts += &other.counts;
+        self.warmup_failed += other.warmup_failed;
         self.latency_us.add(&other.latency_us).expect("same histogram bounds");
         if let (Some(a), Some(b)) = (&mut self.latency_uncorrected_us, &other.latency_uncorrected_us) {
             a.add(b).expect("same histogram bounds");
@@ -382,37 +312,14 @@ mod tests {
             tls: 21,
         };
         assert_eq!(b, three_times);
-        // Every counter of a run adds up over threads.
-        fn counters(s: &mut RunStats) -> [&mut u64; 15] {
-            [
-                &mut s.sent,
-                &mut s.retried,
-                &mut s.closed_by_server,
-                &mut s.closed_idle,
-                &mut s.closed_by_client,
-                &mut s.tls_handshakes,
-                &mut s.tls_resumed,
-                &mut s.connections_short,
-                &mut s.warmup_completed,
-                &mut s.warmup_failed,
-                &mut s.in_flight_at_deadline,
-                &mut s.connections_established,
-                &mut s.reconnects,
-                &mut s.late_sends,
-                &mut s.unsent_at_deadline,
-            ]
-        }
-        let numbered = |from: u64| {
-            let mut s = RunStats::new(1, false);
-            for (i, c) in counters(&mut s).into_iter().enumerate() {
-                *c = from + i as u64;
-            }
-            s
-        };
-        let mut x = numbered(2);
-        x += &numbered(10);
-        x += &numbered(10);
-        assert_eq!(counters(&mut x).map(|c| *c), std::array::from_fn(|i| 22 + 3 * i as u64));
+        // Every counter of a run adds up over threads (engine/counters.rs tests each), and so do
+        // the warm-up's failures.
+        let mut x = RunStats::new(1, false);
+        (x.counts.sent, x.warmup_failed) = (2, 1);
+        let mut y = RunStats::new(1, false);
+        (y.counts.sent, y.warmup_failed) = (10, 3);
+        x += &y;
+        assert_eq!((x.counts.sent, x.warmup_failed), (12, 4));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::Measured;
 use super::blocks::{BlockLatency, block_latency};
 use crate::analysis;
-use crate::engine::{EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats, Slicing};
+use crate::engine::{Clean, Counts, EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats, Slicing};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -41,53 +41,16 @@ pub struct RunFigures {
     /// they are in `failed` by kind but not in `successful` or the windows.
     #[serde(default)]
     pub transition_completed: u64,
-    /// Requests written, warm-up included; a request written again after its
-    /// connection closed counts once per write (see `retried`).
-    pub sent: u64,
-    /// Requests written again on a new connection because the server closed
-    /// or reset the one they were written on before answering them (whole
-    /// run; also in `sent`). Not clean unless `churn_allowed`.
-    #[serde(default)]
-    pub retried: u64,
-    /// Connections the server closed between responses (`Connection: close`,
-    /// or an end of stream or reset after a response; whole run): churn. Not
-    /// clean unless `churn_allowed`.
-    #[serde(default)]
-    pub closed_by_server: u64,
-    /// Connections the server closed after a second or more with nothing to
-    /// do (its keep-alive timeout, whole run): shown, not a shortfall.
-    #[serde(default)]
-    pub closed_idle: u64,
-    /// Connections the client closed after `--requests-per-connection`
-    /// responses (whole run): churn asked for, not a shortfall.
-    #[serde(default)]
-    pub closed_by_client: u64,
-    /// TLS handshakes of connections that answered (whole run); 0 over plain HTTP.
-    #[serde(default)]
-    pub tls_handshakes: u64,
-    /// Of `tls_handshakes`, those that resumed a session.
-    #[serde(default)]
-    pub tls_resumed: u64,
+    /// The run's counters (`engine::COUNTERS`: requests written, retried,
+    /// connections closed, …), each its own field of the file.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// The user allowed the server to close connections (`--allow-churn`):
     /// `closed_by_server` and `retried` are counted but do not fail the run.
     #[serde(default)]
     pub churn_allowed: bool,
-    /// Connections asked for that were not yet established once when the
-    /// measured windows began (with no warm-up: when the first window
-    /// ended). Above 0 the run did not measure the load asked for:
-    /// `complete` is false.
-    #[serde(default)]
-    pub connections_short: u64,
-    /// Requests completed during the warm-up (not measured).
-    pub warmup_completed: u64,
-    /// Requests without a complete response at the deadline.
-    pub in_flight_at_deadline: u64,
     /// Connections asked for.
     pub connections_requested: u64,
-    /// Connections established, reconnections included.
-    pub connections_established: u64,
-    /// Reconnections (server closed, or after an error).
-    pub reconnects: u64,
     /// Requests outstanding per connection (1: no pipelining).
     #[serde(default = "one")]
     pub pipeline: usize,
@@ -98,13 +61,6 @@ pub struct RunFigures {
     /// The engine's nap between polls, microseconds (0: it waited in epoll).
     #[serde(default)]
     pub nap_us: u64,
-    /// Open loop: requests written during the measured windows more than
-    /// 2 ms after they were due, whatever the phase they were due in.
-    #[serde(default)]
-    pub late_sends: u64,
-    /// Open loop: requests due by the deadline and never written.
-    #[serde(default)]
-    pub unsent_at_deadline: u64,
     /// Measured time, seconds.
     pub duration_s: f64,
     /// Successful requests per second over `duration_s`.
@@ -283,25 +239,12 @@ impl RunFigures {
             failed_total,
             failed: s.failures.clone(),
             transition_completed: s.successful() + s.failures.requests() - successful - failed_total,
-            sent: s.sent,
-            retried: s.retried,
-            closed_by_server: conn.closed_by_server,
-            closed_idle: conn.closed_idle,
-            closed_by_client: conn.closed_by_client,
-            tls_handshakes: conn.tls_handshakes,
-            tls_resumed: conn.tls_resumed,
+            counts: Counts::of_route(&s.counts, &conn.counts),
             churn_allowed: false,
-            connections_short: conn.connections_short,
-            warmup_completed: s.warmup_completed,
-            in_flight_at_deadline: s.in_flight_at_deadline,
             connections_requested: settings.connections.get() as u64,
-            connections_established: conn.connections_established,
-            reconnects: conn.reconnects,
             pipeline: settings.pipeline.get(),
             rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
-            late_sends: conn.late_sends,
-            unsent_at_deadline: conn.unsent_at_deadline,
             duration_s,
             requests_per_s: if duration_s > 0.0 { successful as f64 / duration_s } else { 0.0 },
             window_s,
@@ -341,7 +284,10 @@ impl RunFigures {
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
             profiled: matches!(run.folded, Some(Ok(_))),
-            complete: !run.interrupted && !run.server_lost && conn.failures.connect == 0 && conn.connections_short == 0,
+            complete: !run.interrupted
+                && !run.server_lost
+                && conn.failures.connect == 0
+                && conn.counts.above_zero(Clean::Incomplete).next().is_none(),
         }
     }
 }
@@ -352,7 +298,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::engine::{FailureKind, Outcome, Timing};
+    use crate::engine::{Counter, FailureKind, Outcome, Timing};
     use crate::measure::{CpuWindows, Shortfall, Start};
     fn settings(window_ms: u64, windows: u32) -> LoadSettings {
         let window = Duration::from_millis(window_ms);
@@ -368,9 +314,9 @@ mod tests {
                 s.record_success(w, 100, 100);
             }
         }
-        s.sent = per_window.iter().sum::<u64>() + 3;
-        s.warmup_completed = 2;
-        s.in_flight_at_deadline = 1;
+        s.counts.sent = per_window.iter().sum::<u64>() + 3;
+        s.counts.warmup_completed = 2;
+        s.counts.in_flight_at_deadline = 1;
         s
     }
 
@@ -390,16 +336,16 @@ mod tests {
     fn figures_of_a_whole_run() {
         let cpu = CpuWindows { server: vec![90.0, 100.0, 98.0, 96.0], client: vec![40.0, 50.0, 60.0, 50.0] };
         let mut s = stats(&[100, 100, 100, 100]);
-        s.connections_established = 9;
-        s.reconnects = 1;
+        s.counts.connections_established = 9;
+        s.counts.reconnects = 1;
         s.record_failure(Some(2), FailureKind::Status(503));
         let run = measured(s, Vec::new(), Duration::from_secs(2), cpu);
         let f = RunFigures::new(&run, &settings(500, 4), Some(1));
         assert_eq!((f.successful, f.failed_total, f.transition_completed), (400, 1, 0));
         assert_eq!(f.windows, [100, 100, 100, 100]);
         assert_eq!(f.windows_failed, [0, 0, 1, 0]);
-        assert_eq!((f.sent, f.warmup_completed, f.in_flight_at_deadline), (403, 2, 1));
-        assert_eq!((f.connections_requested, f.connections_established, f.reconnects), (8, 9, 1));
+        assert_eq!((f.counts.sent, f.counts.warmup_completed, f.counts.in_flight_at_deadline), (403, 2, 1));
+        assert_eq!((f.connections_requested, f.counts.connections_established, f.counts.reconnects), (8, 9, 1));
         assert_eq!((f.duration_s, f.window_s, f.requests_per_s), (2.0, 0.5, 200.0));
         assert_eq!(f.server_cpu_percent, Some(96.0));
         assert!(!f.client_bound, "96 % of one CPU is saturated");
@@ -446,8 +392,12 @@ mod tests {
         assert_eq!(f.server_cpu_percent, Some(83.0));
         assert!(f.client_bound, "83 % in its own slices");
         assert_eq!(
-            f.sent,
-            f.warmup_completed + f.successful + f.failed_total + f.transition_completed + f.in_flight_at_deadline
+            f.counts.sent,
+            f.counts.warmup_completed
+                + f.successful
+                + f.failed_total
+                + f.transition_completed
+                + f.counts.in_flight_at_deadline
         );
         let g = RunFigures::of_route(&run, &settings(250, 8), Some(1), 0, &block);
         assert_eq!(g.windows, [100, 100, 100, 100]);
@@ -479,7 +429,7 @@ mod tests {
         for us in 1..=1_000 {
             s.record_success(0, us, us);
         }
-        s.sent = 1_000;
+        s.counts.sent = 1_000;
         let cpu = CpuWindows { server: vec![95.0], client: vec![50.0] };
         let mut run = measured(s, Vec::new(), Duration::from_secs(1), cpu);
         run.folded = Some(Ok(vec![String::new()]));
@@ -537,7 +487,7 @@ mod tests {
     fn figures_that_do_not_add_up_are_named_by_field() {
         let mut s = stats(&[100, 100, 100, 100]);
         s.record_failure(Some(2), FailureKind::Status(503));
-        s.sent += 1;
+        s.counts.sent += 1;
         let cpu = CpuWindows { server: vec![50.0; 4], client: vec![50.0; 4] };
         let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(2), cpu), &settings(500, 4), Some(1));
         assert_eq!(good.check(true), Ok(()));
@@ -551,12 +501,12 @@ mod tests {
         assert!(err(|f| f.successful = u64::MAX).contains("`successful`"));
         assert!(err(|f| f.failed_total = 0).contains("`failed_total` is 0"));
         assert!(err(|f| f.failed.io = 5).contains("`failed` by kind add up to 6"));
-        assert!(err(|f| f.sent += 1).contains("`sent` is 405"));
+        assert!(err(|f| f.counts.sent += 1).contains("`sent` is 405"));
         let mut old = good.clone();
-        old.sent += 1;
+        old.counts.sent += 1;
         assert_eq!(old.check(false), Ok(()), "files before schema 8 are not held to `sent`");
         assert!(
-            err(|f| f.retried = 1).contains(
+            err(|f| f.counts.retried = 1).contains(
                 "`sent` is 404 but warm-up, successful, failed, transition, in flight and retried add up to 405"
             ),
             "a retry is one more write"
@@ -578,18 +528,28 @@ mod tests {
             edit(&mut f);
             f
         };
-        let short = with(|f| f.connections_short = 3);
-        assert_eq!(short.shortfalls(), [Shortfall::Connections { short: 3, requested: 8 }]);
+        let short = with(|f| f.counts.connections_short = 3);
+        assert_eq!(short.shortfalls(), [Shortfall::Counted { counter: Counter::ConnectionsShort, count: 3 }]);
+        assert_eq!(
+            short.shortfalls()[0].to_string(),
+            "3 connections were not open when the windows began (the run is incomplete)"
+        );
         assert!(short.is_failure());
         let churn = with(|f| {
-            f.closed_by_server = 5;
-            f.retried = 2;
+            f.counts.closed_by_server = 5;
+            f.counts.retried = 2;
         });
-        assert_eq!(churn.shortfalls(), [Shortfall::Churn { closed: 5 }, Shortfall::Retries { retried: 2 }]);
+        assert_eq!(
+            churn.shortfalls(),
+            [
+                Shortfall::Counted { counter: Counter::ClosedByServer, count: 5 },
+                Shortfall::Counted { counter: Counter::Retried, count: 2 }
+            ]
+        );
         assert!(churn.is_failure());
         let allowed = with(|f| {
-            f.closed_by_server = 5;
-            f.retried = 2;
+            f.counts.closed_by_server = 5;
+            f.counts.retried = 2;
             f.churn_allowed = true;
         });
         assert!(allowed.shortfalls().is_empty() && !allowed.is_failure());
@@ -597,7 +557,7 @@ mod tests {
         let open = |late: u64, unsent: u64| {
             let mut f = good.clone();
             f.rate_per_s = Some(1000.0);
-            (f.sent, f.late_sends, f.unsent_at_deadline) = (1000 - unsent, late, unsent);
+            (f.counts.sent, f.counts.late_sends, f.counts.unsent_at_deadline) = (1000 - unsent, late, unsent);
             f.shortfalls()
         };
         // At 1,000 requests/s, 2 ms of tolerance: 3 due at the deadline are allowed beside the 1 %.

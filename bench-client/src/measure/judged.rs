@@ -3,7 +3,7 @@
 //! requests ([`Shortfall`]).
 
 use super::figures::RunFigures;
-use crate::engine::LATE_SEND_TOLERANCE;
+use crate::engine::{COUNTERS, Clean, Counter, LATE_SEND_TOLERANCE};
 
 /// An open-loop run is short of its schedule when more than this share of
 /// the requests due were written late or never, percent (beyond those due
@@ -14,12 +14,15 @@ pub const OFFERED_SHORTFALL_PERCENT: f64 = 1.0;
 /// requests: each makes the run a failure (exit 1), and is said in one line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shortfall {
-    /// Connections not established once when the windows began.
-    Connections {
-        /// How many of `requested`.
-        short: u64,
-        /// Connections asked for.
-        requested: u64,
+    /// A declared counter whose rule ([`Clean::Incomplete`], or
+    /// [`Clean::Churn`] unless churn is allowed) makes a count above zero a
+    /// shortfall: connections not open when the windows began, connections
+    /// the server closed between responses, requests written again.
+    Counted {
+        /// Which counter.
+        counter: Counter,
+        /// Its count.
+        count: u64,
     },
     /// Open loop: the schedule was not offered on time.
     Offered {
@@ -30,40 +33,19 @@ pub enum Shortfall {
         /// Never written.
         unsent: u64,
     },
-    /// The server closed connections between responses.
-    Churn {
-        /// Connections closed by the server.
-        closed: u64,
-    },
-    /// Requests written twice after the server closed their connection.
-    Retries {
-        /// Requests written again.
-        retried: u64,
-    },
 }
 
 impl std::fmt::Display for Shortfall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
-            Self::Connections { short, requested } => write!(
-                f,
-                "{short} connections were not open when the windows began ({requested} asked for per server; the \
-                 run is incomplete)"
-            ),
+            Self::Counted { counter, count } => {
+                let spec = COUNTERS.iter().find(|s| s.counter == counter).expect("every counter is declared");
+                f.write_str(&spec.shortfall_line(count).unwrap_or_else(|| format!("{} {}", spec.name, count)))
+            }
             Self::Offered { on_time_percent, late, unsent } => write!(
                 f,
                 "the schedule was offered {on_time_percent:.1} % on time: {late} requests written late, \
                  {unsent} never written"
-            ),
-            Self::Churn { closed } => write!(
-                f,
-                "connections churned: the server closed {closed} connections between responses \
-                 (--allow-churn accepts it)"
-            ),
-            Self::Retries { retried } => write!(
-                f,
-                "{retried} requests written again after the server closed or reset their connection \
-                 (--allow-churn accepts it)"
             ),
         }
     }
@@ -106,16 +88,16 @@ impl RunFigures {
         if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
             return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));
         }
-        let settled = u128::from(self.warmup_completed)
+        let settled = u128::from(self.counts.warmup_completed)
             + u128::from(self.successful)
             + failed_total
             + u128::from(self.transition_completed)
-            + u128::from(self.in_flight_at_deadline)
-            + u128::from(self.retried);
-        if sent && settled != u128::from(self.sent) {
+            + u128::from(self.counts.in_flight_at_deadline)
+            + u128::from(self.counts.retried);
+        if sent && settled != u128::from(self.counts.sent) {
             return Err(format!(
                 "`sent` is {} but warm-up, successful, failed, transition, in flight and retried add up to {settled}",
-                self.sent
+                self.counts.sent
             ));
         }
         let l = &self.latency_us;
@@ -140,13 +122,17 @@ impl RunFigures {
     /// Every way in which the run fell short of what was asked, beyond
     /// failed requests (churn and retries only when not allowed).
     pub fn shortfalls(&self) -> Vec<Shortfall> {
-        let mut out = Vec::new();
-        if self.connections_short > 0 {
-            out.push(Shortfall::Connections { short: self.connections_short, requested: self.connections_requested });
-        }
+        let churn = (!self.churn_allowed).then_some(Clean::Churn);
+        let mut out: Vec<Shortfall> = [Some(Clean::Incomplete), churn]
+            .into_iter()
+            .flatten()
+            .flat_map(|clean| self.counts.above_zero(clean))
+            .map(|(spec, count)| Shortfall::Counted { counter: spec.counter, count })
+            .collect();
         if self.rate_per_s.is_some() {
-            let due = self.sent.saturating_sub(self.retried).saturating_add(self.unsent_at_deadline);
-            let off = self.late_sends.saturating_add(self.unsent_at_deadline);
+            let due =
+                self.counts.sent.saturating_sub(self.counts.retried).saturating_add(self.counts.unsent_at_deadline);
+            let off = self.counts.late_sends.saturating_add(self.counts.unsent_at_deadline);
             // Requests due within the late-send tolerance of the deadline
             // (the one due at it included) could not be late yet.
             let at_deadline = (self.rate_per_s.unwrap_or(0.0) * LATE_SEND_TOLERANCE.as_secs_f64()).ceil() + 1.0;
@@ -154,17 +140,9 @@ impl RunFigures {
                 let on_time_percent = 100.0 * due.saturating_sub(off) as f64 / due as f64;
                 out.push(Shortfall::Offered {
                     on_time_percent,
-                    late: self.late_sends,
-                    unsent: self.unsent_at_deadline,
+                    late: self.counts.late_sends,
+                    unsent: self.counts.unsent_at_deadline,
                 });
-            }
-        }
-        if !self.churn_allowed {
-            if self.closed_by_server > 0 {
-                out.push(Shortfall::Churn { closed: self.closed_by_server });
-            }
-            if self.retried > 0 {
-                out.push(Shortfall::Retries { retried: self.retried });
             }
         }
         out

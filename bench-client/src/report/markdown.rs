@@ -362,7 +362,7 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
             &ms(f.latency_us.p50 as f64),
             &ms(f.latency_us.p99 as f64),
             &ms(f.latency_us.max as f64),
-            &f.in_flight_at_deadline,
+            &f.counts.in_flight_at_deadline,
             &server_cpu,
             &format!("{:.1} %", f.client_cpu_percent),
         ]);

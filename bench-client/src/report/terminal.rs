@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use super::flames::{Shape, top_self};
 use crate::calibrate::Ceiling;
-use crate::engine::{LATE_SEND_TOLERANCE, LatencySummary};
+use crate::engine::{COUNTERS, Clean, LATE_SEND_TOLERANCE, LatencySummary, Spec};
 use crate::measure::RunFigures;
 use crate::results::{LoadReport, MergeInfo, WatchReport};
 
@@ -19,6 +19,14 @@ const WINDOWS_PRINTED: usize = 60;
 /// Above this coefficient of variation of its windows, a run's rate is
 /// said to be noisy.
 const NOISY_WINDOWS_CV_PERCENT: f64 = 5.0;
+
+/// `label count` of each labelled counter that `pick` takes, in the table's order.
+fn labelled(f: &RunFigures, pick: impl Fn(&Spec) -> bool) -> String {
+    let said = COUNTERS.iter().filter(|s| pick(s));
+    said.filter_map(|s| s.label.map(|label| format!("{label} {}", f.counts.get(s.counter))))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// The summary `load` prints: counts, failures by kind, connections,
 /// windows, CPU use and latency of the run of `url`; `merge` prints the same
@@ -38,8 +46,11 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         " (INCOMPLETE: the server exited; the run ended with that window)"
     } else if f.failed.connect > 0 {
         " (INCOMPLETE: connections failed; the server may have died)"
-    } else if f.connections_short > 0 {
-        " (INCOMPLETE: the windows began short of the connections asked for)"
+    } else if let Some((spec, n)) = f.counts.above_zero(Clean::Incomplete).next() {
+        &format!(
+            " (INCOMPLETE: the windows began short of the load asked for: {})",
+            spec.shortfall_line(n).unwrap_or_default()
+        )
     } else {
         " (interrupted)"
     };
@@ -66,30 +77,25 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         f.failed.tls,
         f.failed.connect
     )?;
-    writeln!(w, "  in flight at end     {:>12}", f.in_flight_at_deadline)?;
+    writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
+    // The declared counters with a label: the schedule's (open loop), then the others.
     if f.rate_per_s.is_some() {
+        let schedule = labelled(f, |s| s.clean == Clean::Schedule);
         writeln!(
             w,
-            "  late sends           {:>12}   (written over {} ms after due); never written by the end: {}",
-            f.late_sends,
-            LATE_SEND_TOLERANCE.as_millis(),
-            f.unsent_at_deadline
+            "  schedule             {schedule}   (late: written over {} ms after due)",
+            LATE_SEND_TOLERANCE.as_millis()
         )?;
     }
     writeln!(
         w,
-        "  connections          {:>12} established of {} requested, {} reconnections; closed by the server {}, \
-         requests retried {}; closed idle {}; closed by the client {}",
-        f.connections_established,
+        "  connections          {:>12} established of {} requested; {}",
+        f.counts.connections_established,
         f.connections_requested,
-        f.reconnects,
-        f.closed_by_server,
-        f.retried,
-        f.closed_idle,
-        f.closed_by_client
+        labelled(f, |s| s.clean != Clean::Schedule)
     )?;
-    if f.tls_handshakes > 0 {
-        writeln!(w, "  TLS handshakes       {:>12}   ({} resumed)", f.tls_handshakes, f.tls_resumed)?;
+    if f.counts.tls_handshakes > 0 {
+        writeln!(w, "  TLS handshakes       {:>12}   ({} resumed)", f.counts.tls_handshakes, f.counts.tls_resumed)?;
     }
     if f.windows.len() <= WINDOWS_PRINTED {
         writeln!(w, "  per window           {:?}", f.windows)?;

@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(err, format!("{}: `windows_failed` has 1 windows where `windows` has 2", path.display()));
 
         let mut r = results(vec![run(crate::model::Framework::Axum, "floor", "plaintext", 1, 40, true)]);
-        r.runs[0].figures.sent -= 1;
+        r.runs[0].figures.counts.sent -= 1;
         write(&path, &r).unwrap();
         let err = format!("{:#}", read(&path).unwrap_err());
         assert!(

@@ -22,7 +22,7 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
     for _ in 0..successful {
         stats.record_success(0, 100, 100);
     }
-    stats.sent = successful;
+    stats.counts.sent = successful;
     let measured = Measured {
         outcome: Outcome { stats, by_route: Vec::new(), measured: Duration::from_secs(1), stopped: !complete },
         interrupted: !complete,
@@ -113,14 +113,14 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
     for (i, &us) in latencies_us.iter().enumerate() {
         stats.record_success(i % 2, us, us);
     }
-    stats.sent = latencies_us.len() as u64 + 10;
-    stats.warmup_completed = 10;
+    stats.counts.sent = latencies_us.len() as u64 + 10;
+    stats.counts.warmup_completed = 10;
     let second = Duration::from_secs(1);
     let timing = Timing::new(second, 2 * second, second).expect("two windows of 1 s");
     let connections = std::num::NonZeroUsize::new(segment.share(8) as usize).expect("8 connections suffice");
     let mut settings = LoadSettings::closed(connections, std::num::NonZeroUsize::MIN, timing, second);
     settings.segment = segment;
-    stats.connections_established = connections.get() as u64;
+    stats.counts.connections_established = connections.get() as u64;
     let measured = Measured {
         outcome: Outcome { stats, by_route: Vec::new(), measured: 2 * second, stopped: false },
         interrupted: false,

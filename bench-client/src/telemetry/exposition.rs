@@ -11,7 +11,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit};
 
 use super::{Identity, Phase, Shared};
-use crate::engine::{LIVE_LATENCY_BUCKETS_S, LiveTotals};
+use crate::engine::{COUNTERS, LIVE_LATENCY_BUCKETS_S, LiveTotals};
 use crate::sys::{process_cpu_s, rss_bytes};
 
 /// Everything one scrape reports, read once.
@@ -129,38 +129,12 @@ impl Collector for Snapshot {
                 None,
                 &failures,
             )?;
-            counter(e, "bench_client_requests_sent", "Requests written, warm-up included", None, &[(vec![], t.sent)])?;
             gauge(e, "bench_client_in_flight", "Requests written and not yet settled", None, t.in_flight as f64)?;
             gauge(e, "bench_client_connections", "Connections open", None, t.connections_open as f64)?;
-            counter(
-                e,
-                "bench_client_reconnects",
-                "Reconnections after a close or an error",
-                None,
-                &[(vec![], t.reconnects)],
-            )?;
-            counter(
-                e,
-                "bench_client_requests_retried",
-                "Requests written again after the server closed their connection (each also in requests_sent)",
-                None,
-                &[(vec![], t.retried)],
-            )?;
-            counter(
-                e,
-                "bench_client_connections_closed_by_server",
-                "Connections the server closed between responses (churn)",
-                None,
-                &[(vec![], t.closed_by_server)],
-            )?;
-            if id.mode == "open" {
-                counter(
-                    e,
-                    "bench_client_late_sends",
-                    "Open loop: requests written late",
-                    None,
-                    &[(vec![], t.late_sends)],
-                )?;
+            // Every declared counter with a live metric (the closed loop has no schedule to be late on).
+            for spec in COUNTERS {
+                let Some(metric) = spec.metric.filter(|m| id.mode == "open" || !m.open_loop_only) else { continue };
+                counter(e, metric.name, spec.help, None, &[(vec![], t.counts.get(spec.counter))])?;
             }
             let buckets: Vec<(f64, u64)> =
                 LIVE_LATENCY_BUCKETS_S.iter().copied().chain([f64::INFINITY]).zip(t.latency_buckets).collect();

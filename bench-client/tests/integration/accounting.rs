@@ -91,17 +91,26 @@ fn a_request_the_server_reset_is_retried_counted_and_in_sent() {
     let s = engine::run(&load, Instant::now(), &[]).unwrap().stats;
     std::thread::sleep(Duration::from_millis(50));
     let read = read.load(Ordering::Relaxed);
-    assert!(s.retried > 100, "{} retried", s.retried);
-    assert!(s.closed_by_server >= s.retried, "{} closed, {} retried", s.closed_by_server, s.retried);
+    assert!(s.counts.retried > 100, "{} retried", s.counts.retried);
+    assert!(
+        s.counts.closed_by_server >= s.counts.retried,
+        "{} closed, {} retried",
+        s.counts.closed_by_server,
+        s.counts.retried
+    );
     assert_eq!(
-        s.sent,
-        s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline + s.retried,
+        s.counts.sent,
+        s.counts.warmup_completed
+            + s.successful()
+            + s.failures.requests()
+            + s.counts.in_flight_at_deadline
+            + s.counts.retried,
         "every write counted, every request settled once"
     );
     // Every request the responder read was written and counted; those written
     // and not read are the few in flight at the end (one per connection).
-    assert!(read <= s.sent, "responder read {read}, client sent {}", s.sent);
-    assert!(s.sent - read <= 4, "responder read {read}, client sent {}", s.sent);
+    assert!(read <= s.counts.sent, "responder read {read}, client sent {}", s.counts.sent);
+    assert!(s.counts.sent - read <= 4, "responder read {read}, client sent {}", s.counts.sent);
 
     // The command says so and fails the run, unless churn is allowed.
     let json = json_path("reset");
@@ -111,7 +120,7 @@ fn a_request_the_server_reset_is_retried_counted_and_in_sent() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("requests written again after the server closed or reset"), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
-    assert!(f.retried > 0 && f.failed_total == 0, "{f:?}");
+    assert!(f.counts.retried > 0 && f.failed_total == 0, "{f:?}");
     let allowed = client(&[&args[..], &["--allow-churn"]].concat());
     assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
 }
@@ -135,10 +144,10 @@ fn a_backlog_is_late_whatever_phase_it_was_due_in_and_fails_the_run() {
     // write only requests that were due during the warm-up.
     let flags = "--rate 10000 --connections 2 --duration 1s --warmup 300ms --window 500ms";
     let f = failed_on_slow_server(Duration::from_millis(1), flags, "SHORT: the schedule was offered");
-    assert!(f.unsent_at_deadline > 1000, "{} never written", f.unsent_at_deadline);
+    assert!(f.counts.unsent_at_deadline > 1000, "{} never written", f.counts.unsent_at_deadline);
     // Every write of the measured windows was late: as many as completed there
     // (give or take the two in flight at each end).
-    assert!(f.late_sends + 4 >= f.successful, "{} late, {} successful", f.late_sends, f.successful);
+    assert!(f.counts.late_sends + 4 >= f.successful, "{} late, {} successful", f.counts.late_sends, f.successful);
 }
 
 #[test]
@@ -150,7 +159,7 @@ fn a_run_that_began_short_of_its_connections_is_incomplete() {
     let flags = "--connections 250 --duration 1s --warmup 100ms --window 500ms";
     let f = failed_on_slow_server(Duration::from_millis(300), flags, "INCOMPLETE: the windows began short");
     // 150 at least (more when the client thread was starved at the start).
-    assert!((150..=250).contains(&f.connections_short), "{}", f.connections_short);
+    assert!((150..=250).contains(&f.counts.connections_short), "{}", f.counts.connections_short);
     assert!(!f.complete);
 }
 
@@ -167,9 +176,9 @@ fn a_server_closing_every_connection_is_churn_said_and_counted() {
     let out = client(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
-    assert!(f.closed_by_server > 100, "{}", f.closed_by_server);
-    assert_eq!(f.retried, 0, "every request was answered before its connection closed");
-    let said = format!("connections churned: the server closed {} connections", f.closed_by_server);
+    assert!(f.counts.closed_by_server > 100, "{}", f.counts.closed_by_server);
+    assert_eq!(f.counts.retried, 0, "every request was answered before its connection closed");
+    let said = format!("connections churned: the server closed {} connections", f.counts.closed_by_server);
     assert!(stdout(&out).contains(&said), "{}", stdout(&out));
     let allowed = client(&[&args[..], &["--allow-churn"]].concat());
     assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
@@ -196,9 +205,9 @@ fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
     let out = load_json(&url, "--rate 1 --connections 2 --duration 4s --warmup 0s", &json);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let f = read_load(&json).unwrap().figures;
-    assert!(f.closed_idle >= 2, "{f:?}");
-    assert_eq!((f.closed_by_server, f.retried, f.failed_total), (0, 0, 0), "{f:?}");
-    assert!(stdout(&out).contains(&format!("closed idle {}", f.closed_idle)), "{}", stdout(&out));
+    assert!(f.counts.closed_idle >= 2, "{f:?}");
+    assert_eq!((f.counts.closed_by_server, f.counts.retried, f.failed_total), (0, 0, 0), "{f:?}");
+    assert!(stdout(&out).contains(&format!("closed idle {}", f.counts.closed_idle)), "{}", stdout(&out));
 }
 
 /// Starts `load` with `args`, sends it SIGINT after `after`, and returns its
@@ -247,5 +256,5 @@ fn ctrl_c_in_preflight_or_warm_up_exits_130_within_a_second() {
     assert_eq!(code, Some(130), "{out}");
     assert!(took < Duration::from_secs(1), "exited {took:?} after SIGINT");
     let f = read_load(Path::new(&json)).unwrap().figures;
-    assert!(!f.complete && f.successful == 0 && f.warmup_completed > 0, "{f:?}");
+    assert!(!f.complete && f.successful == 0 && f.counts.warmup_completed > 0, "{f:?}");
 }

@@ -102,8 +102,12 @@ fn assert_accounting(s: &RunStats) {
     assert_eq!(windows, s.successful());
     assert_eq!(failed, s.failures.requests());
     assert_eq!(
-        s.sent,
-        s.warmup_completed + s.successful() + s.failures.requests() + s.in_flight_at_deadline + s.retried
+        s.counts.sent,
+        s.counts.warmup_completed
+            + s.successful()
+            + s.failures.requests()
+            + s.counts.in_flight_at_deadline
+            + s.counts.retried
     );
 }
 
@@ -142,9 +146,9 @@ fn mixed_answers_are_counted_exactly_by_kind() {
     }
     assert!(s.successful() > 0 && s.failures.body > 0);
     assert_accounting(s);
-    assert!(s.in_flight_at_deadline <= connections as u64);
+    assert!(s.counts.in_flight_at_deadline <= connections as u64);
     assert_eq!(s.windows.len(), 4);
-    assert_eq!(s.connections_established, connections as u64);
+    assert_eq!(s.counts.connections_established, connections as u64);
 }
 
 #[test]
@@ -154,7 +158,7 @@ fn pipelined_and_open_loop_runs_count_every_request_once() {
     pipelined.pipeline = NonZeroUsize::new(8).unwrap();
     let p = engine::run(&with(addr, pipelined), Instant::now(), &[&AtomicBool::new(false)]).unwrap().stats;
     assert_accounting(&p);
-    assert!(p.in_flight_at_deadline <= 4 * 8);
+    assert!(p.counts.in_flight_at_deadline <= 4 * 8);
     assert!(p.successful() > 0 && p.failures.status[&503] > 0);
     assert_eq!(p.failures.requests(), p.failures.status[&503], "only the wrong statuses fail: {:?}", p.failures);
     assert!(p.latency_uncorrected_us.is_none(), "the closed loop keeps one latency");
@@ -165,10 +169,10 @@ fn pipelined_and_open_loop_runs_count_every_request_once() {
     assert_accounting(&o);
     // The schedule: requests k = 0, 1, … due at k / rate from the start, so
     // by the deadline (1 s) 2,001 were due; each was written or is counted unsent.
-    assert_eq!(o.sent + o.unsent_at_deadline, 2_001);
+    assert_eq!(o.counts.sent + o.counts.unsent_at_deadline, 2_001);
     assert_eq!(o.latency_uncorrected_us.as_ref().map(|h| h.len()), Some(o.latency_us.len()));
     let total: u64 = sent.iter().map(|a| a.load(Ordering::Relaxed)).sum();
-    assert!(total >= o.sent + p.sent - 4 * 8 - 4, "the double answered what was written");
+    assert!(total >= o.counts.sent + p.counts.sent - 4 * 8 - 4, "the double answered what was written");
 }
 
 #[test]
@@ -182,12 +186,15 @@ fn a_server_closing_after_every_response_costs_reconnections_not_errors() {
     assert_eq!(s.failures.connect, 0);
     assert!(s.successful() > 10, "{}", s.successful());
     // One connection per response: the first of each slot, then reconnections.
-    assert_eq!(s.reconnects, s.connections_established - connections as u64);
+    assert_eq!(s.counts.reconnects, s.counts.connections_established - connections as u64);
     // Every reconnection followed a close by the server; a close in the
     // last turn before the deadline may not have reconnected.
-    assert!((s.reconnects..=s.reconnects + connections as u64).contains(&s.closed_by_server), "{s:?}");
-    assert_eq!(s.retried, 0, "each request was answered before its connection closed");
-    assert!(s.reconnects + connections as u64 >= s.successful(), "{} reconnects", s.reconnects);
+    assert!(
+        (s.counts.reconnects..=s.counts.reconnects + connections as u64).contains(&s.counts.closed_by_server),
+        "{s:?}"
+    );
+    assert_eq!(s.counts.retried, 0, "each request was answered before its connection closed");
+    assert!(s.counts.reconnects + connections as u64 >= s.successful(), "{} reconnects", s.counts.reconnects);
     assert!(sent[CLOSE].load(Ordering::Relaxed) >= s.successful());
 }
 
@@ -209,19 +216,19 @@ fn a_server_closing_at_random_costs_reconnections_not_errors() {
         assert_accounting(s);
         assert_eq!(s.failures.requests(), 0, "pipeline {pipeline}: {:?}", s.failures);
         assert!(
-            s.reconnects > 0 && s.successful() > s.reconnects,
+            s.counts.reconnects > 0 && s.successful() > s.counts.reconnects,
             "pipeline {pipeline}: {} reconnects, {} successful",
-            s.reconnects,
+            s.counts.reconnects,
             s.successful()
         );
-        assert_eq!(s.connections_established, connections as u64 + s.reconnects);
+        assert_eq!(s.counts.connections_established, connections as u64 + s.counts.reconnects);
         assert!(
-            (s.reconnects..=s.reconnects + connections as u64).contains(&s.closed_by_server),
+            (s.counts.reconnects..=s.counts.reconnects + connections as u64).contains(&s.counts.closed_by_server),
             "pipeline {pipeline}: no reconnection after an error: {s:?}"
         );
         if pipeline > 1 {
             // Requests written behind a response that closed were written again.
-            assert!(s.retried > 0, "pipeline {pipeline}: no retry");
+            assert!(s.counts.retried > 0, "pipeline {pipeline}: no retry");
         }
     }
     assert!(sent[CLOSE_SILENTLY].load(Ordering::Relaxed) > 0 && sent[CLOSE].load(Ordering::Relaxed) > 0);

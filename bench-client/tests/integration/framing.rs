@@ -228,7 +228,10 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
     let total: u64 = outcome.by_route.iter().map(|r| r.successful()).sum();
     assert_eq!(total, outcome.stats.successful(), "every success belongs to one route");
     for (route, r) in outcome.by_route.iter().enumerate() {
-        assert_eq!(r.sent, r.warmup_completed + r.successful() + r.failures.requests() + r.in_flight_at_deadline);
+        assert_eq!(
+            r.counts.sent,
+            r.counts.warmup_completed + r.successful() + r.failures.requests() + r.counts.in_flight_at_deadline
+        );
         let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
         let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();
         // In another route's slice only the round trip after a switch: at
@@ -251,8 +254,12 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
         assert_eq!(f.windows.iter().sum::<u64>(), f.successful);
         assert!((f.duration_s - 0.4).abs() < 1e-9 && (f.window_s - 0.05).abs() < 1e-9, "{f:?}");
         assert_eq!(
-            f.sent,
-            f.warmup_completed + f.successful + f.failed_total + f.transition_completed + f.in_flight_at_deadline
+            f.counts.sent,
+            f.counts.warmup_completed
+                + f.successful
+                + f.failed_total
+                + f.transition_completed
+                + f.counts.in_flight_at_deadline
         );
     }
 }
@@ -272,7 +279,7 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
     let block = load.slicing.as_ref().unwrap().block().to_vec();
     let outcome = engine::run(&load, std::time::Instant::now(), &[&AtomicBool::new(false)]).unwrap();
     assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
-    assert_eq!(outcome.stats.connections_established, 8, "four connections to each server");
+    assert_eq!(outcome.stats.counts.connections_established, 8, "four connections to each server");
     for (route, r) in outcome.by_route.iter().enumerate() {
         let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
         let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();
@@ -282,7 +289,11 @@ fn two_servers_alternate_each_loaded_alone_in_its_slices() {
     // and at most those still in flight at the deadline besides.
     for (written, r) in [(&written_a, &outcome.by_route[0]), (&written_b, &outcome.by_route[1])] {
         let written = written.load(Ordering::Relaxed);
-        assert!((r.sent - r.in_flight_at_deadline..=r.sent).contains(&written), "{written} written, {} sent", r.sent);
+        assert!(
+            (r.counts.sent - r.counts.in_flight_at_deadline..=r.counts.sent).contains(&written),
+            "{written} written, {} sent",
+            r.counts.sent
+        );
     }
 }
 

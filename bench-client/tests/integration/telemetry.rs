@@ -153,13 +153,13 @@ fn live_metrics_equal_the_result_when_done_and_the_log_carries_the_result_to_mer
     );
     let warmup = sample(&done, "bench_client_requests_total{outcome=\"success\",phase=\"warmup\"}")
         + sample(&done, "bench_client_requests_total{outcome=\"failure\",phase=\"warmup\"}");
-    assert_eq!(warmup, f.warmup_completed as f64);
-    assert_eq!(sample(&done, "bench_client_requests_sent_total"), f.sent as f64);
-    assert_eq!(sample(&done, "bench_client_requests_retried_total"), f.retried as f64);
-    assert_eq!(sample(&done, "bench_client_connections_closed_by_server_total"), f.closed_by_server as f64);
+    assert_eq!(warmup, f.counts.warmup_completed as f64);
+    assert_eq!(sample(&done, "bench_client_requests_sent_total"), f.counts.sent as f64);
+    assert_eq!(sample(&done, "bench_client_requests_retried_total"), f.counts.retried as f64);
+    assert_eq!(sample(&done, "bench_client_connections_closed_by_server_total"), f.counts.closed_by_server as f64);
     assert_eq!(sample(&done, "bench_client_request_duration_seconds_count"), f.successful as f64);
     assert_eq!(sample(&done, "bench_client_request_duration_seconds_bucket{le=\"+Inf\"}"), f.successful as f64);
-    assert_eq!(sample(&done, "bench_client_in_flight"), f.in_flight_at_deadline as f64);
+    assert_eq!(sample(&done, "bench_client_in_flight"), f.counts.in_flight_at_deadline as f64);
     assert!(sample(&done, "bench_server_cpu_seconds_total{process=\"server-axum\"}") > 0.0, "{done}");
     assert!(f.successful > 0 && f.failed_total == 0, "{f:?}");
     assert_eq!((get(addr, "/ready").0, get(addr, "/nowhere").0), (200, 404));

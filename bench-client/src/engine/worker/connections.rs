@@ -25,7 +25,7 @@ impl Worker<'_> {
             self.queued.push_back(i);
             return;
         }
-        let (addr, tls) = &self.servers[i % self.pools];
+        let (addr, tls, _) = &self.servers[i % self.pools];
         match TcpStream::connect(*addr) {
             Ok(mut tcp) => {
                 let registered =
@@ -68,7 +68,7 @@ impl Worker<'_> {
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
                 match window {
                     None => {
-                        stats.warmup_completed += 1;
+                        stats.counts.warmup_completed += 1;
                         stats.warmup_failed += 1;
                     }
                     Some(w) => stats.record_failure(Some(w), kind),
@@ -83,18 +83,18 @@ impl Worker<'_> {
     /// connection's route (its route's `retried`, that route's `sent`).
     /// Requests not yet written at all are no retries: they keep their place.
     pub(super) fn retry_outstanding(&mut self, i: usize) {
-        self.stats.closed_by_server += 1;
+        self.stats.counts.closed_by_server += 1;
         let c = &mut self.conns[i];
         let untouched = c.unwritten / self.request_lens[c.route];
         let written = c.outstanding.len().saturating_sub(untouched);
         for o in c.outstanding.iter_mut().take(written) {
-            self.stats.retried += 1;
-            self.stats.sent += 1;
+            self.stats.counts.retried += 1;
+            self.stats.counts.sent += 1;
             if let Some(r) = self.by_route.get_mut(o.route) {
-                r.retried += 1;
+                r.counts.retried += 1;
             }
             if let Some(r) = self.by_route.get_mut(c.route) {
-                r.sent += 1;
+                r.counts.sent += 1;
             }
             o.route = c.route;
         }
@@ -118,9 +118,9 @@ impl Worker<'_> {
             _ => return self.connect_failed(i, now),
         }
         let _ = stream.set_nodelay(true);
-        self.stats.connections_established += 1;
+        self.stats.counts.connections_established += 1;
         let c = &mut self.conns[i];
-        self.stats.reconnects += u64::from(c.reconnect);
+        self.stats.counts.reconnects += u64::from(c.reconnect);
         c.reconnect = true;
         c.phase = Phase::Open;
         c.idle_since = now;
@@ -173,8 +173,8 @@ impl Worker<'_> {
         match why {
             Disconnect::Failed(kind) => self.fail_outstanding(i, now, kind),
             Disconnect::Closed => self.retry_outstanding(i),
-            Disconnect::Idle => self.stats.closed_idle += 1,
-            Disconnect::Done => self.stats.closed_by_client += 1,
+            Disconnect::Idle => self.stats.counts.closed_idle += 1,
+            Disconnect::Done => self.stats.counts.closed_by_client += 1,
         }
         let c = &mut self.conns[i];
         c.unwritten = 0;

@@ -20,8 +20,8 @@ use super::schedule::Schedule;
 use super::stats::RunStats;
 use super::tls::TlsClient;
 use super::{
-    EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, READ_BUFFER_BYTES, SCHEDULE_NAP,
-    Slicing, UNCONFIRMED_AT_ONCE, get_request,
+    EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, Protocol, READ_BUFFER_BYTES,
+    SCHEDULE_NAP, Slicing, UNCONFIRMED_AT_ONCE,
 };
 
 /// The three instants every thread of a run shares.
@@ -57,10 +57,10 @@ pub(super) struct Worker<'a> {
     expected: Vec<(u16, &'a [u8])>,
     /// The routes' alternation; its slices are the windows.
     slicing: Option<&'a Slicing>,
-    /// Per route, the server address (and its TLS client, if any): one pool
-    /// of connections per route when the routes are on several servers (or
-    /// listeners), else a single pool.
-    servers: Vec<(SocketAddr, Option<TlsClient>)>,
+    /// Per route, the server address (with its TLS client, if any, and the
+    /// protocol its connections speak): one pool of connections per route
+    /// when the routes differ in any of these, else a single pool.
+    servers: Vec<(SocketAddr, Option<TlsClient>, Protocol)>,
     /// Connection pools (1, or one per route): connection `i` is in pool `i % pools`.
     pools: usize,
     /// Several pools: the route whose pool is sending now.
@@ -107,9 +107,11 @@ impl<'a> Worker<'a> {
         live: Option<&'a Slot>,
     ) -> Result<Self, Error> {
         let s = &load.settings;
-        let servers: Vec<_> = load.routes.iter().map(|r| (r.target.addr, r.target.tls.clone())).collect();
+        let servers: Vec<_> =
+            load.routes.iter().map(|r| (r.target.addr, r.target.tls.clone(), r.target.protocol)).collect();
         let pools = if servers.iter().any(|a| *a != servers[0]) { servers.len() } else { 1 };
-        let requests: Vec<Vec<u8>> = load.routes.iter().map(|r| get_request(&r.target.host, &r.target.path)).collect();
+        let requests: Vec<Vec<u8>> =
+            load.routes.iter().map(|r| r.target.protocol.get_request(&r.target.host, &r.target.path)).collect();
         let connections = connections * pools;
         let expected = load.routes.iter().map(|r| (r.expected_status, r.expected_body.as_slice())).collect();
         let open_loop = s.rate.is_some();
@@ -208,7 +210,7 @@ impl<'a> Worker<'a> {
                 && now >= at
             {
                 // A slot is established once its first connection opened.
-                self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+                self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
                 self.ramp_check = None;
             }
             if now >= next_scan {
@@ -306,17 +308,17 @@ impl<'a> Worker<'a> {
         };
         if !stopped && self.ramp_check.is_some() {
             // One window and no warm-up: the ramp is judged at the deadline.
-            self.stats.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+            self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
         }
         let stopped_at = Instant::now().min(self.times.end);
-        self.stats.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        self.stats.counts.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
         for o in self.conns.iter().flat_map(|c| &c.outstanding) {
             if let Some(r) = self.by_route.get_mut(o.route) {
-                r.in_flight_at_deadline += 1;
+                r.counts.in_flight_at_deadline += 1;
             }
         }
         if let Some(s) = &self.schedule {
-            self.stats.unsent_at_deadline += s.pending(stopped_at);
+            self.stats.counts.unsent_at_deadline += s.pending(stopped_at);
         }
         self.publish(true);
         Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })

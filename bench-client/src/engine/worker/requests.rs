@@ -8,7 +8,6 @@ use std::time::Instant;
 use super::{Worker, micros};
 use crate::engine::LATE_SEND_TOLERANCE;
 use crate::engine::conn::{Disconnect, Outstanding, Phase};
-use crate::engine::http::frame_response;
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::is_tls_failure;
 
@@ -48,16 +47,16 @@ impl Worker<'_> {
                     s.next += 1;
                     // Written in the measured windows: late whatever phase it was due in.
                     if now >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
-                        self.stats.late_sends += 1;
+                        self.stats.counts.late_sends += 1;
                     }
                     due
                 }
             };
             c.outstanding.push_back(Outstanding { due, sent: now, route });
         }
-        self.stats.sent += n as u64;
+        self.stats.counts.sent += n as u64;
         if let Some(r) = self.by_route.get_mut(route) {
-            r.sent += n as u64;
+            r.counts.sent += n as u64;
         }
         c.unwritten += n * self.request_lens[route];
         // Room for another request: below the pipeline, and below the
@@ -110,6 +109,7 @@ impl Worker<'_> {
     /// Reads what the socket holds, settles every complete response, and
     /// queues the next requests.
     pub(super) fn on_readable(&mut self, i: usize, read_closed: bool) {
+        let protocol = self.servers[i % self.pools].2;
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
         let short_read_drains = stream.short_read_drains();
@@ -160,7 +160,7 @@ impl Worker<'_> {
         let served = c.served;
         while c.start < c.end {
             let unread = &c.buf[c.start..c.end];
-            let framed = match frame_response(unread, false, eof) {
+            let framed = match protocol.frame_response(unread, false, eof) {
                 Ok(Some(framed)) => framed,
                 Ok(None) => break,
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
@@ -182,9 +182,9 @@ impl Worker<'_> {
             };
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
                 match (window, outcome) {
-                    (None, Ok(())) => stats.warmup_completed += 1,
+                    (None, Ok(())) => stats.counts.warmup_completed += 1,
                     (None, Err(_)) => {
-                        stats.warmup_completed += 1;
+                        stats.counts.warmup_completed += 1;
                         stats.warmup_failed += 1;
                     }
                     (Some(w), Ok(())) => {
@@ -217,8 +217,8 @@ impl Worker<'_> {
                 && let Some(resumed) = c.stream.as_ref().and_then(|s| s.resumed())
             {
                 // Its first answer: the handshake is done.
-                self.stats.tls_handshakes += 1;
-                self.stats.tls_resumed += u64::from(resumed);
+                self.stats.counts.tls_handshakes += 1;
+                self.stats.counts.tls_resumed += u64::from(resumed);
             }
         }
         let done = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);

@@ -27,7 +27,7 @@ use self::refusals::refusals;
 pub use self::refusals::{MergeError, Refusal};
 
 use super::{ClientRow, LoadReport, MergeInfo, SCHEMA_VERSION, ServerRow, WatchReport};
-use crate::engine::{LoadSettings, Outcome, Rate, RunStats, Segment, Timing, Window, latency_histogram};
+use crate::engine::{COUNTERS, LoadSettings, Outcome, Rate, RunStats, Segment, Timing, Window, latency_histogram};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
 
 /// A file read for `merge`: its name as given (for messages) and its content.
@@ -84,18 +84,11 @@ pub fn merge(
         Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())?;
     let open = f0.rate_per_s.is_some();
 
-    // Every count is at most `sent` (checked per file) but for these: no sum may wrap.
-    type Count = fn(&RunFigures) -> u64;
-    let fields: [(&str, Count); 4] = [
-        ("sent", |f| f.sent),
-        ("unsent_at_deadline", |f| f.unsent_at_deadline),
-        ("late_sends", |f| f.late_sends),
-        ("connections_established", |f| f.connections_established),
-    ];
-    for (name, get) in fields {
-        let total: u128 = decoded.iter().map(|d| u128::from(get(&d.input.report.figures))).sum();
+    // No counter's sum may wrap.
+    for spec in COUNTERS {
+        let total: u128 = decoded.iter().map(|d| u128::from(d.input.report.figures.counts.get(spec.counter))).sum();
         if total > u128::from(u64::MAX) {
-            let why = format!("`{name}` added over the files exceeds what a count holds");
+            let why = format!("`{}` added over the files exceeds what a count holds", spec.name);
             return Err(MergeError::Inconsistent { file: first.file.clone(), why });
         }
     }
@@ -238,20 +231,7 @@ fn counts_of(f: &RunFigures, open: bool) -> RunStats {
     s.windows =
         f.windows.iter().zip(&f.windows_failed).map(|(&successful, &failed)| Window { successful, failed }).collect();
     s.failures = f.failed.clone();
-    s.sent = f.sent;
-    s.retried = f.retried;
-    s.closed_by_server = f.closed_by_server;
-    s.closed_idle = f.closed_idle;
-    s.closed_by_client = f.closed_by_client;
-    s.tls_handshakes = f.tls_handshakes;
-    s.tls_resumed = f.tls_resumed;
-    s.connections_short = f.connections_short;
-    s.warmup_completed = f.warmup_completed;
-    s.in_flight_at_deadline = f.in_flight_at_deadline;
-    s.connections_established = f.connections_established;
-    s.reconnects = f.reconnects;
-    s.late_sends = f.late_sends;
-    s.unsent_at_deadline = f.unsent_at_deadline;
+    s.counts = f.counts;
     s
 }
 
@@ -316,7 +296,10 @@ mod tests {
         assert_eq!(f.successful, a.successful + b.successful);
         assert_eq!(f.windows, vec![a.windows[0] + b.windows[0], a.windows[1] + b.windows[1]]);
         assert_eq!(f.connections_requested, 8, "4 + 4");
-        assert_eq!(f.sent, f.warmup_completed + f.successful + f.failed_total + f.in_flight_at_deadline);
+        assert_eq!(
+            f.counts.sent,
+            f.counts.warmup_completed + f.successful + f.failed_total + f.counts.in_flight_at_deadline
+        );
         let mut all = latency_histogram();
         for v in (1..=300).map(|i| i * 7).chain((1..=200).map(|i| 5_000 + i * 31)) {
             all.record(v).unwrap();
@@ -408,16 +391,16 @@ mod tests {
                 Box::new(|c| {
                     c[1].report.figures.windows[0] *= 10;
                     c[1].report.figures.successful += 9 * 100;
-                    c[1].report.figures.sent += 9 * 100;
+                    c[1].report.figures.counts.sent += 9 * 100;
                 }),
                 "c1.json: `latency_hdr` holds 200 requests where `successful` is 1100",
             ),
             (
                 Box::new(|c| {
                     let f = &mut c[0].report.figures;
-                    (f.sent, f.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
+                    (f.counts.sent, f.counts.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
                     let f = &mut c[1].report.figures;
-                    (f.sent, f.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
+                    (f.counts.sent, f.counts.warmup_completed) = (u64::MAX - 5, u64::MAX - 5 - f.successful);
                 }),
                 "c0.json: `sent` added over the files exceeds what a count holds",
             ),

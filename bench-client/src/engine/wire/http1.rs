@@ -31,8 +31,26 @@ const MAX_HEADERS: usize = 1 << 16;
 
 /// Builds the bytes of `GET path HTTP/1.1` with a `Host` header (keep-alive
 /// is HTTP/1.1's default). Sent as is for every request.
-pub fn get_request(host: &str, path: &str) -> Vec<u8> {
+pub(super) fn get_request(host: &str, path: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes()
+}
+
+/// An answer with status 200, `headers` and `body` (`Content-Length` added).
+pub(super) fn ok_response(headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n", body.len()).into_bytes();
+    for (name, value) in headers {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
+}
+
+/// How many request heads end in `buf` (at each empty line), and the bytes
+/// at its end to carry to the next read: an empty line may be cut anywhere
+/// in its four bytes, so the last three are kept.
+pub(super) fn request_heads_ended(buf: &[u8]) -> (usize, usize) {
+    (buf.windows(4).filter(|w| *w == b"\r\n\r\n").count(), buf.len().min(3))
 }
 
 /// How the body of a framed response lies in the buffer.
@@ -76,6 +94,15 @@ impl Framed {
                 rest.is_empty()
             }
         }
+    }
+
+    /// The value of the first header named `name` (any case) of the final
+    /// response, read off its head in `buf`; `None` when it has none.
+    pub fn header<'a>(&self, buf: &'a [u8], name: &str) -> Option<&'a [u8]> {
+        let mut headers = vec![httparse::EMPTY_HEADER; MAX_HEADERS.min(1024)];
+        let mut response = httparse::Response::new(&mut headers);
+        response.parse(&buf[self.head.clone()]).ok()?;
+        response.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value)
     }
 
     /// The body, decoded when chunked.
@@ -210,7 +237,7 @@ fn parse_head_with<'b>(buf: &'b [u8], headers: &mut [httparse::Header<'b>]) -> R
 ///
 /// # Errors
 /// [`FrameError`] when the bytes cannot be an HTTP/1.1 response.
-pub fn frame_response(buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
+pub(super) fn frame_response(buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
     let mut start = 0;
     let head = loop {
         let Some(head) = parse_head(&buf[start..])? else { return Ok(None) };

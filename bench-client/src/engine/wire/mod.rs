@@ -1,0 +1,71 @@
+//! The seam between the load loop and a protocol's bytes: the engine's
+//! loop, preflight and the calibration responder reach the wire only
+//! through [`Protocol`], so a second protocol is one new module here plus
+//! its variant (docs/ARCHITECTURE.md, "To add a protocol").
+//!
+//! What a protocol supplies: the bytes of one request, built once and
+//! written for every request of its route; a framer that finds the first
+//! complete response in a connection's read buffer (its status, where its
+//! head and body lie, and whether the server closes after it); and, for the
+//! responder, a canned response and a count of the requests a buffer holds.
+//! The per-request path is one `match` on a `Copy` enum, which the compiler
+//! resolves with the one variant there is.
+
+mod http1;
+
+pub use self::http1::{FrameError, Framed};
+
+/// The protocol a target's connections speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1 (RFC 9112): keep-alive, pipelining, a response framed by
+    /// its `Content-Length`, chunks or the connection's end.
+    #[default]
+    Http1,
+}
+
+impl Protocol {
+    /// Its name, as a report says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Http1 => "HTTP/1.1",
+        }
+    }
+
+    /// The bytes of a `GET` of `path` with `host` as its authority, written
+    /// as they are for every request.
+    pub fn get_request(self, host: &str, path: &str) -> Vec<u8> {
+        match self {
+            Self::Http1 => http1::get_request(host, path),
+        }
+    }
+
+    /// The first complete response at the start of `buf`: `Ok(None)` while
+    /// it is incomplete. `head_request`: the request was a `HEAD` (no body);
+    /// `at_eof`: the server has closed (a body delimited by the close ends).
+    ///
+    /// # Errors
+    /// A response the protocol's grammar refuses.
+    #[inline]
+    pub fn frame_response(self, buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
+        match self {
+            Self::Http1 => http1::frame_response(buf, head_request, at_eof),
+        }
+    }
+
+    /// The responder's answer to every request: status 200, `headers`, `body`.
+    pub fn ok_response(self, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+        match self {
+            Self::Http1 => http1::ok_response(headers, body),
+        }
+    }
+
+    /// The responder's reading: how many requests end in `buf`, and how many
+    /// bytes at its end to keep in front of the next read (the start of an
+    /// end that has not fully arrived).
+    pub fn requests_ended(self, buf: &[u8]) -> (usize, usize) {
+        match self {
+            Self::Http1 => http1::request_heads_ended(buf),
+        }
+    }
+}
