@@ -270,4 +270,16 @@ mod tests {
             "2 requests written again after the server closed or reset their connection (--allow-churn accepts it)"
         );
     }
+
+    #[test]
+    fn every_counter_is_in_the_results_schema_and_documented() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
+        let schema = std::fs::read_to_string(format!("{docs}results.schema.json")).unwrap();
+        let results_md = std::fs::read_to_string(format!("{docs}RESULTS.md")).unwrap();
+        for spec in COUNTERS {
+            assert!(schema.contains(&format!("\"{}\"", spec.name)), "{} in docs/results.schema.json", spec.name);
+            let documented = [format!("`{}`", spec.name), format!("runs[].{}`", spec.name)];
+            assert!(documented.iter().any(|d| results_md.contains(d)), "{} in docs/RESULTS.md", spec.name);
+        }
+    }
 }

@@ -210,7 +210,7 @@ mod tests {
         a.record_failure(None, FailureKind::Connect);
         a.counts.sent = 9;
         a.counts.warmup_completed = 3;
-        a.counts.late_sends = 5;
+        a.counts.reconnects = 5;
         a.warmup_failed = 1;
         let mut b = RunStats::new(1, false);
         b.record_success(0, 120, 120);
@@ -222,7 +222,7 @@ mod tests {
         live.slot(7).publish(&b, 1, 4); // beyond the last: the last slot, again
         let t = live.totals();
         assert_eq!(
-            (t.counts.sent, t.counts.late_sends, t.successful, t.failed(), t.connect_failures),
+            (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), t.connect_failures),
             (11, 5, 6, 1, 1)
         );
         assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));

@@ -93,7 +93,7 @@ const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// server surely accepted it. Opening thousands at once overflows the
 /// server's accept backlog (128 for listeners bound by Rust's std and mio,
 /// 1024 for tokio's; the kernel completes handshakes faster than a busy
-/// server accepts), and a dropped SYN is retried only after 1 s.
+/// server accepts), and a dropped SYN is sent again only after 1 s.
 const UNCONFIRMED_AT_ONCE: usize = 100;
 /// The closed loop's nap between polls (see [`LoadSettings::nap`]).
 pub const DEFAULT_NAP: Duration = Duration::from_micros(50);

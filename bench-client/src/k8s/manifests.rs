@@ -300,7 +300,7 @@ fn clients(plan: &RenderPlan) -> Vec<Node> {
                 ("completions", Node::Int(n)),
                 // All at once, or the later ones miss the barrier.
                 ("parallelism", Node::Int(n)),
-                // A retried client would start late: no retries.
+                // A client started again would start late: no restarts.
                 ("backoffLimit", Node::Int(0)),
                 (
                     "activeDeadlineSeconds",

@@ -41,12 +41,12 @@ pub struct RunFigures {
     /// they are in `failed` by kind but not in `successful` or the windows.
     #[serde(default)]
     pub transition_completed: u64,
-    /// The run's counters (`engine::COUNTERS`: requests written, retried,
-    /// connections closed, …), each its own field of the file.
+    /// The run's counters (`engine::COUNTERS`: requests written, written
+    /// again, connections closed, …), each its own field of the file.
     #[serde(flatten)]
     pub counts: Counts,
     /// The user allowed the server to close connections (`--allow-churn`):
-    /// `closed_by_server` and `retried` are counted but do not fail the run.
+    /// the counters of `engine::Clean::Churn` are counted but do not fail the run.
     #[serde(default)]
     pub churn_allowed: bool,
     /// Connections asked for.
@@ -293,21 +293,23 @@ impl RunFigures {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::num::NonZeroUsize;
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::engine::{Counter, FailureKind, Outcome, Timing};
-    use crate::measure::{CpuWindows, Shortfall, Start};
-    fn settings(window_ms: u64, windows: u32) -> LoadSettings {
+    use crate::engine::{FailureKind, Outcome, Timing};
+    use crate::measure::{CpuWindows, Start};
+
+    /// Closed-loop settings of `windows` windows of `window_ms`.
+    pub(in crate::measure) fn settings(window_ms: u64, windows: u32) -> LoadSettings {
         let window = Duration::from_millis(window_ms);
         let timing = Timing::new(Duration::ZERO, window * windows, window).unwrap();
         LoadSettings::closed(NonZeroUsize::new(8).unwrap(), NonZeroUsize::MIN, timing, Duration::from_secs(2))
     }
 
     /// Stats with `per_window[i]` successes of 100 µs in window i.
-    fn stats(per_window: &[u64]) -> RunStats {
+    pub(in crate::measure) fn stats(per_window: &[u64]) -> RunStats {
         let mut s = RunStats::new(per_window.len(), false);
         for (w, &n) in per_window.iter().enumerate() {
             for _ in 0..n {
@@ -320,7 +322,13 @@ mod tests {
         s
     }
 
-    fn measured(stats: RunStats, by_route: Vec<RunStats>, measured: Duration, cpu: CpuWindows) -> Measured {
+    /// A run that measured `stats` (and `by_route`) over `measured`, with CPU `cpu`.
+    pub(in crate::measure) fn measured(
+        stats: RunStats,
+        by_route: Vec<RunStats>,
+        measured: Duration,
+        cpu: CpuWindows,
+    ) -> Measured {
         Measured {
             outcome: Outcome { stats, by_route, measured, stopped: false },
             interrupted: false,
@@ -481,88 +489,5 @@ mod tests {
         value.as_object_mut().unwrap().remove("pipeline");
         let old: RunFigures = serde_json::from_value(value).unwrap();
         assert_eq!(old.pipeline, 1);
-    }
-
-    #[test]
-    fn figures_that_do_not_add_up_are_named_by_field() {
-        let mut s = stats(&[100, 100, 100, 100]);
-        s.record_failure(Some(2), FailureKind::Status(503));
-        s.counts.sent += 1;
-        let cpu = CpuWindows { server: vec![50.0; 4], client: vec![50.0; 4] };
-        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(2), cpu), &settings(500, 4), Some(1));
-        assert_eq!(good.check(true), Ok(()));
-        let err = |edit: fn(&mut RunFigures)| {
-            let mut f = good.clone();
-            edit(&mut f);
-            f.check(true).unwrap_err()
-        };
-        assert!(err(|f| _ = f.windows_failed.pop()).contains("`windows_failed` has 3 windows"));
-        assert!(err(|f| f.successful *= 10).contains("`successful` is 4000 but `windows` add up to 400"));
-        assert!(err(|f| f.successful = u64::MAX).contains("`successful`"));
-        assert!(err(|f| f.failed_total = 0).contains("`failed_total` is 0"));
-        assert!(err(|f| f.failed.io = 5).contains("`failed` by kind add up to 6"));
-        assert!(err(|f| f.counts.sent += 1).contains("`sent` is 405"));
-        let mut old = good.clone();
-        old.counts.sent += 1;
-        assert_eq!(old.check(false), Ok(()), "files before schema 8 are not held to `sent`");
-        assert!(
-            err(|f| f.counts.retried = 1).contains(
-                "`sent` is 404 but warm-up, successful, failed, transition, in flight and retried add up to 405"
-            ),
-            "a retry is one more write"
-        );
-        assert!(err(|f| f.latency_us.p50 = f.latency_us.max + 1).contains("percentiles are not in order"));
-        assert!(err(|f| f.duration_s = -1.0).contains("`duration_s` is -1"));
-        assert!(err(|f| f.requests_per_s = f64::NAN).contains("`requests_per_s` is NaN"));
-        assert!(err(|f| f.window_s = 0.0).contains("`window_s` is 0"));
-    }
-
-    #[test]
-    fn every_shortfall_fails_the_run_and_churn_only_unless_allowed() {
-        let s = stats(&[100, 100]);
-        let cpu = CpuWindows { server: vec![50.0; 2], client: vec![50.0; 2] };
-        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(1), cpu), &settings(500, 2), Some(1));
-        assert!(good.shortfalls().is_empty() && !good.is_failure());
-        let with = |edit: fn(&mut RunFigures)| {
-            let mut f = good.clone();
-            edit(&mut f);
-            f
-        };
-        let short = with(|f| f.counts.connections_short = 3);
-        assert_eq!(short.shortfalls(), [Shortfall::Counted { counter: Counter::ConnectionsShort, count: 3 }]);
-        assert_eq!(
-            short.shortfalls()[0].to_string(),
-            "3 connections were not open when the windows began (the run is incomplete)"
-        );
-        assert!(short.is_failure());
-        let churn = with(|f| {
-            f.counts.closed_by_server = 5;
-            f.counts.retried = 2;
-        });
-        assert_eq!(
-            churn.shortfalls(),
-            [
-                Shortfall::Counted { counter: Counter::ClosedByServer, count: 5 },
-                Shortfall::Counted { counter: Counter::Retried, count: 2 }
-            ]
-        );
-        assert!(churn.is_failure());
-        let allowed = with(|f| {
-            f.counts.closed_by_server = 5;
-            f.counts.retried = 2;
-            f.churn_allowed = true;
-        });
-        assert!(allowed.shortfalls().is_empty() && !allowed.is_failure());
-        // Open loop: 1 % of the requests due late or unsent is the schedule's own jitter, more is not.
-        let open = |late: u64, unsent: u64| {
-            let mut f = good.clone();
-            f.rate_per_s = Some(1000.0);
-            (f.counts.sent, f.counts.late_sends, f.counts.unsent_at_deadline) = (1000 - unsent, late, unsent);
-            f.shortfalls()
-        };
-        // At 1,000 requests/s, 2 ms of tolerance: 3 due at the deadline are allowed beside the 1 %.
-        assert!(open(8, 5).is_empty(), "13 of 1,000");
-        assert_eq!(open(9, 5), [Shortfall::Offered { on_time_percent: 98.6, late: 9, unsent: 5 }]);
-        assert!(open(0, 14)[0].to_string().starts_with("the schedule was offered 98.6 % on time"));
     }
 }

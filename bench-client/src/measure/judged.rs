@@ -148,3 +148,96 @@ impl RunFigures {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::engine::FailureKind;
+    use crate::measure::CpuWindows;
+    use crate::measure::figures::tests::{measured, settings, stats};
+
+    #[test]
+    fn figures_that_do_not_add_up_are_named_by_field() {
+        let mut s = stats(&[100, 100, 100, 100]);
+        s.record_failure(Some(2), FailureKind::Status(503));
+        s.counts.sent += 1;
+        let cpu = CpuWindows { server: vec![50.0; 4], client: vec![50.0; 4] };
+        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(2), cpu), &settings(500, 4), Some(1));
+        assert_eq!(good.check(true), Ok(()));
+        let err = |edit: fn(&mut RunFigures)| {
+            let mut f = good.clone();
+            edit(&mut f);
+            f.check(true).unwrap_err()
+        };
+        assert!(err(|f| _ = f.windows_failed.pop()).contains("`windows_failed` has 3 windows"));
+        assert!(err(|f| f.successful *= 10).contains("`successful` is 4000 but `windows` add up to 400"));
+        assert!(err(|f| f.successful = u64::MAX).contains("`successful`"));
+        assert!(err(|f| f.failed_total = 0).contains("`failed_total` is 0"));
+        assert!(err(|f| f.failed.io = 5).contains("`failed` by kind add up to 6"));
+        assert!(err(|f| f.counts.sent += 1).contains("`sent` is 405"));
+        let mut old = good.clone();
+        old.counts.sent += 1;
+        assert_eq!(old.check(false), Ok(()), "files before schema 8 are not held to `sent`");
+        assert!(
+            err(|f| f.counts.retried = 1).contains(
+                "`sent` is 404 but warm-up, successful, failed, transition, in flight and retried add up to 405"
+            ),
+            "a retry is one more write"
+        );
+        assert!(err(|f| f.latency_us.p50 = f.latency_us.max + 1).contains("percentiles are not in order"));
+        assert!(err(|f| f.duration_s = -1.0).contains("`duration_s` is -1"));
+        assert!(err(|f| f.requests_per_s = f64::NAN).contains("`requests_per_s` is NaN"));
+        assert!(err(|f| f.window_s = 0.0).contains("`window_s` is 0"));
+    }
+
+    #[test]
+    fn every_shortfall_fails_the_run_and_churn_only_unless_allowed() {
+        let s = stats(&[100, 100]);
+        let cpu = CpuWindows { server: vec![50.0; 2], client: vec![50.0; 2] };
+        let good = RunFigures::new(&measured(s, Vec::new(), Duration::from_secs(1), cpu), &settings(500, 2), Some(1));
+        assert!(good.shortfalls().is_empty() && !good.is_failure());
+        let with = |edit: fn(&mut RunFigures)| {
+            let mut f = good.clone();
+            edit(&mut f);
+            f
+        };
+        let short = with(|f| f.counts.connections_short = 3);
+        assert_eq!(short.shortfalls(), [Shortfall::Counted { counter: Counter::ConnectionsShort, count: 3 }]);
+        assert_eq!(
+            short.shortfalls()[0].to_string(),
+            "3 connections were not open when the windows began (the run is incomplete)"
+        );
+        assert!(short.is_failure());
+        let churn = with(|f| {
+            f.counts.closed_by_server = 5;
+            f.counts.retried = 2;
+        });
+        assert_eq!(
+            churn.shortfalls(),
+            [
+                Shortfall::Counted { counter: Counter::ClosedByServer, count: 5 },
+                Shortfall::Counted { counter: Counter::Retried, count: 2 }
+            ]
+        );
+        assert!(churn.is_failure());
+        let allowed = with(|f| {
+            f.counts.closed_by_server = 5;
+            f.counts.retried = 2;
+            f.churn_allowed = true;
+        });
+        assert!(allowed.shortfalls().is_empty() && !allowed.is_failure());
+        // Open loop: 1 % of the requests due late or unsent is the schedule's own jitter, more is not.
+        let open = |late: u64, unsent: u64| {
+            let mut f = good.clone();
+            f.rate_per_s = Some(1000.0);
+            (f.counts.sent, f.counts.late_sends, f.counts.unsent_at_deadline) = (1000 - unsent, late, unsent);
+            f.shortfalls()
+        };
+        // At 1,000 requests/s, 2 ms of tolerance: 3 due at the deadline are allowed beside the 1 %.
+        assert!(open(8, 5).is_empty(), "13 of 1,000");
+        assert_eq!(open(9, 5), [Shortfall::Offered { on_time_percent: 98.6, late: 9, unsent: 5 }]);
+        assert!(open(0, 14)[0].to_string().starts_with("the schedule was offered 98.6 % on time"));
+    }
+}

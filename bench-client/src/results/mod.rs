@@ -41,8 +41,8 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// latency histograms, the start barrier, the realtime start of the
 /// windows, the client's label and the split over clients; 7 the
 /// `fortunes` scenario and its variants (values only); 8 the accounting of
-/// retries, churn and the connection ramp (`retried`, `closed_by_server`,
-/// `churn_allowed`, `connections_short`); 9 a server per round, the
+/// retries, churn and the connection ramp (their counters and
+/// `churn_allowed`); 9 a server per round, the
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
 /// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`).

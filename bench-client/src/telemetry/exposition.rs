@@ -180,3 +180,46 @@ impl Collector for Snapshot {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Counts;
+
+    /// The text a scrape of an open- or closed-loop load reports for `counts`.
+    fn scrape(mode: &'static str, counts: Counts) -> String {
+        let snapshot = Snapshot {
+            identity: Identity { command: "load", mode, ..Identity::default() },
+            phase: Phase::Measuring,
+            start_unix_s: None,
+            totals: Some(LiveTotals { counts, ..LiveTotals::default() }),
+            server_cpu: None,
+            own_cpu_s: None,
+            own_rss_bytes: 0,
+        };
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(snapshot));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    }
+
+    #[test]
+    fn every_declared_counter_with_a_metric_is_published_with_its_value() {
+        let mut counts = Counts::default();
+        for (i, spec) in COUNTERS.iter().enumerate() {
+            *counts.get_mut(spec.counter) = 1_000 + i as u64;
+        }
+        let (open, closed) = (scrape("open", counts), scrape("closed", counts));
+        let mut published = 0;
+        for (i, spec) in COUNTERS.iter().enumerate() {
+            let Some(metric) = spec.metric else { continue };
+            published += 1;
+            let sample = format!("\n{}_total {}\n", metric.name, 1_000 + i);
+            assert!(open.contains(&sample), "{sample:?} in {open}");
+            assert_eq!(closed.contains(&sample), !metric.open_loop_only, "{sample:?} in {closed}");
+            assert!(open.contains(&format!("# HELP {} {}\n", metric.name, spec.help)), "{}", metric.name);
+        }
+        assert!(published >= 5, "sent, retried, closed by the server, reconnects and late sends are live");
+    }
+}

@@ -241,7 +241,7 @@ mod tests {
         let text = t.render();
         assert!(text.contains("bench_client_start_time_seconds 1796119200.0\n"), "{text}");
         assert!(text.contains("bench_client_requests_total{outcome=\"success\",phase=\"measured\"} 0\n"), "{text}");
-        assert!(!text.contains("late_sends"), "closed loop: {text}");
+        assert!(!text.contains("bench_client_late"), "closed loop: {text}");
         assert!(text.ends_with("# EOF\n"));
         t.done();
         assert_eq!(phase(&t), Phase::Done);

@@ -269,7 +269,7 @@ fn client_row(d: &Decoded<'_>, earliest: u64) -> ClientRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{EncodedHistogram, LatencySummary};
+    use crate::engine::{Counter, EncodedHistogram, LatencySummary};
     use crate::results::fixtures::load_report;
 
     const T: u64 = 1_796_119_201_000;
@@ -315,6 +315,25 @@ mod tests {
         assert_eq!(info.start_spread_ms, 40);
         assert_eq!(info.clients.iter().map(|c| c.start_offset_ms).collect::<Vec<_>>(), [0, 40]);
         assert_eq!((m.clients, m.segment, m.threads), (2, None, 2));
+    }
+
+    #[test]
+    fn every_declared_counter_is_summed_over_the_clients() {
+        let mut clients = pair();
+        let (mut a, mut b) = (clients[0].report.figures.counts, clients[1].report.figures.counts);
+        // Counters the accounting identity does not hold to `sent`, each its own value per client.
+        for (i, spec) in COUNTERS.iter().enumerate() {
+            if !matches!(spec.counter, Counter::Sent | Counter::WarmupCompleted | Counter::InFlightAtDeadline) {
+                *a.get_mut(spec.counter) = 10 + i as u64;
+                *b.get_mut(spec.counter) = 100 * (i as u64 + 1);
+            }
+        }
+        (a.retried, b.retried) = (0, 0);
+        (clients[0].report.figures.counts, clients[1].report.figures.counts) = (a, b);
+        let m = merge(&clients, None, options(true)).unwrap();
+        for spec in COUNTERS {
+            assert_eq!(m.figures.counts.get(spec.counter), a.get(spec.counter) + b.get(spec.counter), "{}", spec.name);
+        }
     }
 
     /// An edit of the two clients' reports.
