@@ -117,13 +117,6 @@ macro_rules! counters {
         )+];
 
         impl Counts {
-            /// The count of `counter`.
-            pub fn get(&self, counter: Counter) -> u64 {
-                match counter {
-                    $(Counter::$variant => self.$field,)+
-                }
-            }
-
             /// The count of `counter`, to change.
             pub fn get_mut(&mut self, counter: Counter) -> &mut u64 {
                 match counter {
@@ -198,6 +191,12 @@ counters! {
 }
 
 impl Counts {
+    /// The count of `counter`.
+    pub fn get(&self, counter: Counter) -> u64 {
+        let mut copy = *self;
+        *copy.get_mut(counter)
+    }
+
     /// A route's counts in a run whose routes alternate: its own
     /// `requests` counts, and the run's `connections` counts.
     pub fn of_route(requests: &Counts, connections: &Counts) -> Counts {

@@ -39,19 +39,23 @@ pub(super) struct Slot {
     latency_sum_us: AtomicU64,
 }
 
-/// Indexes into [`Slot::counters`]: what is live beyond the declared counters.
-const WARMUP_SUCCESS: usize = 0;
-const WARMUP_FAILED: usize = 1;
-const SUCCESSFUL: usize = 2;
-const CONNECT: usize = 3;
-const IO: usize = 4;
-const TIMEOUT: usize = 5;
-const STATUS: usize = 6;
-const BODY: usize = 7;
-const PROTOCOL: usize = 8;
-const IN_FLIGHT: usize = 9;
-const OPEN: usize = 10;
-const EXTRAS: usize = 11;
+/// What is live beyond the declared counters: indexes into [`Slot::counters`].
+#[derive(Clone, Copy)]
+#[repr(usize)]
+enum Extra {
+    WarmupSuccess,
+    WarmupFailed,
+    Successful,
+    Connect,
+    Io,
+    Timeout,
+    Status,
+    Body,
+    Protocol,
+    InFlight,
+    Open,
+}
+const EXTRAS: usize = Extra::Open as usize + 1;
 
 /// The live counters of one run: a slot per engine thread.
 #[derive(Debug)]
@@ -131,17 +135,17 @@ impl Live {
         }
         LiveTotals {
             counts,
-            warmup_successful: c[WARMUP_SUCCESS],
-            warmup_failed: c[WARMUP_FAILED],
-            successful: c[SUCCESSFUL],
-            connect_failures: c[CONNECT],
-            io_failures: c[IO],
-            timeout_failures: c[TIMEOUT],
-            status_failures: c[STATUS],
-            body_failures: c[BODY],
-            protocol_failures: c[PROTOCOL],
-            in_flight: c[IN_FLIGHT],
-            connections_open: c[OPEN],
+            warmup_successful: c[Extra::WarmupSuccess as usize],
+            warmup_failed: c[Extra::WarmupFailed as usize],
+            successful: c[Extra::Successful as usize],
+            connect_failures: c[Extra::Connect as usize],
+            io_failures: c[Extra::Io as usize],
+            timeout_failures: c[Extra::Timeout as usize],
+            status_failures: c[Extra::Status as usize],
+            body_failures: c[Extra::Body as usize],
+            protocol_failures: c[Extra::Protocol as usize],
+            in_flight: c[Extra::InFlight as usize],
+            connections_open: c[Extra::Open as usize],
             latency_buckets: b,
             latency_sum_us: sum,
         }
@@ -154,20 +158,20 @@ impl Slot {
     pub(super) fn publish(&self, stats: &RunStats, in_flight: u64, open: u64) {
         let f = &stats.failures;
         let values = [
-            (WARMUP_SUCCESS, stats.counts.warmup_completed - stats.warmup_failed),
-            (WARMUP_FAILED, stats.warmup_failed),
-            (SUCCESSFUL, stats.successful()),
-            (CONNECT, f.connect),
-            (IO, f.io),
-            (TIMEOUT, f.timeout),
-            (STATUS, f.status.values().sum()),
-            (BODY, f.body),
-            (PROTOCOL, f.protocol),
-            (IN_FLIGHT, in_flight),
-            (OPEN, open),
+            (Extra::WarmupSuccess, stats.counts.warmup_completed - stats.warmup_failed),
+            (Extra::WarmupFailed, stats.warmup_failed),
+            (Extra::Successful, stats.successful()),
+            (Extra::Connect, f.connect),
+            (Extra::Io, f.io),
+            (Extra::Timeout, f.timeout),
+            (Extra::Status, f.status.values().sum()),
+            (Extra::Body, f.body),
+            (Extra::Protocol, f.protocol),
+            (Extra::InFlight, in_flight),
+            (Extra::Open, open),
         ];
         for (i, v) in values {
-            self.counters[i].store(v, Ordering::Relaxed);
+            self.counters[i as usize].store(v, Ordering::Relaxed);
         }
         for (spec, a) in COUNTERS.iter().zip(&self.counts) {
             a.store(stats.counts.get(spec.counter), Ordering::Relaxed);

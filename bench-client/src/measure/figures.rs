@@ -399,14 +399,7 @@ pub(super) mod tests {
         assert_eq!(f.server_cpu_percent_windows, [80.0, 82.0, 84.0, 86.0]);
         assert_eq!(f.server_cpu_percent, Some(83.0));
         assert!(f.client_bound, "83 % in its own slices");
-        assert_eq!(
-            f.counts.sent,
-            f.counts.warmup_completed
-                + f.successful
-                + f.failed_total
-                + f.transition_completed
-                + f.counts.in_flight_at_deadline
-        );
+        assert_eq!(f.check(true), Ok(()), "every request written settles once, the transition included");
         let g = RunFigures::of_route(&run, &settings(250, 8), Some(1), 0, &block);
         assert_eq!(g.windows, [100, 100, 100, 100]);
     }
