@@ -6,20 +6,18 @@
 //! rounds' 95 % interval) and the changes judged (a delta or a `compare`
 //! row, with its interval and verdict).
 //!
-//! The shapes are those the tools publish: BMF from bencher.dev's reference
-//! ("Bencher Metric Format"), the custom JSON from github-action-benchmark's
-//! README ("Examples: custom benchmark"), JUnit from the Jenkins format as
-//! quick-junit writes it; copies of the three are under
+//! The shapes are those the tools publish, one module per format (`bmf`,
+//! `github_benchmark`, `junit`), chosen through one enum, [`Format`], as
+//! hyperfine chooses its exporters: a new format is a new module and a
+//! variant. Copies of the three published shapes are under
 //! `bench-client/tests/fixtures/` and the tests check against them (the
 //! JUnit one with xmllint).
 
-use std::collections::BTreeMap;
+mod bmf;
+mod github_benchmark;
+mod junit;
 
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-use serde_json::{Value, json};
-
-use super::format::change_with_ci;
-use crate::analysis::{Change, Verdict, geometric_mean_interval};
+use crate::analysis::{Better, Change, geometric_mean_interval};
 use crate::results::{Comparison, Results, RunRecord};
 
 /// One route's figures over the rounds of a results file.
@@ -48,9 +46,10 @@ pub struct Judged {
 }
 
 impl Judged {
-    /// A significant slowdown beyond `threshold_percent`.
+    /// A judged change that is a regression beyond `threshold_percent`
+    /// ([`Change::is_regression`], the rule `ab` and `compare` apply too).
     pub fn regression(&self, threshold_percent: f64) -> bool {
-        self.judged && self.change.verdict == Verdict::Slower && self.change.change_percent < -threshold_percent
+        self.judged && self.change.is_regression(threshold_percent, Better::Higher)
     }
 }
 
@@ -114,82 +113,58 @@ pub fn judged_rows(comparison: &Comparison) -> Vec<Judged> {
         .collect()
 }
 
-/// A BMF metric: the value and, when known, its interval.
-fn metric((value, interval): (f64, Option<(f64, f64)>)) -> Value {
-    match interval {
-        Some((low, high)) => json!({ "value": value, "lower_value": low, "upper_value": high }),
-        None => json!({ "value": value }),
-    }
+/// A file CI reads. Every format is a view of the same two lists, so
+/// adding one is a module that renders them and a variant here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Bencher Metric Format JSON: per route the measures `throughput`
+    /// (successful requests per second) and `latency` (p99, ns); per change
+    /// `change-percent` and, for deltas, `server-cpu-saved-us`, each with its
+    /// interval.
+    Bmf,
+    /// github-action-benchmark's custom JSON for `customBiggerIsBetter`: per
+    /// route its successful requests per second, `range` the interval's
+    /// half-width, `extra` the interval and p99.
+    GithubBenchmark,
+    /// JUnit XML: one test case per change, failed when it is a regression
+    /// beyond the threshold ([`Judged::regression`]), skipped when it is not
+    /// judged.
+    Junit,
 }
 
-/// Bencher Metric Format: per route the measures `throughput` (successful
-/// requests per second) and `latency` (p99, ns); per change `change-percent`
-/// and, for deltas, `server-cpu-saved-us`, each with its interval.
-pub fn bmf(tracked: &[Tracked], judged: &[Judged]) -> Value {
-    let mut out = BTreeMap::new();
-    for t in tracked {
-        out.insert(t.name.clone(), json!({ "throughput": metric(t.per_s), "latency": metric(t.p99_ns) }));
-    }
-    for j in judged {
-        let c = &j.change;
-        let interval = c.ci_low_percent.zip(c.ci_high_percent);
-        let mut measures = json!({ "change-percent": metric((c.change_percent, interval)) });
-        if let Some(saved) = j.saved_us {
-            measures["server-cpu-saved-us"] = metric(saved);
+impl Format {
+    /// Every format, in the order the files are written.
+    pub const ALL: [Self; 3] = [Self::Bmf, Self::GithubBenchmark, Self::Junit];
+
+    /// The command-line flag that asks for it, as the user typed it (so an
+    /// error names it).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Bmf => "--bmf",
+            Self::GithubBenchmark => "--github-benchmark",
+            Self::Junit => "--junit",
         }
-        out.insert(j.name.clone(), measures);
     }
-    json!(out)
-}
 
-/// github-action-benchmark's custom JSON for `customBiggerIsBetter`: per
-/// route its successful requests per second, `range` the interval's
-/// half-width, `extra` the interval and p99.
-pub fn github_benchmark(tracked: &[Tracked]) -> Value {
-    let entries: Vec<Value> = tracked
-        .iter()
-        .map(|t| {
-            let (value, interval) = t.per_s;
-            let mut entry = json!({ "name": t.name, "unit": "requests/s", "value": value });
-            if let Some((low, high)) = interval {
-                entry["range"] = json!(format!("± {:.0}", (high - low) / 2.0));
-            }
-            let interval = interval.map_or_else(String::new, |(l, h)| format!("95 % CI {l:.0} … {h:.0} requests/s\n"));
-            entry["extra"] = json!(format!("{interval}p99 {:.0} µs", t.p99_ns.0 / 1e3));
-            entry
+    /// The file's text, without the final newline: `tracked` and `judged`
+    /// of a command named `suite` (the JUnit test suite), whose JUnit test
+    /// cases fail beyond `threshold_percent`.
+    ///
+    /// # Errors
+    /// When the JSON or XML cannot be written.
+    pub fn render(
+        self,
+        suite: &str,
+        tracked: &[Tracked],
+        judged: &[Judged],
+        threshold_percent: f64,
+    ) -> anyhow::Result<String> {
+        Ok(match self {
+            Self::Bmf => serde_json::to_string_pretty(&bmf::bmf(tracked, judged))?,
+            Self::GithubBenchmark => serde_json::to_string_pretty(&github_benchmark::github_benchmark(tracked))?,
+            Self::Junit => junit::junit(suite, judged, threshold_percent)?,
         })
-        .collect();
-    json!(entries)
-}
-
-/// JUnit XML: one test suite named `suite`, one test case per change,
-/// failed when it is a significant slowdown beyond `threshold_percent`
-/// (the message says by how much), skipped when it is not judged.
-///
-/// # Errors
-/// When the XML cannot be written.
-pub fn junit(suite: &str, judged: &[Judged], threshold_percent: f64) -> anyhow::Result<String> {
-    let mut test_suite = TestSuite::new(suite);
-    for j in judged {
-        let verdict = format!("{} ({})", change_with_ci(&j.change), j.change.verdict.label());
-        let status = if !j.judged {
-            let mut skipped = TestCaseStatus::skipped();
-            skipped.set_message(format!("not judged: {verdict}"));
-            skipped
-        } else if j.regression(threshold_percent) {
-            let mut failure = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            failure.set_message(format!("slower beyond {threshold_percent} %: {verdict}")).set_type("regression");
-            failure
-        } else {
-            TestCaseStatus::success()
-        };
-        let mut case = TestCase::new(j.name.clone(), status);
-        case.set_classname(suite).set_system_out(verdict);
-        test_suite.add_test_case(case);
     }
-    let mut report = Report::new("bench-client");
-    report.add_test_suite(test_suite);
-    Ok(report.to_string()?)
 }
 
 #[cfg(test)]
@@ -197,10 +172,6 @@ mod tests {
     use super::*;
     use crate::model::Framework;
     use crate::results::fixtures::{results, run};
-
-    fn change(percent: f64, low: f64, high: f64, verdict: Verdict) -> Change {
-        Change { change_percent: percent, ci_low_percent: Some(low), ci_high_percent: Some(high), verdict }
-    }
 
     #[test]
     fn routes_are_the_geometric_mean_of_their_rounds_with_its_interval() {
@@ -218,42 +189,5 @@ mod tests {
         assert!((tracked[0].per_s.0 - 2000.0).abs() < 1e-6, "{tracked:?}");
         let (low, high) = tracked[0].per_s.1.unwrap();
         assert!(low < 1000.0 && high > 4000.0, "two rounds, t(1) = 12.7: {low} … {high}");
-    }
-
-    #[test]
-    fn a_regression_fails_its_test_case_and_an_unjudged_row_is_skipped() {
-        let judged = [
-            Judged {
-                name: "axum /a".into(),
-                change: change(-5.0, -7.0, -3.0, Verdict::Slower),
-                saved_us: None,
-                judged: true,
-            },
-            Judged {
-                name: "axum /b".into(),
-                change: change(-1.0, -1.5, -0.5, Verdict::Slower),
-                saved_us: None,
-                judged: true,
-            },
-            Judged {
-                name: "axum /c".into(),
-                change: change(-9.0, -12.0, -6.0, Verdict::Slower),
-                saved_us: None,
-                judged: false,
-            },
-        ];
-        let xml = junit("ab", &judged, 2.0).unwrap();
-        let doc = roxmltree::Document::parse(&xml).unwrap();
-        let root = doc.root_element();
-        assert_eq!(
-            (root.tag_name().name(), root.attribute("tests"), root.attribute("failures")),
-            ("testsuites", Some("3"), Some("1"))
-        );
-        let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
-        let failed: Vec<_> = cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("failure"))).collect();
-        assert_eq!(failed.len(), 1);
-        assert_eq!(failed[0].attribute("name"), Some("axum /a"));
-        let skipped: Vec<_> = cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).collect();
-        assert_eq!(skipped.iter().map(|c| c.attribute("name")).collect::<Vec<_>>(), [Some("axum /c")]);
     }
 }
