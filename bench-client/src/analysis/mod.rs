@@ -12,12 +12,18 @@
 //!   processes) as the units;
 //! - `compare`: [`unpaired_change_across_sessions`] (Welch, widened by a
 //!   session term) and [`session_sd_estimate`];
+//! - what a regression is, for `ab`, `compare` and the CI files alike:
+//!   [`Change::is_regression`];
 //! - the report's noise figures: [`geometric_mean_interval`],
 //!   [`cv_percent`], [`drifts`], and [`rounds_for`] for what a wide interval
 //!   would need. The t quantile comes from `statrs`.
 
+mod regression;
+
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+pub use self::regression::Better;
 
 /// Confidence level of every interval, as a fraction.
 pub const CONFIDENCE: f64 = 0.95;
@@ -68,30 +74,6 @@ pub struct Change {
     pub ci_high_percent: Option<f64>,
     /// What the interval says.
     pub verdict: Verdict,
-}
-
-/// Which way a measure improves, for [`Change::is_regression`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    /// Throughput: more successful requests per second.
-    Higher,
-    /// A latency percentile: lower.
-    Lower,
-}
-
-impl Change {
-    /// Whether this change is a regression beyond `threshold_percent`: its
-    /// interval says slower (a latency change's verdict already reads higher
-    /// as slower) and its estimate moved more than the threshold the worse
-    /// way. The one rule `ab`, `compare` and the CI files gate on, so a change
-    /// fails all of them or none.
-    pub fn is_regression(&self, threshold_percent: f64, better: Better) -> bool {
-        let worse_by = match better {
-            Better::Higher => -self.change_percent,
-            Better::Lower => self.change_percent,
-        };
-        self.verdict == Verdict::Slower && worse_by > threshold_percent
-    }
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -889,21 +871,5 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(&[]), 0.0);
-    }
-
-    #[test]
-    fn a_regression_is_significantly_slower_beyond_the_threshold_the_worse_way() {
-        let change = |percent, verdict| Change {
-            change_percent: percent,
-            ci_low_percent: Some(percent - 1.0),
-            ci_high_percent: Some(percent + 1.0),
-            verdict,
-        };
-        assert!(change(-3.0, Verdict::Slower).is_regression(2.0, Better::Higher));
-        assert!(!change(-2.0, Verdict::Slower).is_regression(2.0, Better::Higher), "not beyond");
-        assert!(!change(-3.0, Verdict::NoSignificantChange).is_regression(2.0, Better::Higher));
-        assert!(change(3.0, Verdict::Slower).is_regression(2.0, Better::Lower), "a percentile that rose");
-        assert!(!change(-3.0, Verdict::Slower).is_regression(2.0, Better::Lower));
-        assert!(!change(3.0, Verdict::Faster).is_regression(2.0, Better::Higher));
     }
 }
