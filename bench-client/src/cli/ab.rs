@@ -11,10 +11,10 @@ use super::args::{
     ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice, sliced_timing, timing,
 };
 use super::ci::{CiArgs, CiPlan};
-use crate::analysis::Verdict;
+use crate::analysis::Better;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
-use crate::report::{self, ab_table, change_with_ci};
+use crate::report::{self, change_with_ci};
 use crate::suite::SuitePlan;
 use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::command;
@@ -217,11 +217,12 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
         return aa(plan, sessions, stop);
     }
     let outcome = ab::run(plan, stop)?;
-    println!("\n{}", ab_table(&outcome.results));
-    let latency = report::latency_table(&outcome.results);
-    if !latency.is_empty() {
-        println!("{latency}");
-    }
+    let answer = report::Answer {
+        results: &outcome.results,
+        other_profiles: &outcome.other_profiles,
+        flamegraphs: &outcome.flamegraphs,
+    };
+    print!("{}", report::terminal_answer(&answer, &outcome.dir));
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
     ci.write("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
@@ -229,7 +230,7 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
         .results
         .deltas
         .iter()
-        .filter(|d| d.change.verdict == Verdict::Slower && d.change.change_percent < -plan.threshold_percent)
+        .filter(|d| d.change.is_regression(plan.threshold_percent, Better::Higher))
         .collect();
     for d in &regressions {
         println!("REGRESSION: {} {} {}", d.framework.name(), d.to, change_with_ci(&d.change));
@@ -237,11 +238,9 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     // At a fixed load, a percentile that rose beyond the threshold is one too.
     let mut slower_latency = 0;
     for d in &outcome.results.deltas {
-        for l in d.latency.iter().filter(|l| l.change.verdict == Verdict::Slower) {
-            if l.change.change_percent > plan.threshold_percent {
-                println!("REGRESSION: {} {} {} {}", d.framework.name(), d.to, l.percentile, change_with_ci(&l.change));
-                slower_latency += 1;
-            }
+        for l in d.latency.iter().filter(|l| l.change.is_regression(plan.threshold_percent, Better::Lower)) {
+            println!("REGRESSION: {} {} {} {}", d.framework.name(), d.to, l.percentile, change_with_ci(&l.change));
+            slower_latency += 1;
         }
     }
     Ok(if outcome.interrupted {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, ensure};
 use clap::Args;
 
-use crate::report::ci::{self, Judged, Tracked};
+use crate::report::ci::{Format, Judged, Tracked};
 
 /// Where to write the files CI reads.
 #[derive(Debug, Clone, Default, Args)]
@@ -61,10 +61,19 @@ impl CiPlan {
 }
 
 impl CiArgs {
-    fn files(&self) -> impl Iterator<Item = (&'static str, &Path)> {
-        [("--bmf", &self.bmf), ("--github-benchmark", &self.github_benchmark), ("--junit", &self.junit)]
-            .into_iter()
-            .filter_map(|(flag, path)| path.as_deref().map(|p| (flag, p)))
+    /// Where `format` is asked to go, if it is: the one place that ties a
+    /// format to its flag's field.
+    fn path(&self, format: Format) -> Option<&Path> {
+        match format {
+            Format::Bmf => self.bmf.as_deref(),
+            Format::GithubBenchmark => self.github_benchmark.as_deref(),
+            Format::Junit => self.junit.as_deref(),
+        }
+    }
+
+    /// The formats asked for, with their files, in [`Format::ALL`]'s order.
+    fn files(&self) -> impl Iterator<Item = (Format, &Path)> {
+        Format::ALL.into_iter().filter_map(|format| self.path(format).map(|p| (format, p)))
     }
 
     /// Checks, before anything is measured, that every file can be created
@@ -73,7 +82,8 @@ impl CiArgs {
     /// # Errors
     /// A folder that does not exist, naming the flag.
     pub fn check(&self) -> anyhow::Result<()> {
-        for (flag, path) in self.files() {
+        for (format, path) in self.files() {
+            let flag = format.flag();
             let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             ensure!(folder.is_dir(), "{flag} {}: the folder {} does not exist", path.display(), folder.display());
         }
@@ -86,15 +96,31 @@ impl CiArgs {
     /// # Errors
     /// A file that cannot be written (named).
     fn write(&self, suite: &str, tracked: &[Tracked], judged: &[Judged], threshold_percent: f64) -> anyhow::Result<()> {
-        for (flag, path) in self.files() {
-            let text = match flag {
-                "--bmf" => serde_json::to_string_pretty(&ci::bmf(tracked, judged))?,
-                "--github-benchmark" => serde_json::to_string_pretty(&ci::github_benchmark(tracked))?,
-                _ => ci::junit(suite, judged, threshold_percent)?,
-            };
+        for (format, path) in self.files() {
+            let flag = format.flag();
+            let text = format.render(suite, tracked, judged, threshold_percent)?;
             std::fs::write(path, text + "\n").with_context(|| format!("{flag}: cannot write {}", path.display()))?;
-            println!("{}: {}", &flag[2..], path.display());
+            println!("{}: {}", flag.trim_start_matches("--"), path.display());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args as _, Command};
+
+    use super::*;
+
+    #[test]
+    fn every_format_has_its_flag_and_its_field() {
+        let command = CiArgs::augment_args(Command::new("ci"));
+        let all = CiArgs { bmf: Some("a".into()), github_benchmark: Some("b".into()), junit: Some("c".into()) };
+        for format in Format::ALL {
+            let long = format.flag().trim_start_matches("--");
+            assert!(command.get_arguments().any(|a| a.get_long() == Some(long)), "{long}");
+            assert!(all.path(format).is_some(), "{format:?}");
+        }
+        assert_eq!(all.files().count(), Format::ALL.len());
     }
 }

@@ -228,29 +228,12 @@ impl SuiteArgs {
 /// See [`suite::run`].
 pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let outcome = suite::run(plan, stop)?;
-    println!("\n{}", report::delta_table(&outcome.results));
-    let latency = report::latency_table(&outcome.results);
-    if !latency.is_empty() {
-        println!("{latency}");
-    }
-    let proportion = report::proportion_table(&outcome.results);
-    if !proportion.is_empty() {
-        println!("In proportion:\n\n{proportion}");
-    }
-    let sweep = report::sweep_table(&outcome.results);
-    if !sweep.is_empty() {
-        println!("Layer sweep:\n\n{sweep}");
-    }
-    let mut all = vec![&outcome.results];
-    all.extend(outcome.other_profiles.iter());
-    let side = report::profiles_table(&all);
-    if !side.is_empty() {
-        println!("Profiles side by side (latest of each in the results folder):\n\n{side}");
-    }
-    let flames = report::flamegraph_table(&outcome.results, &outcome.flamegraphs);
-    if !flames.is_empty() {
-        println!("Flame graphs (paths under {}):\n\n{flames}", outcome.dir.display());
-    }
+    let answer = report::Answer {
+        results: &outcome.results,
+        other_profiles: &outcome.other_profiles,
+        flamegraphs: &outcome.flamegraphs,
+    };
+    print!("{}", report::terminal_answer(&answer, &outcome.dir));
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
     ci.write("suite", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;

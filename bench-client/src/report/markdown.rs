@@ -1,13 +1,14 @@
 //! Markdown: the tables the suite prints to the terminal, the comparison
-//! table of `compare`, and the whole `report.md` of a run folder. Each
-//! function returns the text; the caller writes it where it belongs.
+//! table of `compare`, and the whole `report.md` of a run folder (its
+//! sections in the one order of `sections.rs`). Each function returns the
+//! text; the caller writes it where it belongs.
 
 use std::fmt::Write as _;
 
-use super::deltas::{ab_table, delta_table};
 use super::flames::FlameGraphs;
 use super::format::{change_with_ci, ms, opt_percent, verdict};
 use super::notes;
+use super::sections::{Answer, markdown_sections};
 use super::table::{Left, Right, Table};
 use crate::model::{Framework, Variant};
 use crate::results::{Basis, Delta, Results, compare, delta_costs, route_costs, sweep};
@@ -278,53 +279,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     if !results.complete {
         out.push_str("> **Incomplete**: interrupted, or a framework failed (see below).\n\n");
     }
-    // The answer first: every change with its interval.
-    let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
-    for c in first {
-        let _ = writeln!(out, "![every change with its 95 % interval]({c})\n");
-    }
-    if results.meta.ab.is_some() {
-        out.push_str(&ab_table(results));
-    } else {
-        out.push_str(&delta_table(results));
-    }
-    let latency = super::latency_table(results);
-    if !latency.is_empty() {
-        let _ = write!(out, "\n## Latency at a fixed load\n\n{latency}");
-    }
-    if results.meta.ab.is_none() {
-        let proportion = proportion_table(results);
-        if !proportion.is_empty() {
-            let _ = write!(out, "\n## In proportion\n\n{proportion}");
-        }
-    }
-    let sweep = sweep_table(results);
-    if !sweep.is_empty() {
-        let _ = write!(out, "\n## Layer sweep\n\n{sweep}");
-    }
-    let mut all: Vec<&Results> = vec![results];
-    all.extend(other_profiles.iter());
-    let side = profiles_table(&all);
-    if !side.is_empty() {
-        let _ = write!(
-            out,
-            "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{side}"
-        );
-    }
-    let cost = profiling_cost_table(results);
-    if !cost.is_empty() {
-        let _ = write!(out, "\n## Cost of profiling\n\n{}{cost}", notes::PROFILING_COST);
-    }
-    if !charts.is_empty() {
-        out.push_str("\n## Charts\n\n");
-        for c in charts {
-            let _ = writeln!(out, "![{c}]({c})\n");
-        }
-    }
-    let flames = flamegraph_table(results, flamegraphs);
-    if !flames.is_empty() {
-        let _ = write!(out, "\n## Flame graphs\n\n{flames}");
-    }
+    // The answer first: every change with its interval, then the sections every rendering shares.
+    let answer = Answer { results, other_profiles, flamegraphs };
+    out.push_str(&markdown_sections(&answer, charts));
     out.push_str("\n## Runs\n\n");
     let mut table = Table::new(&[
         "framework",

@@ -14,6 +14,7 @@ mod html;
 mod latency;
 mod markdown;
 mod notes;
+mod sections;
 mod table;
 mod terminal;
 
@@ -24,4 +25,5 @@ pub use self::latency::latency_table;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,
 };
+pub use self::sections::{Answer, Medium, Section, sections, terminal_answer};
 pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time, watch_summary};

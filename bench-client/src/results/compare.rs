@@ -12,7 +12,7 @@
 //! comparison estimates that SD from the two files for an A/A pair.
 
 use super::{Results, RunRecord};
-use crate::analysis::{self, Change, Verdict};
+use crate::analysis::{self, Better, Change, Verdict};
 use crate::model::{RunKey, Scenario};
 
 /// One run type present in both files.
@@ -58,7 +58,7 @@ impl Comparison {
         self.rows
             .iter()
             .filter(|r| self.judged(r))
-            .filter(|r| r.change.verdict == Verdict::Slower && r.change.change_percent < -threshold_percent)
+            .filter(|r| r.change.is_regression(threshold_percent, Better::Higher))
             .collect()
     }
 

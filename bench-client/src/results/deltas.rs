@@ -6,7 +6,7 @@
 //! round, and the robust interval of [`analysis::robust_paired_change`].
 
 use super::{Delta, RunRecord};
-use crate::analysis::{self, median};
+use crate::analysis::{self, Change, median};
 use crate::model::{Framework, Pairing, Scenario};
 
 /// Slices of one variant in each block of an alternation.
@@ -22,6 +22,16 @@ fn block_ratios(before: &RunRecord, after: &RunRecord) -> Vec<f64> {
     sums(before).iter().zip(sums(after)).filter(|(b, _)| **b > 0).map(|(b, a)| a as f64 / *b as f64).collect()
 }
 
+/// The change over `blocks` (per round, the ratios after / before of its
+/// blocks of slices), with the interval a delta gets: over the rounds when
+/// each round ran new server processes, since a process's layout moves all
+/// its blocks alike ([`analysis::across_processes_change`], as `ab`), else
+/// over the blocks ([`analysis::robust_paired_change`]). The one place that
+/// decides, for the rate and for each latency percentile alike.
+pub(super) fn blocks_change(blocks: &[Vec<f64>], processes: bool) -> Change {
+    if processes { analysis::across_processes_change(blocks) } else { analysis::robust_paired_change(blocks) }
+}
+
 /// The delta of `pairs` (baseline run, changed run) of one framework:
 /// medians, spreads and p99s of the runs, and `change` with the per-pair
 /// changes it came from (percent).
@@ -31,7 +41,7 @@ fn delta_of(
     from: &str,
     to: &str,
     pairs: &[(&RunRecord, &RunRecord)],
-    change: crate::analysis::Change,
+    change: Change,
     per_pair: &[f64],
 ) -> Delta {
     let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
@@ -124,12 +134,7 @@ pub fn deltas(
                 Pairing::Slices => {
                     let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
                     let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-                    let change = if over.processes {
-                        analysis::across_processes_change(&blocks)
-                    } else {
-                        analysis::robust_paired_change(&blocks)
-                    };
-                    (change, per_block)
+                    (blocks_change(&blocks, over.processes), per_block)
                 }
             };
             let delta = delta_of(framework, scenario, before.label(), after.label(), &pairs, change, &per_pair);
@@ -161,7 +166,7 @@ pub fn ab_deltas(runs: &[RunRecord], frameworks: &[Framework], routes: &[&str]) 
             }
             let blocks: Vec<Vec<f64>> = pairs.iter().map(|(b, a)| block_ratios(b, a)).collect();
             let per_block: Vec<f64> = blocks.iter().flatten().map(|r| (r - 1.0) * 100.0).collect();
-            let change = analysis::across_processes_change(&blocks);
+            let change = blocks_change(&blocks, true);
             let delta = delta_of(framework, Scenario::After, route, route, &pairs, change, &per_block);
             out.push(Delta { latency: super::latency_deltas(&pairs, true), ..delta });
         }

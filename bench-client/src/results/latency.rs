@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RunRecord;
-use crate::analysis::{self, Change, Verdict, median};
+use crate::analysis::{Change, Verdict, median};
 use crate::measure::{BLOCK_PERCENTILES, BlockLatency};
 
 /// The change of one latency percentile between two variants at one
@@ -59,12 +59,11 @@ pub fn latency_deltas(pairs: &[(&RunRecord, &RunRecord)], processes: bool) -> Ve
 }
 
 /// The change of a percentile over `per_round` pairs (baseline, changed) of
-/// block percentiles, with the throughput's interval: over the blocks, and
-/// over the rounds when each ran new processes; the verdict for latency.
+/// block percentiles, with the throughput's interval (the one choice of
+/// [`super::deltas::blocks_change`]); the verdict for latency.
 fn percentile_change(per_round: &[Vec<(f64, f64)>], processes: bool) -> Change {
     let ratios: Vec<Vec<f64>> = per_round.iter().map(|r| r.iter().map(|(b, a)| a / b).collect()).collect();
-    let change =
-        if processes { analysis::across_processes_change(&ratios) } else { analysis::robust_paired_change(&ratios) };
+    let change = super::deltas::blocks_change(&ratios, processes);
     Change { verdict: lower_is_better(change.verdict), ..change }
 }
 

@@ -12,12 +12,18 @@
 //!   processes) as the units;
 //! - `compare`: [`unpaired_change_across_sessions`] (Welch, widened by a
 //!   session term) and [`session_sd_estimate`];
+//! - what a regression is, for `ab`, `compare` and the CI files alike:
+//!   [`Change::is_regression`];
 //! - the report's noise figures: [`geometric_mean_interval`],
 //!   [`cv_percent`], [`drifts`], and [`rounds_for`] for what a wide interval
 //!   would need. The t quantile comes from `statrs`.
 
+mod regression;
+
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+pub use self::regression::Better;
 
 /// Confidence level of every interval, as a fraction.
 pub const CONFIDENCE: f64 = 0.95;

@@ -1,0 +1,193 @@
+//! What continuous integration reads: a results file or a comparison as
+//! Bencher Metric Format (BMF) JSON, as github-action-benchmark's custom
+//! JSON (`customBiggerIsBetter`), and as JUnit XML with one test case per
+//! delta. Each is a view of the same two lists: the routes measured (their
+//! successful requests per second and p99 latency over the rounds, with the
+//! rounds' 95 % interval) and the changes judged (a delta or a `compare`
+//! row, with its interval and verdict).
+//!
+//! The shapes are those the tools publish, one module per format (`bmf`,
+//! `github_benchmark`, `junit`), chosen through one enum, [`Format`], as
+//! hyperfine chooses its exporters: a new format is a new module and a
+//! variant. Copies of the three published shapes are under
+//! `bench-client/tests/fixtures/` and the tests check against them (the
+//! JUnit one with xmllint).
+
+mod bmf;
+mod github_benchmark;
+mod junit;
+
+use crate::analysis::{Better, Change, geometric_mean_interval};
+use crate::results::{Comparison, Results, RunRecord};
+
+/// One route's figures over the rounds of a results file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracked {
+    /// `framework route` (with the side for `ab`, the layers when swept).
+    pub name: String,
+    /// Successful requests per second: geometric mean over the rounds, and
+    /// its 95 % interval.
+    pub per_s: (f64, Option<(f64, f64)>),
+    /// p99 latency of successful requests, nanoseconds, the same way.
+    pub p99_ns: (f64, Option<(f64, f64)>),
+}
+
+/// One change a CI gate judges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// `framework from → to` (a delta) or `framework layers scenario/variant` (a row of `compare`).
+    pub name: String,
+    /// The change, its interval and verdict.
+    pub change: Change,
+    /// Server CPU saved per request, µs, with its interval (deltas only).
+    pub saved_us: Option<(f64, Option<(f64, f64)>)>,
+    /// Whether it is judged at all (`compare`'s floor rows are not).
+    pub judged: bool,
+}
+
+impl Judged {
+    /// A judged change that is a regression beyond `threshold_percent`
+    /// ([`Change::is_regression`], the rule `ab` and `compare` apply too).
+    pub fn regression(&self, threshold_percent: f64) -> bool {
+        self.judged && self.change.is_regression(threshold_percent, Better::Higher)
+    }
+}
+
+/// The routes of `results`, in the order first measured.
+pub fn tracked(results: &Results) -> Vec<Tracked> {
+    let swept = results.meta.layers.len() > 1;
+    let mut groups: Vec<(String, Vec<&RunRecord>)> = Vec::new();
+    for run in results.runs.iter().filter(|r| r.figures.usable()) {
+        let side = if results.meta.ab.is_some() { format!(" {}", run.scenario) } else { String::new() };
+        let layers = if swept { format!(" {} layers", run.layers) } else { String::new() };
+        let name = format!("{} {}{side}{layers}", run.framework.name(), run.route);
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, runs)) => runs.push(run),
+            None => groups.push((name, vec![run])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, runs)| {
+            let rates: Vec<f64> = runs.iter().map(|r| r.figures.requests_per_s).collect();
+            let p99: Vec<f64> = runs.iter().map(|r| r.figures.latency_us.p99 as f64 * 1e3).collect();
+            Tracked { name, per_s: geometric_mean_interval(&rates), p99_ns: geometric_mean_interval(&p99) }
+        })
+        .collect()
+}
+
+/// The deltas of `results`.
+pub fn judged_deltas(results: &Results) -> Vec<Judged> {
+    results
+        .deltas
+        .iter()
+        .map(|d| {
+            let route = if d.from == d.to { d.to.clone() } else { format!("{} → {}", d.from, d.to) };
+            Judged {
+                name: format!("{} {route}", d.framework.name()),
+                change: d.change,
+                saved_us: d.saved_us.map(|s| (s, d.saved_ci_us)),
+                judged: true,
+            }
+        })
+        .collect()
+}
+
+/// The rows of `comparison`.
+pub fn judged_rows(comparison: &Comparison) -> Vec<Judged> {
+    comparison
+        .rows
+        .iter()
+        .map(|r| Judged {
+            name: format!(
+                "{} {} layers {}/{}",
+                r.key.framework.name(),
+                r.key.layers,
+                r.key.scenario.name(),
+                r.key.variant.name()
+            ),
+            change: r.change,
+            saved_us: None,
+            judged: comparison.judged(r),
+        })
+        .collect()
+}
+
+/// A file CI reads. Every format is a view of the same two lists, so
+/// adding one is a module that renders them and a variant here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Bencher Metric Format JSON: per route the measures `throughput`
+    /// (successful requests per second) and `latency` (p99, ns); per change
+    /// `change-percent` and, for deltas, `server-cpu-saved-us`, each with its
+    /// interval.
+    Bmf,
+    /// github-action-benchmark's custom JSON for `customBiggerIsBetter`: per
+    /// route its successful requests per second, `range` the interval's
+    /// half-width, `extra` the interval and p99.
+    GithubBenchmark,
+    /// JUnit XML: one test case per change, failed when it is a regression
+    /// beyond the threshold ([`Judged::regression`]), skipped when it is not
+    /// judged.
+    Junit,
+}
+
+impl Format {
+    /// Every format, in the order the files are written.
+    pub const ALL: [Self; 3] = [Self::Bmf, Self::GithubBenchmark, Self::Junit];
+
+    /// The command-line flag that asks for it, as the user typed it (so an
+    /// error names it).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Bmf => "--bmf",
+            Self::GithubBenchmark => "--github-benchmark",
+            Self::Junit => "--junit",
+        }
+    }
+
+    /// The file's text, without the final newline: `tracked` and `judged`
+    /// of a command named `suite` (the JUnit test suite), whose JUnit test
+    /// cases fail beyond `threshold_percent`.
+    ///
+    /// # Errors
+    /// When the JSON or XML cannot be written.
+    pub fn render(
+        self,
+        suite: &str,
+        tracked: &[Tracked],
+        judged: &[Judged],
+        threshold_percent: f64,
+    ) -> anyhow::Result<String> {
+        Ok(match self {
+            Self::Bmf => serde_json::to_string_pretty(&bmf::bmf(tracked, judged))?,
+            Self::GithubBenchmark => serde_json::to_string_pretty(&github_benchmark::github_benchmark(tracked))?,
+            Self::Junit => junit::junit(suite, judged, threshold_percent)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Framework;
+    use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn routes_are_the_geometric_mean_of_their_rounds_with_its_interval() {
+        let f = Framework::Axum;
+        let runs = vec![
+            run(f, "payload", "per_request", 1, 1000, true),
+            run(f, "payload", "per_request", 2, 4000, true),
+            run(f, "payload", "per_request", 3, 2000, false),
+        ];
+        let tracked = tracked(&results(runs));
+        assert_eq!(tracked.len(), 1);
+        assert_eq!(tracked[0].name, "axum /api/devices");
+        // Rounds 1 and 2 (round 3 is incomplete): √(1000 × 4000) = 2000 per s
+        // over the fixtures' one-second runs.
+        assert!((tracked[0].per_s.0 - 2000.0).abs() < 1e-6, "{tracked:?}");
+        let (low, high) = tracked[0].per_s.1.unwrap();
+        assert!(low < 1000.0 && high > 4000.0, "two rounds, t(1) = 12.7: {low} … {high}");
+    }
+}

@@ -1,0 +1,247 @@
+//! The sections of a run's answer, listed once: their order, which of them
+//! each rendering shows, and the tables each holds. The terminal output of
+//! `suite` and `ab` ([`terminal_answer`]) and `report.md` ([`markdown_sections`],
+//! inside [`super::report`]) both iterate [`sections`], so a new table is a
+//! variant here and is shown alike by both; `report.html` is `report.md`
+//! rendered ([`super::html_page`]), so it follows.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::deltas::{ab_table, delta_table};
+use super::flames::FlameGraphs;
+use super::markdown::{flamegraph_table, profiles_table, profiling_cost_table, proportion_table, sweep_table};
+use super::notes;
+use crate::results::Results;
+
+/// One section of the answer, in the order every rendering shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Every change with its interval: the deltas of a suite, or `ab`'s
+    /// table. The answer, so it comes first.
+    Changes,
+    /// The latency percentiles' changes at a fixed load.
+    Latency,
+    /// µs of server CPU per request of every route, and what each delta
+    /// saves (a suite's only: `ab` compares builds, not routes).
+    Proportion,
+    /// The layer sweep.
+    Sweep,
+    /// The deltas of the other profiles in the results folder beside these.
+    Profiles,
+    /// What the profiler costs, measured in the session.
+    ProfilingCost,
+    /// The charts (images, so in `report.md` only).
+    Charts,
+    /// The flame graphs with their figures, and the differential ones.
+    FlameGraphs,
+}
+
+/// Where the answer is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Medium {
+    /// The terminal, after `suite` or `ab` ends: the tables a reader acts on.
+    Terminal,
+    /// `report.md` (and the `report.html` made from it): everything.
+    Markdown,
+}
+
+impl Section {
+    /// Every section, in order.
+    pub const ALL: [Self; 8] = [
+        Self::Changes,
+        Self::Latency,
+        Self::Proportion,
+        Self::Sweep,
+        Self::Profiles,
+        Self::ProfilingCost,
+        Self::Charts,
+        Self::FlameGraphs,
+    ];
+
+    /// The section's tables as Markdown, empty when the results hold none
+    /// of it (the charts are images: see [`markdown_sections`]).
+    fn tables(self, answer: &Answer<'_>) -> String {
+        let results = answer.results;
+        match self {
+            Self::Changes if results.meta.ab.is_some() => ab_table(results),
+            Self::Changes => delta_table(results),
+            Self::Latency => super::latency_table(results),
+            Self::Proportion => proportion_table(results),
+            Self::Sweep => sweep_table(results),
+            Self::Profiles => {
+                let mut all: Vec<&Results> = vec![results];
+                all.extend(answer.other_profiles.iter());
+                profiles_table(&all)
+            }
+            Self::ProfilingCost => profiling_cost_table(results),
+            Self::Charts => String::new(),
+            Self::FlameGraphs => flamegraph_table(results, answer.flamegraphs),
+        }
+    }
+}
+
+/// What the answer is made of: a run's results and what was written beside
+/// them.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    /// The run's results.
+    pub results: &'a Results,
+    /// The newest results of the other profiles in the same folder.
+    pub other_profiles: &'a [Results],
+    /// The flame graphs written (empty without a profiler).
+    pub flamegraphs: &'a FlameGraphs,
+}
+
+/// The sections `on` shows for `results`, in order. The terminal leaves out
+/// what it cannot show (charts) and the cost of profiling, and for `ab`
+/// keeps to the change and its latency (the rest of `ab`'s answer is in its
+/// `report.md`); no medium shows `ab` the routes in proportion.
+pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
+    let ab = results.meta.ab.is_some();
+    Section::ALL
+        .into_iter()
+        .filter(|section| match (section, on) {
+            (Section::Changes | Section::Latency, _) => true,
+            (Section::Proportion, _) => !ab,
+            (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
+            (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
+            (_, Medium::Markdown) => true,
+        })
+        .collect()
+}
+
+/// The answer as `suite` and `ab` print it when they end: the change table,
+/// then each other section that has a table under its one-line title; the
+/// flame graphs' paths are under `dir`, the run folder.
+pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
+    let mut out = String::new();
+    for section in sections(answer.results, Medium::Terminal) {
+        let tables = section.tables(answer);
+        if section == Section::Changes {
+            let _ = writeln!(out, "\n{tables}");
+            continue;
+        }
+        if tables.is_empty() {
+            continue;
+        }
+        let _ = match section {
+            Section::Proportion => writeln!(out, "In proportion:\n\n{tables}"),
+            Section::Sweep => writeln!(out, "Layer sweep:\n\n{tables}"),
+            Section::Profiles => {
+                writeln!(out, "Profiles side by side (latest of each in the results folder):\n\n{tables}")
+            }
+            Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
+            Section::Latency => writeln!(out, "{tables}"),
+            Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
+        };
+    }
+    out
+}
+
+/// The sections of `report.md`: the chart of every change (its path in
+/// `charts` ends in `/changes.svg`) above the change table, then each other
+/// section that has something under its `##` heading, the other `charts`
+/// under "Charts".
+pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> String {
+    let mut out = String::new();
+    let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
+    for section in sections(answer.results, Medium::Markdown) {
+        if section == Section::Charts {
+            if !charts.is_empty() {
+                out.push_str("\n## Charts\n\n");
+                for c in &charts {
+                    let _ = writeln!(out, "![{c}]({c})\n");
+                }
+            }
+            continue;
+        }
+        let tables = section.tables(answer);
+        if section == Section::Changes {
+            for c in &first {
+                let _ = writeln!(out, "![every change with its 95 % interval]({c})\n");
+            }
+            out.push_str(&tables);
+            continue;
+        }
+        if tables.is_empty() {
+            continue;
+        }
+        let _ = match section {
+            Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
+            Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
+            Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),
+            Section::Profiles => write!(
+                out,
+                "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{tables}"
+            ),
+            Section::ProfilingCost => write!(out, "\n## Cost of profiling\n\n{}{tables}", notes::PROFILING_COST),
+            Section::FlameGraphs => write!(out, "\n## Flame graphs\n\n{tables}"),
+            Section::Changes | Section::Charts => Ok(()),
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Framework;
+    use crate::results::AbMeta;
+    use crate::results::fixtures::{results, run};
+
+    fn suite() -> Results {
+        let mut runs = Vec::new();
+        for round in 1..=2 {
+            for (scenario, variant, n) in [
+                ("floor", "plaintext", 100_000),
+                ("payload", "per_request", 80_000),
+                ("payload", "preserialized", 100_000),
+            ] {
+                runs.push(run(Framework::Actix, scenario, variant, round, n, true));
+            }
+        }
+        results(runs)
+    }
+
+    fn ab(mut results: Results) -> Results {
+        results.meta.ab = Some(AbMeta {
+            before: "main".into(),
+            before_commit: "a".into(),
+            before_layers: 10,
+            after: "HEAD".into(),
+            after_commit: "b".into(),
+            after_layers: 10,
+            expect_status: 200,
+            changes: Vec::new(),
+        });
+        results
+    }
+
+    #[test]
+    fn each_medium_shows_its_sections_in_the_one_order() {
+        use Section::*;
+        let (suite, ab) = (suite(), ab(suite()));
+        assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
+        assert_eq!(sections(&suite, Medium::Terminal), [Changes, Latency, Proportion, Sweep, Profiles, FlameGraphs]);
+        assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency]);
+        assert_eq!(
+            sections(&ab, Medium::Markdown),
+            [Changes, Latency, Sweep, Profiles, ProfilingCost, Charts, FlameGraphs]
+        );
+    }
+
+    #[test]
+    fn the_terminal_prints_the_change_table_then_each_table_under_its_title() {
+        let results = suite();
+        let flamegraphs = FlameGraphs::default();
+        let answer = Answer { results: &results, other_profiles: &[], flamegraphs: &flamegraphs };
+        let text = terminal_answer(&answer, Path::new("out"));
+        let proportion = proportion_table(&results);
+        assert!(!proportion.is_empty());
+        assert_eq!(text, format!("\n{}\nIn proportion:\n\n{proportion}\n", delta_table(&results)));
+        let ab = ab(suite());
+        let answer = Answer { results: &ab, ..answer };
+        assert_eq!(terminal_answer(&answer, Path::new("out")), format!("\n{}\n", ab_table(&ab)));
+    }
+}
