@@ -7,8 +7,9 @@
 //! Design: one engine thread per client CPU, each with its own `mio` event
 //! loop (epoll, edge-triggered) over the connections it owns; nothing is
 //! shared between threads until the final merge. The request is pre-built
-//! bytes; responses are framed with `httparse` straight from the connection's
-//! read buffer and the body is compared with the expected bytes in place.
+//! bytes; responses are framed by the target's [`Protocol`] (`wire/`: today
+//! HTTP/1.1 over `httparse`) straight from the connection's read buffer and
+//! the body is compared with the expected bytes in place.
 //! A connection is registered once for both readiness kinds, so the common
 //! case costs one `read` and one `write` per request; wrk's `ae` loop also
 //! arms and disarms write interest around every request (two `epoll_ctl`

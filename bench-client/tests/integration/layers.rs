@@ -131,3 +131,34 @@ fn a_circle_is_found() {
         .collect();
     assert_eq!(circle(&graph).map(|c| c.len()), Some(3));
 }
+
+/// The protocol seam (docs/ARCHITECTURE.md, "To add a protocol"): the
+/// engine's loop, preflight and the calibration responder reach the wire
+/// only through `engine::Protocol`, so no file outside `engine/wire/` parses
+/// HTTP, and none of those three writes or looks for HTTP/1.1's own bytes.
+#[test]
+fn only_the_wire_knows_the_load_protocol() {
+    let src = source("bench-client");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut seen = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).expect("under src").to_string_lossy().replace('\\', "/");
+        if relative.starts_with("engine/wire/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        let code: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+        if code.contains("httparse") {
+            seen.push(format!("{relative}: httparse"));
+        }
+        let reaches_the_wire =
+            relative.starts_with("engine/") || relative == "preflight.rs" || relative.starts_with("calibrate/");
+        for bytes in ["HTTP/1.1", r"\r\n\r\n"] {
+            if reaches_the_wire && code.contains(bytes) {
+                seen.push(format!("{relative}: {bytes}"));
+            }
+        }
+    }
+    assert!(seen.is_empty(), "protocol bytes outside engine/wire/: {seen:?}");
+}
