@@ -288,9 +288,8 @@ pub(super) fn timing(warmup: Duration, duration: Duration, window: Duration) -> 
 /// # Errors
 /// The timing's refusal, naming `--duration` and `--slice`.
 pub(super) fn sliced_timing(warmup: Duration, own: Duration, slice: Duration, variants: usize) -> anyhow::Result<()> {
-    let block: Vec<usize> = (0..variants).chain((0..variants).rev()).collect();
     let text = |d: Duration| humantime::format_duration(d).to_string();
-    Slicing::new(variants, block)
+    Slicing::new(variants, Slicing::mirrored_block(variants, false))
         .and_then(|s| s.timing(warmup, own, slice))
         .map(drop)
         .map_err(|e| anyhow::anyhow!("--duration {} in --slice {}: {e}", text(own), text(slice)))

@@ -189,7 +189,7 @@ impl RunFigures {
         slicing: &Slicing,
     ) -> Self {
         let own: Vec<usize> =
-            (0..run.outcome.stats.windows.len()).filter(|&s| slicing.route_of(s as i128) == route).collect();
+            (0..run.outcome.stats.windows.len()).filter(|&s| slicing.route_of_slice(s as i64) == route).collect();
         let requests = &run.outcome.by_route[route];
         let mut figures = Self::build(run, settings, server_cpus, requests, Some(&own));
         figures.block_latency_us = block_latency(requests, slicing, Self::lived(run, settings, requests));

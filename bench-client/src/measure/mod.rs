@@ -26,7 +26,7 @@ pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
 pub use self::judged::{OFFERED_SHORTFALL_PERCENT, Shortfall};
 pub use self::perf::{CallGraph, DEFAULT_FREQUENCY_HZ, Perf, SAMPLE_PERIOD_NS, Sampling, fold};
-use crate::engine::{self, Live, Load, Outcome};
+use crate::engine::{self, Live, Load, Outcome, Slicing};
 use crate::sys::{monotonic_ns, peak_rss_bytes, sleep_until};
 
 /// What is watched during a run besides the load itself.
@@ -91,9 +91,11 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
                 Err(e) => return Some(Err(e)),
             };
             sleep_until(measure_start + timing.duration(), stop);
-            let (start_ns, window_ns) = (monotonic_ns(measure_start), timing.window().as_nanos().max(1) as i128);
-            let part_of =
-                |t: i128| load.slicing.as_ref().map_or(0, |s| s.route_of((t - start_ns).div_euclid(window_ns)));
+            let start_ns = monotonic_ns(measure_start);
+            let window_ns = Slicing::slice_ns(timing.window());
+            let offset =
+                |t: i128| i64::try_from(t - start_ns).unwrap_or(if t < start_ns { i64::MIN } else { i64::MAX });
+            let part_of = |t: i128| load.slicing.as_ref().map_or(0, |s| s.route_at(offset(t), window_ns));
             Some(recording.finish(load.routes.len(), &part_of))
         });
         let outcome = engine::run_live(load, start.instant, &[stop, &lost], observers.live);

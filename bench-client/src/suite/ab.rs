@@ -23,11 +23,13 @@ use anyhow::{Context, ensure};
 
 use super::build::{build_in, target_dir, workspace_root};
 use super::command;
+use super::plan::{SuiteOutcome, SuitePlan};
+use super::schedule::{Sliced, Slot, Step};
 use super::servers::{ServerFlags, Started, start_healthy};
-use super::session::{self, Builds, Design};
-use super::{SuiteOutcome, SuitePlan};
+use super::session::{self, Design, Servers};
 use crate::model::Framework;
-use crate::results::AbMeta;
+use crate::preflight;
+use crate::results::{self, AbChange, AbMeta, Delta, Meta, RunRecord};
 
 /// Which code a side runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +91,94 @@ pub struct AbPlan {
     pub aa: Option<u32>,
     /// The status every response of both sides carries (`--expect-status`).
     pub expect_status: u16,
+}
+
+/// The two sides of an `ab` session, resolved to their binaries: `ab`'s
+/// [`Design`], which owns what `meta.ab` records.
+struct Builds {
+    /// Folders holding BEFORE's and AFTER's server binaries.
+    bins: (PathBuf, PathBuf),
+    /// BEFORE.
+    before: Side,
+    /// AFTER.
+    after: Side,
+    /// Paths compared, each on both sides.
+    routes: Vec<&'static str>,
+    /// The status every response carries (`--expect-status`).
+    expect_status: u16,
+    /// How long a side's command may take to listen.
+    ready_timeout: Duration,
+    /// What `meta.ab` records; its `changes` are added as each framework's
+    /// first pair of servers answers ([`Design::note_started`]).
+    meta: AbMeta,
+}
+
+impl Design for Builds {
+    /// One start per framework and round: the sides name their own layers.
+    fn sweeps(&self, _plan: &SuitePlan) -> Vec<Option<u16>> {
+        vec![None]
+    }
+
+    /// BEFORE (slot 0) and AFTER (slot 1), both started anew every round.
+    fn start(
+        &self,
+        plan: &SuitePlan,
+        framework: Framework,
+        _sweep: Option<u16>,
+        round: u32,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Servers> {
+        let (before, after) = start_pair(plan, framework, self, round, stop)?;
+        Ok(vec![before, after])
+    }
+
+    fn started_line(&self, framework: Framework, servers: &[Started], round: u32) -> String {
+        let [Started { process: before, .. }, Started { process: after, .. }] = servers else {
+            return session::server_lines(servers);
+        };
+        format!(
+            "  {} round {round}: BEFORE pid {} on {}, AFTER pid {} on {}",
+            framework.binary(),
+            before.pid(),
+            before.addr,
+            after.pid(),
+            after.addr
+        )
+    }
+
+    /// Records where the first pair of `framework`'s servers answers
+    /// differently; the lines that say so.
+    fn note_started(&mut self, framework: Framework, servers: &[Started]) -> Vec<String> {
+        let [before, after] = servers else { return Vec::new() };
+        if self.meta.changes.iter().any(|c| c.framework == framework) {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        for ((path, b), (_, a)) in before.answers.iter().zip(&after.answers) {
+            if let Some(change) = preflight::change(b, a) {
+                lines.push(format!("  {} {path}: AFTER answers otherwise: {change}", framework.name()));
+                self.meta.changes.push(AbChange { framework, route: (*path).to_owned(), change });
+            }
+        }
+        lines
+    }
+
+    /// Each route, BEFORE against AFTER in slices.
+    fn steps(&self, _plan: &SuitePlan, round: u32) -> Vec<Step> {
+        self.routes.iter().map(|&p| Step::Sliced(Sliced::before_after(p, round))).collect()
+    }
+
+    fn deltas(&self, _plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta> {
+        results::ab_deltas(runs, frameworks, &self.routes)
+    }
+
+    fn slot_columns(&self, slot: &Slot) -> String {
+        format!("{:<6} {:<27}", slot.scenario.name(), slot.path)
+    }
+
+    fn record(&self, meta: &mut Meta) {
+        meta.ab = Some(self.meta.clone());
+    }
 }
 
 fn git(args: &[&str]) -> anyhow::Result<String> {
@@ -161,7 +251,7 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
 /// (A/A, README), so each round draws new layouts and the deltas' interval
 /// spans the rounds ([`results::ab_deltas`]). The side started first
 /// alternates (the first may find a colder page cache).
-pub(super) fn start_pair(
+fn start_pair(
     plan: &SuitePlan,
     framework: Framework,
     builds: &Builds,
@@ -217,18 +307,18 @@ pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
         expect_status: plan.expect_status,
         changes: Vec::new(),
     };
-    let builds = Builds {
+    let mut builds = Builds {
         bins: (before_bins, after_bins),
         before: plan.before.clone(),
         after: plan.after.clone(),
         routes: plan.routes.clone(),
         expect_status: plan.expect_status,
         ready_timeout: plan.ready_timeout,
-        meta: std::sync::Mutex::new(meta),
+        meta,
     };
     for &framework in &base.frameworks {
         // Stopped again when dropped.
         start_pair(base, framework, &builds, 1, stop).map_err(Refused)?;
     }
-    session::run(base, &Design::Builds(Box::new(builds)), stop)
+    session::run(base, &mut builds, stop)
 }

@@ -4,8 +4,8 @@
 use std::process::Command;
 use std::time::SystemTime;
 
-use super::SuitePlan;
 use super::build::workspace_root;
+use super::plan::SuitePlan;
 use crate::model::{Pairing, Scenario};
 use crate::results::Meta;
 

@@ -3,8 +3,12 @@
 //! variants back to back in each round (order alternating by round), with
 //! the `/plaintext` floor once per round; then compute the deltas and write
 //! the results folder. `ab` ([`ab`]) is the same session on two builds;
-//! one orchestrator (`session.rs`) runs both. Also `bench-client
-//! flamegraph` ([`flamegraph`]).
+//! one orchestrator (`session.rs`) runs both, each its own `Design`
+//! (`variants.rs`, `ab.rs`), so that neither imports the other. Also
+//! `bench-client flamegraph` ([`flamegraph`]).
+//!
+//! Inside, imports point one way too: this door names the files, and no
+//! file imports it (`plan.rs` holds what they share).
 //!
 //! Imports every layer below it (`report`, `results`, `calibrate`,
 //! `measure`, `engine`, `preflight`, `sys`, `model`); only the command line
@@ -13,145 +17,25 @@
 pub mod ab;
 mod build;
 pub mod command;
+mod measuring;
 mod meta;
+mod plan;
 mod profiling;
 mod progress;
 mod schedule;
 mod servers;
 mod session;
+mod variants;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
+pub use self::plan::{PrecisionTarget, SuiteOutcome, SuitePlan};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
 pub use self::servers::{ServerFlags, load_of, route_load, start_server};
-use self::session::Design;
-use crate::calibrate::{self, CalibratePlan};
-use crate::engine::LoadSettings;
-use crate::measure::Sampling;
-use crate::model::{Framework, Pairing, Profile, Scenario};
-use crate::report::ceiling_line;
-use crate::report::flames::FlameGraphs;
-use crate::results::Results;
-use crate::sys::{CpuList, ServerProcess};
-
-/// A checked `suite` invocation.
-#[derive(Debug, Clone)]
-pub struct SuitePlan {
-    /// Build profile of the servers.
-    pub profile: Profile,
-    /// Frameworks, deduplicated, in the order given.
-    pub frameworks: Vec<Framework>,
-    /// Scenarios, deduplicated, in the order given.
-    pub scenarios: Vec<Scenario>,
-    /// Timings and connections of every run (threads = client CPUs).
-    pub settings: LoadSettings,
-    /// Rounds; each measures every scenario's variants once.
-    pub rounds: u32,
-    /// How the variants of a scenario are paired.
-    pub pairing: Pairing,
-    /// With pairing by slices: the length of one slice.
-    pub slice: Duration,
-    /// A new server process every round (the default), so that the layout a
-    /// process draws varies between rounds and every delta's interval spans
-    /// it; `false`: one process per framework and layer count.
-    pub server_per_round: bool,
-    /// Measure until every delta is this precise (rounds then ignored).
-    pub target: Option<PrecisionTarget>,
-    /// Latency at a fixed load: each round first measures the baseline's
-    /// closed-loop rate, then runs every alternation in the open loop at
-    /// this percentage of it (pairing by slices only); `None`: closed loop.
-    pub load_percent: Option<f64>,
-    /// The `tls` scenario: whether its TLS connections resume sessions
-    /// (matters with `settings.requests_per_connection`).
-    pub tls_resumption: bool,
-    /// Start the servers with `--tcp-nodelay` (TCP_NODELAY on their connections).
-    pub tcp_nodelay: bool,
-    /// `--threshold-percent`: a change smaller than this does not matter to
-    /// the user; an interval wider than it reads "inconclusive".
-    pub threshold_percent: f64,
-    /// Server `--layers` values, ascending, each measured with its own server start.
-    pub layers: Vec<u16>,
-    /// CPUs the servers are pinned to (workers = their count).
-    pub server_cpus: CpuList,
-    /// CPUs the client is pinned to (engine threads = their count).
-    pub client_cpus: CpuList,
-    /// Folder the run folders are written under.
-    pub out: PathBuf,
-    /// Run cargo build first.
-    pub build: bool,
-    /// Attach perf to each server during the measured windows, sampling
-    /// this way; `None`: no profiler.
-    pub profiler: Option<Sampling>,
-}
-
-/// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of
-/// fixed-width sequential confidence intervals for the mean", Ann. Math.
-/// Statist. 36, 1965): rounds go on, per framework and layer count, until
-/// every delta's 95 % interval is at most `half_width_percent` on each side
-/// of its estimate (after two rounds at least), or the framework's share of
-/// `budget` is spent.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PrecisionTarget {
-    /// Widest acceptable half-width of an interval, percentage points.
-    pub half_width_percent: f64,
-    /// Wall time for the whole suite's measurements, shared equally by the
-    /// frameworks and layer counts.
-    pub budget: Duration,
-}
-
-impl PrecisionTarget {
-    /// Whether `change`'s interval is as narrow as asked.
-    pub fn reached(&self, change: &crate::analysis::Change) -> bool {
-        crate::analysis::half_width_points(change).is_some_and(|h| h <= self.half_width_percent)
-    }
-}
-
-/// How the suite ended.
-#[derive(Debug)]
-pub struct SuiteOutcome {
-    /// The run folder written.
-    pub dir: PathBuf,
-    /// Everything it wrote.
-    pub results: Results,
-    /// The newest readable results of the other profiles in the same folder.
-    pub other_profiles: Vec<Results>,
-    /// The stop flag cut it short.
-    pub interrupted: bool,
-    /// The flame graphs written, with their shapes (empty without a profiler).
-    pub flamegraphs: FlameGraphs,
-}
-
-impl SuiteOutcome {
-    /// Whether every framework completed and every run was free of failures.
-    pub fn clean(&self) -> bool {
-        self.results.complete && self.results.runs.iter().all(|r| !r.figures.is_failure())
-    }
-}
-
-/// Measures and prints the client's ceiling (see [`calibrate`]) with the
-/// suite's connections, timings and CPUs; `None` (with a warning) when the
-/// responder cannot run.
-pub(super) fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
-    let calibration = CalibratePlan {
-        settings: plan.settings,
-        server_cpus: plan.server_cpus.clone(),
-        client_cpus: plan.client_cpus.clone(),
-    };
-    match calibrate::measure(&calibration, stop) {
-        Ok(ceiling) => {
-            eprintln!("{}", ceiling_line(&ceiling));
-            (ceiling.figures.usable()).then(|| ceiling.requests_per_s())
-        }
-        Err(e) => {
-            eprintln!("warning: client ceiling not measured: {e:#}");
-            None
-        }
-    }
-}
+use self::variants::Variants;
+use crate::sys::ServerProcess;
 
 /// Runs the suite of `plan`; stops early (keeping what was measured) when
 /// `stop` becomes true.
@@ -174,5 +58,5 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     for &f in &plan.frameworks {
         ServerProcess::check_binary(&server_binary(plan.profile, f))?;
     }
-    session::run(plan, &Design::Variants, stop)
+    session::run(plan, &mut Variants, stop)
 }

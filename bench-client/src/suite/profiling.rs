@@ -13,9 +13,9 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::build;
+use super::measuring::measure_run;
 use super::progress::Progress;
 use super::servers::{ServerFlags, load_of, start_server};
-use super::session::measure_run;
 use crate::engine::LoadSettings;
 use crate::measure::{Measured, Perf, RunFigures, Sampling};
 use crate::model::{Framework, Profile, Scenario, Variant};

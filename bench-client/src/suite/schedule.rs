@@ -3,10 +3,10 @@
 //! first in odd rounds and last in even rounds, so a slow drift of the
 //! machine favours neither side. Paired by slices, a scenario is one run
 //! whose variants alternate in blocks of slices `v0 v1 … vn vn … v1 v0`
-//! (reversed in even rounds): each variant has two slices per block, placed
-//! symmetrically about the block's middle, so a linear drift within a block
-//! cancels in every ratio, and each variant follows a switch once per block.
+//! (reversed in even rounds; the engine's [`Slicing::mirrored_block`] says
+//! why this shape).
 
+use crate::engine::Slicing;
 use crate::model::{Pairing, Scenario, Variant};
 
 /// One run of a round.
@@ -18,8 +18,8 @@ pub enum Step {
     Sliced(Sliced),
 }
 
-/// A run of alternating slices (the engine's [`crate::engine::Slicing`]
-/// owns their arithmetic).
+/// A run of alternating slices (the engine's [`Slicing`] owns their
+/// arithmetic and the block's shape).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sliced {
     /// The variants, with their places in the round; route `i` of the load
@@ -35,7 +35,7 @@ impl Sliced {
     pub fn before_after(path: &'static str, round: u32) -> Self {
         let variant = Variant::of_path(path).unwrap_or(Variant::Own);
         let slot = |scenario, server, position| Slot { scenario, variant, path, round, position, server };
-        let block = if round.is_multiple_of(2) { vec![1, 0, 0, 1] } else { vec![0, 1, 1, 0] };
+        let block = Slicing::mirrored_block(2, round.is_multiple_of(2));
         Self { slots: vec![slot(Scenario::Before, 0, 1), slot(Scenario::After, 1, 2)], block }
     }
 }
@@ -50,14 +50,7 @@ pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec
             for &scenario in scenarios {
                 let mut of: Vec<Slot> = slots.iter().copied().filter(|s| s.scenario == scenario).collect();
                 of.sort_by_key(|s| scenario.variants().iter().position(|v| *v == s.variant));
-                let n = of.len();
-                let forward: Vec<usize> = (0..n).collect();
-                let backward: Vec<usize> = (0..n).rev().collect();
-                let block = if round_number.is_multiple_of(2) {
-                    [backward, forward].concat()
-                } else {
-                    [forward, backward].concat()
-                };
+                let block = Slicing::mirrored_block(of.len(), round_number.is_multiple_of(2));
                 steps.push(Step::Sliced(Sliced { slots: of, block }));
             }
             steps

@@ -1,94 +1,47 @@
 //! The one orchestrator of `suite` and `ab`: for each framework, start the
 //! round's servers, measure the round's steps, record every run, compute the
 //! deltas after each framework, and write the results folder. What differs
-//! between the two commands is said once, by [`Design`]: which servers a
-//! round measures, which steps it runs, and how its deltas are taken.
+//! between the two commands is said once, by the [`Design`] each implements
+//! in its own file (`variants.rs`, `ab.rs`): which servers a round measures,
+//! which steps it runs, how its deltas are taken and what `meta` records.
+//! This file names neither, so `ab` and the suite share the session without
+//! importing each other.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use super::ab::{Side, start_pair};
+use super::measuring::measure_run;
+use super::meta;
+use super::plan::{SuiteOutcome, SuitePlan};
 use super::profiling::{self, Profiler, Profiles};
 use super::progress::Progress;
-use super::schedule::{Sliced, Slot, Step, steps};
-use super::servers::{ServerFlags, Started, start_server};
-use super::{SuiteOutcome, SuitePlan, client_ceiling, meta};
+use super::schedule::{Slot, Step};
+use super::servers::Started;
+use crate::calibrate::{self, CalibratePlan};
 use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
-use crate::measure::{self, Measured, Observers, Perf, RunFigures, Start};
+use crate::measure::RunFigures;
 use crate::model::{Framework, Scenario};
-use crate::preflight;
 use crate::report::flames::FlameGraphs;
-use crate::report::{self, charts, run_line};
-use crate::results::{self, AbChange, AbMeta, Delta, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
+use crate::report::{self, ceiling_line, charts, run_line};
+use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::noise_check;
 
-/// What a session compares, and so which servers a round measures.
-pub(super) enum Design {
-    /// The suite: every scenario's variants on one server of each framework
-    /// and layer count, started anew every round (or once, with
-    /// `server_per_round` off).
-    Variants,
-    /// `ab`: each route on a BEFORE and an AFTER server (slots 0 and 1),
-    /// both started anew every round.
-    Builds(Box<Builds>),
-}
-
-/// The two sides of an `ab` session, resolved to their binaries.
-pub(super) struct Builds {
-    /// Folders holding BEFORE's and AFTER's server binaries.
-    pub bins: (PathBuf, PathBuf),
-    /// BEFORE.
-    pub before: Side,
-    /// AFTER.
-    pub after: Side,
-    /// Paths compared, each on both sides.
-    pub routes: Vec<&'static str>,
-    /// The status every response carries (`--expect-status`).
-    pub expect_status: u16,
-    /// How long a side's command may take to listen.
-    pub ready_timeout: std::time::Duration,
-    /// What `meta.ab` records; its `changes` are added as each framework's
-    /// first pair of servers answers.
-    pub meta: std::sync::Mutex<AbMeta>,
-}
-
-impl Builds {
-    /// Records where the first pair of `framework`'s servers answers
-    /// differently; the lines that say so.
-    fn note_changes(&self, framework: Framework, servers: &Servers) -> Vec<String> {
-        let [before, after] = servers.as_slice() else { return Vec::new() };
-        let mut meta = self.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if meta.changes.iter().any(|c| c.framework == framework) {
-            return Vec::new();
-        }
-        let mut lines = Vec::new();
-        for ((path, b), (_, a)) in before.answers.iter().zip(&after.answers) {
-            if let Some(change) = preflight::change(b, a) {
-                lines.push(format!("  {} {path}: AFTER answers otherwise: {change}", framework.name()));
-                meta.changes.push(AbChange { framework, route: (*path).to_owned(), change });
-            }
-        }
-        lines
-    }
-}
-
-/// The servers of one round; a slot's `server` indexes them.
-type Servers = Vec<Started>;
-
-impl Design {
+/// What a session compares, and so which servers a round measures: the
+/// suite's variants (`variants.rs`) or `ab`'s two builds (`ab.rs`). The
+/// session asks it and never names either, so neither imports the other.
+pub(super) trait Design {
     /// The server starts of a framework: one per layer count for the suite,
     /// one for `ab` (whose sides name their own).
-    fn sweeps(&self, plan: &SuitePlan) -> Vec<Option<u16>> {
-        match self {
-            Self::Variants => plan.layers.iter().copied().map(Some).collect(),
-            Self::Builds(_) => vec![None],
-        }
-    }
+    fn sweeps(&self, plan: &SuitePlan) -> Vec<Option<u16>>;
 
-    /// Starts the servers of `framework` for `round`.
+    /// Starts the servers of `framework` for `round`; a slot's `server`
+    /// indexes them.
+    ///
+    /// # Errors
+    /// A server that does not start, listen or answer.
     fn start(
         &self,
         plan: &SuitePlan,
@@ -96,96 +49,63 @@ impl Design {
         sweep: Option<u16>,
         round: u32,
         stop: &AtomicBool,
-    ) -> anyhow::Result<Servers> {
-        match self {
-            Self::Variants => {
-                let layers = sweep.context("the suite starts a server per layer count")?;
-                let flags = ServerFlags { tls: plan.scenarios.contains(&Scenario::Tls), tcp_nodelay: plan.tcp_nodelay };
-                let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
-                Ok(vec![Started::of_table(process, layers)])
-            }
-            Self::Builds(b) => {
-                let (before, after) = start_pair(plan, framework, b, round, stop)?;
-                Ok(vec![before, after])
-            }
-        }
-    }
+    ) -> anyhow::Result<Servers>;
 
     /// The line that says where the servers run.
-    fn started_line(&self, framework: Framework, servers: &Servers, round: u32) -> String {
-        match (self, servers.as_slice()) {
-            (Self::Builds(_), [Started { process: before, .. }, Started { process: after, .. }]) => format!(
-                "  {} round {round}: BEFORE pid {} on {}, AFTER pid {} on {}",
-                framework.binary(),
-                before.pid(),
-                before.addr,
-                after.pid(),
-                after.addr
-            ),
-            _ => servers
-                .iter()
-                .map(|Started { process: s, layers, .. }| {
-                    format!("  {} pid {} on http://{}, {layers} layers", s.name(), s.pid(), s.addr)
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
+    fn started_line(&self, _framework: Framework, servers: &[Started], _round: u32) -> String {
+        server_lines(servers)
+    }
+
+    /// Takes note of the servers just started for `framework` (what the
+    /// design keeps of them goes into [`Design::record`]); the lines that
+    /// say what it noted.
+    fn note_started(&mut self, _framework: Framework, _servers: &[Started]) -> Vec<String> {
+        Vec::new()
     }
 
     /// The steps of `round`.
-    fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step> {
-        match self {
-            Self::Variants => steps(&plan.scenarios, round, plan.pairing),
-            Self::Builds(b) => b.routes.iter().map(|&p| Step::Sliced(Sliced::before_after(p, round))).collect(),
-        }
-    }
+    fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step>;
 
     /// The deltas of `runs`, of `frameworks`.
-    fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta> {
-        match self {
-            Self::Variants => {
-                let over = results::Over { pairing: plan.pairing, processes: plan.server_per_round };
-                results::deltas(runs, frameworks, &plan.scenarios, &plan.layers, over)
-            }
-            Self::Builds(b) => results::ab_deltas(runs, frameworks, &b.routes),
-        }
-    }
+    fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta>;
 
     /// How a slot reads in the terminal.
-    fn slot_columns(&self, slot: &Slot) -> String {
-        match self {
-            Self::Variants => format!("{:<8} {:<13}", slot.scenario.name(), slot.variant.name()),
-            Self::Builds(_) => format!("{:<6} {:<27}", slot.scenario.name(), slot.path),
-        }
+    fn slot_columns(&self, slot: &Slot) -> String;
+
+    /// Writes what the design knows of the session into the results' `meta`,
+    /// each time they are saved.
+    fn record(&self, _meta: &mut Meta) {}
+
+    /// Results of the plan's other profiles to show beside these: none
+    /// unless the design compares profiles.
+    fn others(&self, _plan: &SuitePlan) -> Vec<Results> {
+        Vec::new()
     }
+}
+
+/// The servers of one round; a slot's `server` indexes them.
+pub(super) type Servers = Vec<Started>;
+
+/// Each server's name, pid, address and layers, a line each: how a round's
+/// servers read unless a design says otherwise.
+pub(super) fn server_lines(servers: &[Started]) -> String {
+    servers
+        .iter()
+        .map(|Started { process: s, layers, .. }| {
+            format!("  {} pid {} on http://{}, {layers} layers", s.name(), s.pid(), s.addr)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What every run of a session shares.
 #[derive(Clone, Copy)]
 struct RunContext<'a> {
     plan: &'a SuitePlan,
-    design: &'a Design,
     dir: &'a Path,
     profiler: &'a Profiler,
     progress: &'a Progress,
     stop: &'a AtomicBool,
-}
-
-/// Runs `load` against the `servers` (pids) with the progress display, and
-/// with `perf` (when given) recording the first during the measured windows.
-///
-/// # Errors
-/// When the engine cannot start.
-pub(super) fn measure_run(
-    load: &Load,
-    servers: &[u32],
-    perf: Option<&Perf>,
-    progress: &Progress,
-    label: &str,
-    stop: &AtomicBool,
-) -> anyhow::Result<Measured> {
-    let observers = Observers { servers, perf, live: None };
-    progress.during(label, load.settings.timing, || measure::run(load, observers, Start::now(), stop))
 }
 
 /// Measures one step of a round: its slots' figures, in order; profiled
@@ -270,8 +190,15 @@ fn open_loop_at(
 
 /// Whether the precision target of the plan is reached (or its budget
 /// spent) for `framework` at `layers` before `round`; says which.
-fn target_met(context: &RunContext<'_>, runs: &[RunRecord], framework: Framework, layers: u16, round: u32) -> bool {
-    let RunContext { plan, design, progress, .. } = *context;
+fn target_met(
+    context: &RunContext<'_>,
+    design: &dyn Design,
+    runs: &[RunRecord],
+    framework: Framework,
+    layers: u16,
+    round: u32,
+) -> bool {
+    let RunContext { plan, progress, .. } = *context;
     let Some(target) = plan.target.filter(|_| round > 2) else { return false };
     let ours: Vec<RunRecord> =
         runs.iter().filter(|r| r.framework == framework && r.layers == layers).cloned().collect();
@@ -290,11 +217,12 @@ fn target_met(context: &RunContext<'_>, runs: &[RunRecord], framework: Framework
 /// of its flame graphs when profiled.
 fn measure_framework(
     context: &RunContext<'_>,
+    design: &mut dyn Design,
     framework: Framework,
     runs: &mut Vec<RunRecord>,
     flamegraphs: &mut FlameGraphs,
 ) -> anyhow::Result<()> {
-    let RunContext { plan, design, dir, profiler, progress, stop } = *context;
+    let RunContext { plan, dir, profiler, progress, stop } = *context;
     let mut profiles = Profiles::new();
     let sweeps = design.sweeps(plan);
     let shares = u32::try_from(plan.frameworks.len() * sweeps.len()).unwrap_or(u32::MAX).max(1);
@@ -308,7 +236,7 @@ fn measure_framework(
         let mut servers: Servers = Vec::new();
         for round in 1..=last_round {
             if let Some(layers) = sweep
-                && target_met(context, runs, framework, layers, round)
+                && target_met(context, design, runs, framework, layers, round)
             {
                 break;
             }
@@ -326,10 +254,8 @@ fn measure_framework(
                 stop_servers(&mut servers, progress);
                 servers = design.start(plan, framework, sweep, round, stop)?;
                 progress.line(&design.started_line(framework, &servers, round));
-                if let Design::Builds(b) = design {
-                    for line in b.note_changes(framework, &servers) {
-                        progress.line(&line);
-                    }
+                for line in design.note_started(framework, &servers) {
+                    progress.line(&line);
                 }
             }
             for step in design.steps(plan, round) {
@@ -403,6 +329,27 @@ fn profiler_seen(results: &Results, profiler: &Profiler) -> Option<String> {
     results.runs.iter().any(|r| r.figures.profiled).then(|| profiler.command()).flatten()
 }
 
+/// Measures and prints the client's ceiling (see [`calibrate`]) with the
+/// suite's connections, timings and CPUs; `None` (with a warning) when the
+/// responder cannot run.
+fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
+    let calibration = CalibratePlan {
+        settings: plan.settings,
+        server_cpus: plan.server_cpus.clone(),
+        client_cpus: plan.client_cpus.clone(),
+    };
+    match calibrate::measure(&calibration, stop) {
+        Ok(ceiling) => {
+            eprintln!("{}", ceiling_line(&ceiling));
+            (ceiling.figures.usable()).then(|| ceiling.requests_per_s())
+        }
+        Err(e) => {
+            eprintln!("warning: client ceiling not measured: {e:#}");
+            None
+        }
+    }
+}
+
 /// Runs a session of `plan` as `design` says, its binaries already built;
 /// stops early (keeping what was measured) when `stop` becomes true.
 ///
@@ -411,7 +358,7 @@ fn profiler_seen(results: &Results, profiler: &Profiler) -> Option<String> {
 /// that cannot be created. Later errors are recorded per framework in the
 /// results (a preflight mismatch ends the session there), which are always
 /// written.
-pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
+pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
     plan.client_cpus.pin_current_thread()?;
     let started = SystemTime::now();
     let dir = results::create_run_dir(&plan.out, plan.profile, started)?;
@@ -423,9 +370,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         deltas: Vec::new(),
         failures: Vec::new(),
     };
-    if let Design::Builds(b) = design {
-        results.meta.ab = Some(b.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone());
-    }
+    design.record(&mut results.meta);
     let json = dir.join("results.json");
     eprintln!("measuring into {}", dir.display());
     let profiler = Profiler::detect(plan.profiler);
@@ -437,7 +382,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
     let runs_per_round = design.steps(plan, 1).len() as u64;
     let sweeps = design.sweeps(plan).len() as u64;
     let progress = Progress::new(plan.frameworks.len() as u64 * sweeps * u64::from(plan.rounds) * runs_per_round);
-    let context = RunContext { plan, design, dir: &dir, profiler: &profiler, progress: &progress, stop };
+    let context = RunContext { plan, dir: &dir, profiler: &profiler, progress: &progress, stop };
     let mut flamegraphs = FlameGraphs::default();
     let mut stopped_by_error = false;
     for &framework in &plan.frameworks {
@@ -445,7 +390,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
             break;
         }
         progress.line(&format!("{}:", framework.binary()));
-        if let Err(e) = measure_framework(&context, framework, &mut results.runs, &mut flamegraphs) {
+        if let Err(e) = measure_framework(&context, design, framework, &mut results.runs, &mut flamegraphs) {
             let error = format!("{e:#}");
             progress.line(&format!("error: {error}"));
             stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
@@ -453,9 +398,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         }
         results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
         results.meta.profiler = profiler_seen(&results, &profiler);
-        if let Design::Builds(b) = design {
-            results.meta.ab = Some(b.meta.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone());
-        }
+        design.record(&mut results.meta);
         results::write(&json, &results)?;
     }
     progress.finish();
@@ -473,16 +416,7 @@ pub(super) fn run(plan: &SuitePlan, design: &Design, stop: &AtomicBool) -> anyho
         eprintln!("warning: charts not drawn: {e:#}");
         Vec::new()
     });
-    let others = match design {
-        Design::Variants => {
-            let (others, skipped) = results::latest_of_other_profiles(&plan.out, plan.profile);
-            for e in skipped {
-                eprintln!("warning: {e:#}; left out of the profiles side by side");
-            }
-            others
-        }
-        Design::Builds(_) => Vec::new(),
-    };
+    let others = design.others(plan);
     let markdown = report::report(&results, &others, &charts, &flamegraphs);
     std::fs::write(dir.join("report.md"), &markdown)
         .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;

@@ -161,4 +161,52 @@ fn only_the_wire_knows_the_load_protocol() {
         }
     }
     assert!(seen.is_empty(), "protocol bytes outside engine/wire/: {seen:?}");
+
+/// Arrows between the files of one folder of `bench-client/src`: the door
+/// (`mod`) points at every file it declares, and a file at each file it
+/// names as `super::NAME` (or at `mod`, when NAME is an item of the door).
+/// Only code before a file's `#[cfg(test)]` counts.
+fn folder_arrows(folder: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut stems: Vec<String> = std::fs::read_dir(folder)
+        .expect("readable folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().expect("a stem").to_string_lossy().into_owned())
+        .collect();
+    stems.sort();
+    let files: BTreeSet<String> = stems.iter().filter(|s| *s != "mod").cloned().collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    graph.insert("mod".to_owned(), files.clone());
+    for file in &files {
+        let text = std::fs::read_to_string(folder.join(format!("{file}.rs"))).expect("readable source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let targets = graph.entry(file.clone()).or_default();
+        for line in code.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for (i, _) in code.match_indices("super::") {
+                let rest = &code[i + 7..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+                    None => vec![rest],
+                };
+                for name in names {
+                    let name: String =
+                        name.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                    if name.is_empty() || name == *file {
+                        continue;
+                    }
+                    targets.insert(if files.contains(&name) { name } else { "mod".to_owned() });
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_the_suite_import_no_circle() {
+    let graph = folder_arrows(&source("bench-client").join("suite"));
+    assert_eq!(circle(&graph), None, "{graph:?}");
+    assert!(graph["ab"].contains("session") && graph["variants"].contains("session"), "the reader saw them: {graph:?}");
+    assert!(!graph["session"].contains("ab"), "the session names no design: {graph:?}");
 }

@@ -65,7 +65,9 @@ pub(super) struct Worker<'a> {
     pools: usize,
     /// Several pools: the route whose pool is sending now.
     active: usize,
-    window_ns: u128,
+    /// The timing's window (with a slicing, the slice), nanoseconds:
+    /// computed once, so the per-request arithmetic is integer only.
+    window_ns: i64,
     last_window: usize,
     schedule: Option<Schedule>,
     /// Open loop: connections with room for another request, oldest first,
@@ -144,7 +146,7 @@ impl<'a> Worker<'a> {
             servers,
             pools,
             active: usize::MAX,
-            window_ns: s.timing.window().as_nanos().max(1),
+            window_ns: Slicing::slice_ns(s.timing.window()),
             last_window: s.timing.windows().saturating_sub(1),
             schedule,
             free: VecDeque::with_capacity(connections),
@@ -341,12 +343,7 @@ impl<'a> Worker<'a> {
     /// the start of the measurement, backwards through the warm-up.
     fn route_at(&self, now: Instant) -> usize {
         let Some(slicing) = self.slicing else { return 0 };
-        let from = self.times.measure_start;
-        let slice = match now.checked_duration_since(from) {
-            Some(after) => i128::try_from(after.as_nanos() / self.window_ns).unwrap_or(i128::MAX),
-            None => -i128::try_from((from - now).as_nanos().div_ceil(self.window_ns)).unwrap_or(i128::MAX),
-        };
-        slicing.route_of(slice)
+        slicing.route_at(Slicing::offset_ns(now, self.times.measure_start), self.window_ns)
     }
 
     /// Several pools: when the slice's route changed, starts the idle
@@ -369,20 +366,18 @@ impl<'a> Worker<'a> {
     /// not slicing).
     fn next_slice(&self, now: Instant) -> Instant {
         let Some(_) = self.slicing else { return self.times.end };
-        let slice_ns = self.window_ns;
         let from = self.times.measure_start;
-        let next = match now.checked_duration_since(from) {
-            Some(after) => i128::try_from(after.as_nanos() / slice_ns + 1).unwrap_or(i128::MAX),
-            None => -i128::try_from((from - now).as_nanos() / slice_ns).unwrap_or(i128::MAX),
-        };
-        let offset = Duration::from_nanos(u64::try_from(next.unsigned_abs() * slice_ns).unwrap_or(u64::MAX));
+        let slice = Slicing::slice_at(Slicing::offset_ns(now, from), self.window_ns);
+        let next = Slicing::slice_start_ns(slice.saturating_add(1), self.window_ns);
+        let offset = Duration::from_nanos(next.unsigned_abs());
         if next >= 0 { from + offset } else { from - offset }
     }
 
     /// The window a completion at `at` belongs to; `None` during the warm-up.
     fn window_of(&self, at: Instant) -> Option<usize> {
         let since = at.checked_duration_since(self.times.measure_start)?;
-        Some(usize::try_from(since.as_nanos() / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
+        let since_ns = i64::try_from(since.as_nanos()).unwrap_or(i64::MAX);
+        Some(usize::try_from(since_ns / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
     }
 }
 
