@@ -161,6 +161,7 @@ fn only_the_wire_knows_the_load_protocol() {
         }
     }
     assert!(seen.is_empty(), "protocol bytes outside engine/wire/: {seen:?}");
+}
 
 /// Arrows between the files of one folder of `bench-client/src`: the door
 /// (`mod`) points at every file it declares, and a file at each file it
