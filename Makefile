@@ -41,7 +41,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
 
-.PHONY: help ab mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+.PHONY: help ab count mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
@@ -93,6 +93,18 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
 	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
+
+# What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): each framework's
+# server under callgrind answers REQUESTS and twice as many requests per route, REPEATS times
+# interleaved; the difference is one request's instructions and allocations. PROFILE=debug counts
+# the debug build (`profiling`: release with debug = true). Needs valgrind (apt-get install valgrind).
+REQUESTS ?= 500
+REPEATS  ?= 3
+COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
+count: $(BUILD_CLIENT) ## Instructions and allocations per request, counted under callgrind: PROFILE=debug for the debug build
+	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
+	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
+	  $(if $(NO_BUILD),--no-build)
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 

@@ -20,7 +20,7 @@ use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::command;
 
 /// The routes `ab` compares by default: the floor, the devices and the state.
-const DEFAULT_ROUTES: [&str; 6] =
+pub(super) const DEFAULT_ROUTES: [&str; 6] =
     ["/plaintext", "/api/devices", "/api/devices/preserialized", "/api/devices/cached", "/state/fat", "/state/arc"];
 
 /// Flags of `ab`, as typed.

@@ -14,6 +14,7 @@ mod args;
 mod calibrate;
 mod ci;
 mod compare;
+mod count;
 mod flamegraph;
 mod k8s;
 mod load;
@@ -32,6 +33,7 @@ pub use self::ab::AbArgs;
 pub use self::args::MetricsArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
+pub use self::count::CountArgs;
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};
@@ -82,6 +84,10 @@ pub enum Commands {
     /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
     #[command(after_help = "Example:\n  bench-client calibrate --server-cpus 0 --client-cpus 1")]
     Calibrate(CalibrateArgs),
+    /// What a request costs each framework, counted: instructions and allocations under callgrind.
+    #[command(after_help = "Examples:\n  bench-client count   (what `make count` runs)\n  \
+        bench-client count --frameworks axum --routes /state/fat,/state/arc --requests 1000")]
+    Count(CountArgs),
     /// The canned responder `calibrate` starts (internal).
     #[command(hide = true)]
     Responder(ResponderArgs),
@@ -248,6 +254,10 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
         },
         Commands::Flamegraph(args) => match args.plan() {
             Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
+            Err(e) => report(&e, Outcome::Usage),
+        },
+        Commands::Count(args) => match args.plan() {
+            Ok(plan) => count::run(&plan, stop),
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Calibrate(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {

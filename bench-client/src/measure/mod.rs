@@ -13,6 +13,7 @@
 
 mod barrier;
 mod blocks;
+mod counted;
 mod cpu;
 mod figures;
 mod judged;
@@ -22,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
 pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
+pub use self::counted::{Callgrind, Counted, exchange};
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
 pub use self::judged::{OFFERED_SHORTFALL_PERCENT, Shortfall};

@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod ci;
+mod counted;
 mod deltas;
 pub mod flames;
 mod format;
@@ -18,6 +19,7 @@ mod sections;
 mod table;
 mod terminal;
 
+pub use self::counted::count_table;
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
 pub use self::html::html_page;

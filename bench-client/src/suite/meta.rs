@@ -20,19 +20,32 @@ fn command_line(program: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// The `meta` of a suite's results: commit (with `-dirty`), toolchain,
-/// machine, and the plan's settings; no profiler or ceiling yet.
-pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
+/// The commit measured: `git rev-parse HEAD`, with `-dirty` when tracked
+/// files have changes.
+pub(super) fn commit() -> String {
     let mut commit = command_line("git", &["rev-parse", "HEAD"]);
     let status = command_line("git", &["status", "--porcelain", "--untracked-files=no"]);
     if commit != "unknown" && status != "unknown" && !status.is_empty() {
         commit.push_str("-dirty");
     }
+    commit
+}
+
+/// The machine's CPU model (`/proc/cpuinfo`'s first `model name`).
+pub(super) fn cpu_model() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu_model = cpuinfo
+    cpuinfo
         .lines()
         .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_owned()))
-        .unwrap_or_else(|| "unknown".to_owned());
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The `meta` of a suite's results: commit (with `-dirty`), toolchain,
+/// machine, and the plan's settings; no profiler or ceiling yet.
+pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
+    let commit = commit();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpu_model();
     let s = &plan.settings;
     Meta {
         commit,

@@ -10,6 +10,8 @@ mod ab;
 mod compare;
 // Every server answers every route of the table alike, refusals included.
 mod conformance;
+// `bench-client count`: instructions and allocations per request under callgrind.
+mod count;
 // The engine against raw-socket doubles: failures by kind, accounting.
 mod double;
 // Servers killed, stalled, lying or closing; the suite goes on.

@@ -1,0 +1,226 @@
+//! One counted run: a server process under valgrind's callgrind answers a
+//! known number of requests, with instrumentation switched on only over
+//! them, and the instructions it executed and the allocations it made are
+//! read from callgrind's dump. What a request costs, counted rather than
+//! timed: the same for the same binary and input whatever else the machine
+//! does (the method of rustc-perf's `instructions:u` and of SQLite's
+//! cachegrind counts; gungraun runs benchmarks under callgrind the same way).
+//!
+//! Callgrind is driven through `vgdb`'s monitor commands (`instrumentation
+//! on`, `zero`, `dump`), which valgrind's gdbserver answers even while the
+//! server sleeps in `epoll_wait` (vgdb wakes it with ptrace), so each command
+//! has taken effect before the next request is written. The requests go one
+//! after another on one keep-alive connection, each verified (status and
+//! body byte for byte), through the engine's own [`Protocol`].
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail, ensure};
+
+use crate::engine::RouteLoad;
+
+/// How long one request of a counted run may take (valgrind slows a server
+/// 20 to 100 times).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The glibc entry points that allocate: a call to any of them is one
+/// allocation (Rust's `System` allocator calls `malloc`, `calloc`,
+/// `realloc` or, for large alignments, `posix_memalign`).
+const ALLOCATORS: [&str; 6] = ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign"];
+
+/// What one counted stretch cost the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// User-space instructions executed (callgrind's `Ir`), every thread.
+    pub instructions: u64,
+    /// Calls into the allocator ([`ALLOCATORS`]).
+    pub allocations: u64,
+}
+
+/// A server process running under callgrind, driven by `vgdb`.
+#[derive(Debug)]
+pub struct Callgrind {
+    pid: u32,
+    /// The folder its dumps are written to (`--callgrind-out-file`'s).
+    dumps: PathBuf,
+    /// Dumps taken so far (callgrind numbers them from 1).
+    taken: u32,
+}
+
+impl Callgrind {
+    /// The arguments that run a program under callgrind with instrumentation
+    /// off until asked, its dumps in `dumps` (with the process id in their name).
+    pub fn wrapper(dumps: &Path) -> Vec<String> {
+        vec![
+            "valgrind".to_owned(),
+            "--tool=callgrind".to_owned(),
+            "--instr-atstart=no".to_owned(),
+            "--vgdb=yes".to_owned(),
+            format!("--vgdb-prefix={}/vgdb-pipe", dumps.display()),
+            format!("--callgrind-out-file={}/callgrind.out.%p", dumps.display()),
+        ]
+    }
+
+    /// The process `pid`, started with [`Callgrind::wrapper`] and `dumps`.
+    pub fn attach(pid: u32, dumps: &Path) -> Self {
+        Self { pid, dumps: dumps.to_owned(), taken: 0 }
+    }
+
+    /// Sends the monitor command `command` and waits for its answer.
+    ///
+    /// # Errors
+    /// When `vgdb` cannot be run or does not reach the process.
+    fn monitor(&self, command: &[&str]) -> anyhow::Result<()> {
+        let out = Command::new("vgdb")
+            .arg(format!("--pid={}", self.pid))
+            .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dumps.display()))
+            .args(command)
+            .output()
+            .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
+        ensure!(
+            out.status.success(),
+            "vgdb {}: {}",
+            command.join(" "),
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("no answer")
+        );
+        Ok(())
+    }
+
+    /// Counts what the server executes while `work` runs: instrumentation
+    /// on, counters zeroed, `work`, a dump read back, instrumentation off.
+    ///
+    /// # Errors
+    /// A monitor command that fails, `work`'s error, or a dump that cannot be read.
+    pub fn count(&mut self, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<Counted> {
+        self.monitor(&["instrumentation", "on"])?;
+        self.monitor(&["zero"])?;
+        let worked = work();
+        self.monitor(&["dump"])?;
+        self.taken += 1;
+        let path = self.dumps.join(format!("callgrind.out.{}.{}", self.pid, self.taken));
+        let counted = read_dump(&path);
+        self.monitor(&["instrumentation", "off"])?;
+        worked?;
+        let text = counted?;
+        let _ = std::fs::remove_file(&path);
+        Ok(text)
+    }
+}
+
+/// The instructions and allocations of one callgrind dump.
+///
+/// # Errors
+/// A file that cannot be read or has no `summary:` (or `totals:`) line.
+fn read_dump(path: &Path) -> anyhow::Result<Counted> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read callgrind's dump {}", path.display()))?;
+    parse_dump(&text).with_context(|| format!("{}: not a callgrind dump with totals", path.display()))
+}
+
+/// [`read_dump`] of the text of a dump.
+fn parse_dump(text: &str) -> Option<Counted> {
+    let mut instructions = None;
+    let mut allocations = 0;
+    // Function names are compressed: `cfn=(7) malloc` the first time, `cfn=(7)` after.
+    let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut calling_allocator = false;
+    for line in text.lines() {
+        if let Some(total) = line.strip_prefix("summary:").or_else(|| line.strip_prefix("totals:")) {
+            instructions = total.split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+        } else if let Some(callee) = line.strip_prefix("cfn=") {
+            let name = match callee.strip_prefix('(').and_then(|rest| rest.split_once(')')) {
+                Some((id, rest)) if !rest.trim().is_empty() => {
+                    names.insert(id, rest.trim());
+                    rest.trim()
+                }
+                Some((id, _)) => names.get(id).copied().unwrap_or(""),
+                None => callee.trim(),
+            };
+            calling_allocator = ALLOCATORS.contains(&name);
+        } else if let Some(calls) = line.strip_prefix("calls=") {
+            if std::mem::take(&mut calling_allocator) {
+                allocations += calls.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+            }
+        } else if let Some(fun) = line.strip_prefix("fn=") {
+            // Names are shared between fn= and cfn= lines.
+            if let Some((id, rest)) = fun.strip_prefix('(').and_then(|rest| rest.split_once(')'))
+                && !rest.trim().is_empty()
+            {
+                names.insert(id, rest.trim());
+            }
+        }
+    }
+    instructions.map(|instructions| Counted { instructions, allocations })
+}
+
+/// Sends `requests` requests of `route` one after another on one new
+/// keep-alive connection and checks that each answer is a success (its
+/// status and exact body), then closes the connection.
+///
+/// # Errors
+/// A connection that fails, or an answer that is not a success (named).
+pub fn exchange(route: &RouteLoad, requests: u64) -> anyhow::Result<()> {
+    let target = &route.target;
+    ensure!(target.tls.is_none(), "counted runs are over plain HTTP");
+    let mut stream = TcpStream::connect_timeout(&target.addr, REQUEST_TIMEOUT)
+        .with_context(|| format!("connect to {}", target.addr))?;
+    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    stream.set_nodelay(true)?;
+    let request = target.protocol.get_request(&target.host, &target.path);
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut start, mut end) = (0, 0);
+    for i in 0..requests {
+        stream.write_all(&request).with_context(|| format!("request {i} of {}", target.path))?;
+        loop {
+            match target.protocol.frame_response(&buf[start..end], false, false) {
+                Ok(Some(framed)) => {
+                    let unread = &buf[start..end];
+                    if framed.status != route.expected_status || !framed.body_eq(unread, &route.expected_body) {
+                        bail!(
+                            "{}: request {i} answered status {} with {} bytes, not the success the route carries",
+                            target.path,
+                            framed.status,
+                            framed.body(unread).len()
+                        );
+                    }
+                    start += framed.len;
+                    break;
+                }
+                Ok(None) => {}
+                Err(e) => bail!("{}: request {i}: {e}", target.path),
+            }
+            if start == end {
+                (start, end) = (0, 0);
+            } else if end == buf.len() {
+                buf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+                if end == buf.len() {
+                    buf.resize(buf.len() * 2, 0);
+                }
+            }
+            let n = stream.read(&mut buf[end..]).with_context(|| format!("{}: reading answer {i}", target.path))?;
+            ensure!(n > 0, "{}: the server closed the connection before answer {i}", target.path);
+            end += n;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dump_gives_its_total_and_the_calls_into_the_allocator() {
+        let dump = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\n\
+            fn=(1) main\n5 100\ncfn=(2) malloc\ncalls=3 0x10\n5 30\ncfn=(3) free\ncalls=2 0x20\n5 9\n\
+            fn=(4) handler\ncfn=(2)\ncalls=4 0x10\n7 40\ncfn=(5) __rust_alloc\ncalls=6 0x30\n7 60\n\
+            fn=(2)\n1 70\nsummary: 12345\ntotals: 12345\n";
+        assert_eq!(parse_dump(dump), Some(Counted { instructions: 12_345, allocations: 7 }));
+        assert_eq!(parse_dump("events: Ir\nfn=(1) main\n1 2\n"), None, "no totals: not a dump to read");
+    }
+}

@@ -1,0 +1,75 @@
+//! `bench-client count` against the dev build of axum under callgrind: every
+//! route counted in instructions and allocations per request, the repeats
+//! agreeing, the state cloned per use costing what the one `Arc` does not;
+//! without valgrind, one line and exit 2 before anything runs.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::util;
+
+#[test]
+fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
+    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
+        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+        return;
+    }
+    let _exclusive = util::exclusive();
+    let (server_cpu, _) = util::cpu_pair();
+    let out = util::temp_dir("bench-count");
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum"])
+            .args(["--routes", "/plaintext,/state/fat,/state/arc", "--requests", "30", "--repeats", "2"])
+            .args(["--server-cpus", &server_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(600),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "count failed: {}\n{stderr}\n{stdout}", output.status);
+    let file = stdout.lines().find_map(|l| l.strip_prefix("count: ")).expect("the file's path");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(report["requests"], 30);
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{report}");
+    let mean = |row: &Value, key: &str| {
+        let values: Vec<f64> = row[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(values.len(), 2, "a value per repeat: {row}");
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    for row in rows {
+        let values: Vec<f64> =
+            row["instructions_per_request"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let (lo, hi) = (values[0].min(values[1]), values[0].max(values[1]));
+        assert!(lo > 1_000.0, "a request costs thousands of instructions: {row}");
+        assert!(hi / lo < 1.02, "the two repeats of one binary agree within 2 %: {row}");
+        assert!(mean(row, "allocations_per_request") >= 1.0, "a response allocates: {row}");
+        assert!(stdout.contains(&format!("| axum | {} |", row["route"].as_str().unwrap())), "{stdout}");
+    }
+    let (fat, arc) = (&rows[1], &rows[2]);
+    assert_eq!((fat["route"].as_str(), arc["route"].as_str()), (Some("/state/fat"), Some("/state/arc")));
+    assert!(
+        mean(fat, "instructions_per_request") > 1.5 * mean(arc, "instructions_per_request"),
+        "cloning the 35-field state per use costs more than one Arc: {fat} {arc}"
+    );
+    assert!(
+        mean(fat, "allocations_per_request") > mean(arc, "allocations_per_request") + 10.0,
+        "the clones allocate their strings: {fat} {arc}"
+    );
+}
+
+#[test]
+fn without_valgrind_count_says_so_in_one_line_before_anything_runs() {
+    let empty = util::temp_dir("bench-count-no-valgrind");
+    let out = util::output_within(
+        Command::new(util::CLIENT).args(["count", "--no-build", "--frameworks", "axum"]).env("PATH", &empty),
+        Duration::from_secs(30),
+    );
+    let err = util::one_line_exit(&out, 2);
+    assert!(err.contains("valgrind is not installed") && err.contains("apt-get install valgrind"), "{err}");
+}
