@@ -98,7 +98,7 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 # server under callgrind answers REQUESTS and twice as many requests per route, REPEATS times
 # interleaved; the difference is one request's instructions and allocations. PROFILE=debug counts
 # the debug build (`profiling`: release with debug = true). Needs valgrind (apt-get install valgrind).
-REQUESTS ?= 500
+REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
 count: $(BUILD_CLIENT) ## Instructions and allocations per request, counted under callgrind: PROFILE=debug for the debug build

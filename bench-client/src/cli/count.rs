@@ -9,9 +9,10 @@ use clap::Args;
 use super::Outcome;
 use super::ab::DEFAULT_ROUTES;
 use super::args::ServedArgs;
+use crate::analysis::Better;
 use crate::model::{Framework, Profile};
 use crate::report;
-use crate::suite::{self, CountPlan};
+use crate::suite::{self, CountPlan, CountedServer};
 
 /// Flags of `count`, as typed.
 #[derive(Debug, Args)]
@@ -19,6 +20,16 @@ pub struct CountArgs {
     /// Frameworks to count, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
     pub frameworks: Vec<Framework>,
+    /// Any server instead of the frameworks, as NAME=COMMAND: a program and its arguments with
+    /// {addr} where it is to listen (run under callgrind, so no shell constructs), e.g.
+    /// before='target/release/server-axum --addr {addr} --workers 1'. Twice: the second is
+    /// compared with the first, route by route.
+    #[arg(long = "cmd", value_name = "NAME=COMMAND", conflicts_with = "frameworks")]
+    pub commands: Vec<String>,
+    /// With two --cmd: an increase of instructions per request beyond this many percent, with an
+    /// interval wholly above zero, exits 1.
+    #[arg(long, default_value = "0", value_parser = super::args::percent)]
+    pub threshold_percent: f64,
     /// Routes to count, comma-separated paths of the route table (default: /plaintext, the devices
     /// and the state routes).
     #[arg(long, value_delimiter = ',')]
@@ -28,7 +39,7 @@ pub struct CountArgs {
     pub profile: Profile,
     /// Requests of the short stretch; the long one has twice as many, and the difference over this
     /// many is one request's cost.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub requests: u64,
     /// Repeats of every stretch, interleaved over the routes: their spread is the count's own noise.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=1000))]
@@ -60,15 +71,30 @@ impl CountArgs {
         }
         ensure!(!self.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
-        let mut frameworks = Vec::new();
-        for f in self.frameworks {
-            if !frameworks.contains(&f) {
-                frameworks.push(f);
+        let mut servers: Vec<CountedServer> = Vec::new();
+        for command in &self.commands {
+            let (name, line) = command
+                .split_once('=')
+                .filter(|(n, c)| !n.trim().is_empty() && c.contains("{addr}"))
+                .with_context(|| format!("--cmd {command}: expected NAME=COMMAND with {{addr}} in the command"))?;
+            ensure!(!servers.iter().any(|s| s.name == name.trim()), "--cmd {name}: two servers of one name");
+            servers.push(CountedServer {
+                name: name.trim().to_owned(),
+                command: line.trim().to_owned(),
+                framework: None,
+            });
+        }
+        if servers.is_empty() {
+            for f in self.frameworks {
+                if !servers.iter().any(|s| s.framework == Some(f)) {
+                    servers.push(CountedServer::framework(f, self.profile, self.layers));
+                }
             }
         }
         Ok(CountPlan {
             profile: self.profile,
-            frameworks,
+            servers,
+            threshold_percent: self.threshold_percent,
             routes,
             requests: self.requests,
             repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
@@ -89,7 +115,19 @@ pub(super) fn run(plan: &CountPlan, stop: &AtomicBool) -> Outcome {
         Ok(outcome) => {
             println!("{}", report::count_table(&outcome.report));
             println!("count: {}", outcome.file.display());
-            Outcome::Success
+            let costlier: Vec<_> = outcome
+                .report
+                .deltas
+                .iter()
+                .filter(|d| d.instructions.as_change().is_regression(plan.threshold_percent, Better::Lower))
+                .collect();
+            for d in &costlier {
+                println!(
+                    "REGRESSION: {} {} → {}: {:+.2} % instructions per request (beyond {} %)",
+                    d.route, d.before, d.after, d.instructions.change_percent, plan.threshold_percent
+                );
+            }
+            if costlier.is_empty() { Outcome::Success } else { Outcome::Failed }
         }
         Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => super::report(&e, Outcome::Interrupted),
         Err(e) => super::report(&e, Outcome::Failed),
@@ -107,7 +145,18 @@ mod tests {
         };
         let plan = args.plan().unwrap();
         assert_eq!(plan.routes.iter().map(|r| r.path).collect::<Vec<_>>(), ["/plaintext", "/state/fat"]);
-        assert_eq!((plan.requests, plan.repeats, plan.build), (500, 3, true));
+        assert_eq!((plan.requests, plan.repeats, plan.build), (2000, 3, true));
+        assert_eq!(plan.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["actix", "axum", "rocket"]);
+        let Commands::Count(args) =
+            parsed(&["count", "--cmd", "old=./a --addr {addr}", "--cmd", "new=./b --listen {addr} -v"]).unwrap()
+        else {
+            panic!("count")
+        };
+        let plan = args.plan().unwrap();
+        assert_eq!(plan.servers[1].command, "./b --listen {addr} -v");
+        assert_eq!((plan.servers[0].name.as_str(), plan.servers[0].framework), ("old", None));
+        let Commands::Count(args) = parsed(&["count", "--cmd", "old=./a"]).unwrap() else { panic!("count") };
+        assert!(args.plan().unwrap_err().to_string().contains("expected NAME=COMMAND with {addr}"));
         let Commands::Count(args) = parsed(&["count", "--routes", "/nope"]).unwrap() else { panic!("count") };
         assert!(args.plan().unwrap_err().to_string().contains("--routes /nope is not a route of the table"));
         assert!(parsed(&["count", "--repeats", "1"]).is_err(), "one repeat has no interval");

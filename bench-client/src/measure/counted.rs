@@ -78,6 +78,8 @@ impl Callgrind {
         let out = Command::new("vgdb")
             .arg(format!("--pid={}", self.pid))
             .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dumps.display()))
+            // Wake a server asleep in a system call after 1 ms, not vgdb's default 100 ms.
+            .arg("--max-invoke-ms=1")
             .args(command)
             .output()
             .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
@@ -159,7 +161,8 @@ fn parse_dump(text: &str) -> Option<Counted> {
 
 /// Sends `requests` requests of `route` one after another on one new
 /// keep-alive connection and checks that each answer is a success (its
-/// status and exact body), then closes the connection.
+/// status and exact body), then closes the connection and waits until the
+/// server has closed its end.
 ///
 /// # Errors
 /// A connection that fails, or an answer that is not a success (named).
@@ -207,6 +210,10 @@ pub fn exchange(route: &RouteLoad, requests: u64) -> anyhow::Result<()> {
             end += n;
         }
     }
+    // Close, and wait for the server's end of the connection: its cleanup is inside the stretch,
+    // not racing the dump that follows.
+    stream.shutdown(std::net::Shutdown::Write)?;
+    while stream.read(&mut buf).is_ok_and(|n| n > 0) {}
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! repeats, and what a connection costs apart.
 
 use super::table::{Left, Right, Table};
-use crate::results::{CountReport, OverRepeats};
+use crate::results::{CountChange, CountReport, OverRepeats};
 
 /// `mean ±half-width %` of `values`, `-` when there are none.
 fn cell(values: &[f64], decimals: usize) -> String {
@@ -16,6 +16,14 @@ fn cell(values: &[f64], decimals: usize) -> String {
     }
 }
 
+/// `+1.23 % [+1.10 … +1.36]`, or the change alone without an interval.
+fn change_cell(c: &CountChange) -> String {
+    match (c.ci_low_percent, c.ci_high_percent) {
+        (Some(l), Some(h)) => format!("{:+.2} % [{l:+.2} … {h:+.2}]", c.change_percent),
+        _ => format!("{:+.2} %", c.change_percent),
+    }
+}
+
 /// The counted table of `report` (Markdown, also what the terminal prints),
 /// with the line that says what it holds.
 pub fn count_table(report: &CountReport) -> String {
@@ -25,6 +33,7 @@ pub fn count_table(report: &CountReport) -> String {
         ("instructions per request", Right),
         ("allocations per request", Right),
         ("instructions per connection", Right),
+        ("requests N", Right),
         ("repeats", Right),
     ]);
     for row in &report.rows {
@@ -34,27 +43,53 @@ pub fn count_table(report: &CountReport) -> String {
             &cell(&row.instructions_per_request, 0),
             &cell(&row.allocations_per_request, 2),
             &cell(&row.instructions_per_connection, 0),
+            &row.requests,
             &row.instructions_per_request.len(),
         ]);
     }
-    format!(
+    let mut text = format!(
         "Counted under callgrind (user-space instructions, every server thread; ± the 95 % interval of the \
-         repeats), {} and {} requests one after another on {} connection, {} build, commit {}, {}, {}:\n\n{}",
-        report.requests,
-        2 * report.requests,
+         repeats), the slope between N and 2N requests one after another on {} connection (N at most {}), {} \
+         build, commit {}, {}, {}:\n\n{}",
         report.connections,
+        report.requests,
         report.profile,
         report.commit,
         report.cpu_model,
         report.started_utc,
         t.finish()
-    )
+    );
+    if !report.deltas.is_empty() {
+        let mut d = Table::of([
+            ("route", Left),
+            ("change", Left),
+            ("instructions per request [95 % CI]", Right),
+            ("allocations per request [95 % CI]", Right),
+            ("verdict", Left),
+        ]);
+        for delta in &report.deltas {
+            let verdict = match delta.instructions.verdict.as_str() {
+                "more" | "fewer" => format!("**{} instructions**", delta.instructions.verdict),
+                other => other.to_owned(),
+            };
+            d.row(&[
+                &delta.route,
+                &format!("{} → {}", delta.before, delta.after),
+                &change_cell(&delta.instructions),
+                &change_cell(&delta.allocations),
+                &verdict,
+            ]);
+        }
+        text.push_str("\nThe second server against the first (Welch's interval over the repeats):\n\n");
+        text.push_str(&d.finish());
+    }
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{COUNT_SCHEMA_VERSION, CountRow};
+    use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountRow};
 
     #[test]
     fn each_row_shows_its_mean_and_the_repeats_interval() {
@@ -69,14 +104,28 @@ mod tests {
             rows: vec![CountRow {
                 framework: "axum".to_owned(),
                 route: "/plaintext".to_owned(),
+                requests: 500,
                 instructions_per_request: vec![11_990.0, 12_000.0, 12_010.0],
                 allocations_per_request: vec![3.0, 3.0, 3.0],
                 instructions_per_connection: vec![50_000.0],
             }],
+            deltas: vec![CountDelta {
+                route: "/plaintext".to_owned(),
+                before: "old".to_owned(),
+                after: "new".to_owned(),
+                instructions: CountChange::of(&[100.0, 101.0, 100.5], &[102.0, 103.0, 102.5]),
+                allocations: CountChange::of(&[3.0, 3.0, 3.0], &[3.0, 3.0, 3.0]),
+            }],
         };
         let text = count_table(&report);
         // 12,000 ± t(2) × 10 / √3 = ± 24.84, 0.21 % of the mean.
-        assert!(text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 50000 | 3 |"), "{text}");
-        assert!(text.contains("500 and 1000 requests one after another on 1 connection, release build, commit abc"));
+        assert!(text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 50000 | 500 | 3 |"), "{text}");
+        assert!(text.contains("on 1 connection (N at most 500), release build, commit abc"), "{text}");
+        // +2 % over three repeats whose spread is 0.5 %: more, and allocations exactly equal.
+        let delta = text.lines().find(|l| l.starts_with("| /plaintext | old → new |")).expect(&text);
+        assert!(
+            delta.contains("| +1.99 % [+") && delta.ends_with("| +0.00 % [+0.00 … +0.00] | **more instructions** |"),
+            "{delta}"
+        );
     }
 }

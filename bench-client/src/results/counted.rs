@@ -22,13 +22,88 @@ pub struct CountReport {
     pub started_utc: String,
     /// The servers' Cargo profile.
     pub profile: String,
-    /// Requests of the short stretch; the long one has twice as many.
+    /// `--requests`: the most requests of a short stretch (each row says its own).
     pub requests: u64,
     /// Connections the requests go over (one after another on each): the
     /// concurrency at which the counts hold.
     pub connections: u64,
-    /// Every framework and route counted.
+    /// Every server and route counted.
     pub rows: Vec<CountRow>,
+    /// With two servers: the second against the first, per route.
+    #[serde(default)]
+    pub deltas: Vec<CountDelta>,
+}
+
+/// The second server against the first on one route.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountDelta {
+    /// The route's path.
+    pub route: String,
+    /// The first server's name.
+    pub before: String,
+    /// The second server's name.
+    pub after: String,
+    /// Instructions per request.
+    pub instructions: CountChange,
+    /// Allocations per request.
+    pub allocations: CountChange,
+}
+
+/// How one count changed: percent, with Welch's 95 % interval over the
+/// repeats (on logs), and what the interval says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountChange {
+    /// After over before, minus one, percent (geometric means).
+    pub change_percent: f64,
+    /// Lower bound of the 95 % interval, percent; `None` under two repeats a side.
+    pub ci_low_percent: Option<f64>,
+    /// Upper bound of the 95 % interval, percent.
+    pub ci_high_percent: Option<f64>,
+    /// `more` (the interval above zero: costlier), `fewer`, or
+    /// `no significant change` (or `too few repeats`).
+    pub verdict: String,
+}
+
+impl CountChange {
+    /// The change from the repeats `before` to the repeats `after`. When both
+    /// sides are equal and exact (allocations often are), the change is 0 %
+    /// with an interval of width 0.
+    pub fn of(before: &[f64], after: &[f64]) -> Self {
+        let c = analysis::unpaired_change(before, after);
+        let exact = before.len() >= 2
+            && after.len() >= 2
+            && before.iter().chain(after).all(|v| *v == before[0])
+            && before[0] > 0.0;
+        let (low, high) = if exact { (Some(0.0), Some(0.0)) } else { (c.ci_low_percent, c.ci_high_percent) };
+        let verdict = match (low, high) {
+            (Some(l), _) if l > 0.0 => "more",
+            (_, Some(h)) if h < 0.0 => "fewer",
+            (Some(_), Some(_)) => "no significant change",
+            _ => "too few repeats",
+        };
+        Self {
+            change_percent: if exact { 0.0 } else { c.change_percent },
+            ci_low_percent: low,
+            ci_high_percent: high,
+            verdict: verdict.to_owned(),
+        }
+    }
+
+    /// As an [`analysis::Change`] whose verdict reads more as slower, for
+    /// the one regression rule (`Better::Lower`).
+    pub fn as_change(&self) -> analysis::Change {
+        analysis::Change {
+            change_percent: self.change_percent,
+            ci_low_percent: self.ci_low_percent,
+            ci_high_percent: self.ci_high_percent,
+            verdict: match self.verdict.as_str() {
+                "more" => analysis::Verdict::Slower,
+                "fewer" => analysis::Verdict::Faster,
+                "no significant change" => analysis::Verdict::NoSignificantChange,
+                _ => analysis::Verdict::TooFewRounds,
+            },
+        }
+    }
 }
 
 /// What one route of one framework costs, per repeat.
@@ -38,14 +113,19 @@ pub struct CountRow {
     pub framework: String,
     /// The route's path.
     pub route: String,
+    /// Requests of its short stretch (the long one has twice as many):
+    /// `--requests`, or fewer for a heavy route (sized to about 24 million
+    /// instructions, at least 200 requests).
+    #[serde(default)]
+    pub requests: u64,
     /// Per repeat: user-space instructions per request, the slope between
     /// the short and the long stretch (what every stretch pays once cancels).
     pub instructions_per_request: Vec<f64>,
     /// Per repeat: calls into the allocator per request, the same way.
     pub allocations_per_request: Vec<f64>,
-    /// Per repeat: instructions a stretch pays once whatever its requests
-    /// (opening and closing its connection, the measurement's own commands):
-    /// the per-connection cost, apart from the per-request one.
+    /// Per repeat: the instructions of a connection opened and closed with
+    /// no request (accepting it, its buffers, closing it, and the
+    /// measurement's own commands): the per-connection cost, apart.
     pub instructions_per_connection: Vec<f64>,
 }
 

@@ -20,22 +20,29 @@ use super::servers::route_load;
 use crate::measure::{Callgrind, Counted, exchange};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{COUNT_SCHEMA_VERSION, CountReport, CountRow};
+use crate::results::{COUNT_SCHEMA_VERSION, CountChange, CountDelta, CountReport, CountRow};
 use crate::sys::CpuList;
 
 /// How long a server under valgrind may take to listen.
 const START_UNDER_VALGRIND: Duration = Duration::from_secs(120);
 /// Requests each route answers before anything is counted (uninstrumented):
-/// lazy statics, caches and the runtime's first allocations are made.
+/// lazy statics, caches and the runtime's first allocations are made; as
+/// many again are counted to size the stretches.
 const WARMUP_REQUESTS: u64 = 50;
+/// Instructions a short stretch is sized to: at 12,000 instructions per
+/// request, 2,000 requests, whose repeats agree within ±0.1 % here.
+const STRETCH_INSTRUCTIONS: u64 = 24_000_000;
+/// The fewest requests a short stretch has, however heavy the route.
+const MIN_REQUESTS: u64 = 200;
 
 /// A checked `count` session.
 #[derive(Debug, Clone)]
 pub struct CountPlan {
     /// The servers' Cargo profile.
     pub profile: Profile,
-    /// The frameworks counted, in order.
-    pub frameworks: Vec<Framework>,
+    /// The servers counted, in order: the workspace's frameworks, or any
+    /// commands (`count --cmd`), each a program started under callgrind.
+    pub servers: Vec<CountedServer>,
     /// The routes counted on each.
     pub routes: Vec<&'static Route>,
     /// Requests of the short stretch (the long one has twice as many).
@@ -50,6 +57,33 @@ pub struct CountPlan {
     pub build: bool,
     /// Where the session's folder goes.
     pub out: PathBuf,
+    /// With two servers: an increase beyond this many percent (significant) is a regression.
+    pub threshold_percent: f64,
+}
+
+/// A server to count: its name in the table, and the program and
+/// arguments that start it, `{addr}` where it is to listen (run under
+/// callgrind with `exec`, so one program, no shell constructs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountedServer {
+    /// Its name in the table (`axum`, or the name given to `--cmd`).
+    pub name: String,
+    /// Its command line, with `{addr}`.
+    pub command: String,
+    /// The workspace's framework it is, built by `count` unless `--no-build`.
+    pub framework: Option<Framework>,
+}
+
+impl CountedServer {
+    /// `framework`'s server of `profile` with `layers` state layers, one worker.
+    pub fn framework(framework: Framework, profile: Profile, layers: u16) -> Self {
+        let binary = server_binary(profile, framework);
+        Self {
+            name: framework.name().to_owned(),
+            command: format!("{} --addr {{addr}} --workers 1 --layers {layers}", binary.display()),
+            framework: Some(framework),
+        }
+    }
 }
 
 /// What a session counted, and where it was written.
@@ -85,8 +119,9 @@ pub fn check_tools() -> anyhow::Result<()> {
 /// valgrind or answers a request wrongly, a file that cannot be written, or `stop`.
 pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome> {
     check_tools()?;
-    if plan.build {
-        build(plan.profile, &plan.frameworks)?;
+    let frameworks: Vec<Framework> = plan.servers.iter().filter_map(|s| s.framework).collect();
+    if plan.build && !frameworks.is_empty() {
+        build(plan.profile, &frameworks)?;
     }
     let started = SystemTime::now();
     let dir = crate::results::create_run_dir(&plan.out, plan.profile, started)?;
@@ -100,80 +135,108 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
         requests: plan.requests,
         connections: 1,
         rows: Vec::new(),
+        deltas: Vec::new(),
     };
-    for &framework in &plan.frameworks {
-        let rows = count_framework(plan, framework, &dir, stop)?;
+    for server in &plan.servers {
+        let rows = count_server(plan, server, &dir, stop)?;
         report.rows.extend(rows);
+        report.deltas = count_deltas(&report.rows, &plan.servers);
         crate::results::write(&file, &report)?;
     }
     Ok(CountOutcome { report, file })
 }
 
-/// Counts every route of `plan` on `framework`'s server, started under callgrind.
-fn count_framework(
+/// With exactly two servers, the second against the first on every route
+/// both counted: the change of each count, with Welch's interval over the
+/// repeats; none otherwise.
+fn count_deltas(rows: &[CountRow], servers: &[CountedServer]) -> Vec<CountDelta> {
+    let [before, after] = servers else { return Vec::new() };
+    let of = |name: &str, route: &str| rows.iter().find(|r| r.framework == name && r.route == route);
+    rows.iter()
+        .filter(|r| r.framework == before.name)
+        .filter_map(|b| of(&after.name, &b.route).map(|a| (b, a)))
+        .map(|(b, a)| CountDelta {
+            route: b.route.clone(),
+            before: before.name.clone(),
+            after: after.name.clone(),
+            instructions: CountChange::of(&b.instructions_per_request, &a.instructions_per_request),
+            allocations: CountChange::of(&b.allocations_per_request, &a.allocations_per_request),
+        })
+        .collect()
+}
+
+/// Counts every route of `plan` on `spec`, each route on a server process
+/// of its own, so that no route's count carries another's history (the
+/// allocator's state after a route that allocates hundreds of times per
+/// request moved the next routes' counts by 1 to 4 % in one process).
+fn count_server(
     plan: &CountPlan,
-    framework: Framework,
+    spec: &CountedServer,
     dir: &std::path::Path,
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<CountRow>> {
-    let binary = server_binary(plan.profile, framework);
-    crate::sys::ServerProcess::check_binary(&binary)?;
-    let dumps = dir.join(format!("callgrind-{}", framework.name()));
+    if let Some(framework) = spec.framework {
+        crate::sys::ServerProcess::check_binary(&server_binary(plan.profile, framework))?;
+    }
+    let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
     std::fs::create_dir_all(&dumps).with_context(|| format!("cannot create {}", dumps.display()))?;
-    let shell = format!(
-        "exec {} {} --addr {{addr}} --workers 1 --layers {}",
-        Callgrind::wrapper(&dumps).join(" "),
-        binary.display(),
-        plan.layers
-    );
-    let name = format!("{} (callgrind)", framework.name());
+    plan.routes.iter().map(|route| count_route(plan, spec, route, &dumps, stop)).collect()
+}
+
+/// Counts `route` on a new process of `spec` under callgrind: a warm-up, a
+/// probe that sizes the stretches, then the repeats.
+fn count_route(
+    plan: &CountPlan,
+    spec: &CountedServer,
+    route: &Route,
+    dumps: &std::path::Path,
+    stop: &AtomicBool,
+) -> anyhow::Result<CountRow> {
+    let shell = format!("exec {} {}", Callgrind::wrapper(dumps).join(" "), spec.command);
+    let name = format!("{} (callgrind)", spec.name);
     let mut server = command::start(&name, &shell, &plan.server_cpus, START_UNDER_VALGRIND, stop)?;
     let counted = (|| {
         preflight::wait_healthy(&crate::engine::Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
-        let loads: Vec<_> = plan.routes.iter().map(|r| route_load(server.addr, r)).collect();
-        for load in &loads {
-            exchange(load, WARMUP_REQUESTS).with_context(|| format!("{name}: warm-up"))?;
-        }
-        let mut callgrind = Callgrind::attach(server.pid(), &dumps);
-        let mut rows: Vec<CountRow> = plan
-            .routes
-            .iter()
-            .map(|r| CountRow {
-                framework: framework.name().to_owned(),
-                route: r.path.to_owned(),
-                instructions_per_request: Vec::new(),
-                allocations_per_request: Vec::new(),
-                instructions_per_connection: Vec::new(),
-            })
-            .collect();
-        let n = plan.requests;
+        let load = route_load(server.addr, route);
+        exchange(&load, WARMUP_REQUESTS).with_context(|| format!("{name}: warm-up of {}", route.path))?;
+        let mut callgrind = Callgrind::attach(server.pid(), dumps);
+        // A heavy route needs fewer requests for the same precision: each stretch of N is sized
+        // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
+        let probe = callgrind.count(|| exchange(&load, WARMUP_REQUESTS))?;
+        let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
+        let n = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
+        let mut row = CountRow {
+            framework: spec.name.clone(),
+            route: route.path.to_owned(),
+            requests: n,
+            instructions_per_request: Vec::new(),
+            allocations_per_request: Vec::new(),
+            instructions_per_connection: Vec::new(),
+        };
         for repeat in 0..plan.repeats {
-            for (load, row) in loads.iter().zip(&mut rows) {
-                if stop.load(Ordering::Relaxed) {
-                    bail!("interrupted");
-                }
-                let mut stretch = |requests| callgrind.count(|| exchange(load, requests));
-                // The order alternates, so a drift over the session favours neither stretch.
-                let (short, long): (Counted, Counted) = if repeat % 2 == 0 {
-                    let short = stretch(n)?;
-                    (short, stretch(2 * n)?)
-                } else {
-                    let long = stretch(2 * n)?;
-                    (stretch(n)?, long)
-                };
-                let per = |a: u64, b: u64| (b as f64 - a as f64) / n as f64;
-                let instructions = per(short.instructions, long.instructions);
-                row.instructions_per_request.push(instructions);
-                row.allocations_per_request.push(per(short.allocations, long.allocations));
-                row.instructions_per_connection.push(short.instructions as f64 - n as f64 * instructions);
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted");
             }
+            let mut stretch = |requests| callgrind.count(|| exchange(&load, requests));
+            // The order alternates, so a drift over the session favours neither stretch.
+            let (short, long): (Counted, Counted) = if repeat % 2 == 0 {
+                let short = stretch(n)?;
+                (short, stretch(2 * n)?)
+            } else {
+                let long = stretch(2 * n)?;
+                (stretch(n)?, long)
+            };
+            let per = |a: u64, b: u64| (b as f64 - a as f64) / n as f64;
+            row.instructions_per_request.push(per(short.instructions, long.instructions));
+            row.allocations_per_request.push(per(short.allocations, long.allocations));
+            // A connection opened and closed with no request: what a connection costs, apart.
+            row.instructions_per_connection.push(stretch(0)?.instructions as f64);
         }
-        Ok(rows)
+        Ok(row)
     })();
     let status = server.stop();
-    let rows = counted.with_context(|| format!("{name}: {}", server_said(status)))?;
-    Ok(rows)
+    counted.with_context(|| format!("{name} on {}: {}", route.path, server_said(status)))
 }
 
 /// How the server ended, for an error's context.

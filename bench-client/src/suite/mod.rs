@@ -31,7 +31,7 @@ mod variants;
 use std::sync::atomic::AtomicBool;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
-pub use self::counted::{CountOutcome, CountPlan, check_tools, count};
+pub use self::counted::{CountOutcome, CountPlan, CountedServer, check_tools, count};
 pub use self::plan::{PrecisionTarget, SuiteOutcome, SuitePlan};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
