@@ -47,9 +47,23 @@ pub struct CountArgs {
     /// State layers (server --layers).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
+    /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
     /// Where the servers run, where the folder goes, whether to build.
     #[command(flatten)]
     pub served: ServedArgs,
+}
+
+/// The tables of the `count.json` at `path`, as `count` printed them.
+///
+/// # Errors
+/// A file that cannot be read or is not a `count.json`.
+pub fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let report: crate::results::CountReport =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a count.json", path.display()))?;
+    Ok(report::count_table(&report))
 }
 
 impl CountArgs {
@@ -103,6 +117,17 @@ impl CountArgs {
             build: !self.served.no_build,
             out: self.served.out.out,
         })
+    }
+}
+
+/// `--from FILE`: prints its tables; 2 when it cannot be read.
+pub(super) fn render(path: &std::path::Path) -> Outcome {
+    match rendered(path) {
+        Ok(text) => {
+            println!("{text}");
+            Outcome::Success
+        }
+        Err(e) => super::report(&e, Outcome::Usage),
     }
 }
 

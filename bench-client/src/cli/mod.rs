@@ -33,7 +33,7 @@ pub use self::ab::AbArgs;
 pub use self::args::MetricsArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
-pub use self::count::CountArgs;
+pub use self::count::{CountArgs, rendered as count_rendered};
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};
@@ -256,6 +256,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
             Err(e) => report(&e, Outcome::Usage),
         },
+        Commands::Count(CountArgs { from: Some(path), .. }) => count::render(&path),
         Commands::Count(args) => match args.plan() {
             Ok(plan) => count::run(&plan, stop),
             Err(e) => report(&e, Outcome::Usage),
