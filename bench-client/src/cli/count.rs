@@ -186,4 +186,14 @@ mod tests {
         assert!(args.plan().unwrap_err().to_string().contains("--routes /nope is not a route of the table"));
         assert!(parsed(&["count", "--repeats", "1"]).is_err(), "one repeat has no interval");
     }
+
+    #[test]
+    fn the_readme_shows_the_committed_count_as_count_from_renders_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let table = super::rendered(&root.join("bench/runs/2026-12-03-count/make-count.json")).unwrap();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains(table.trim()), "README's counted table differs from:\n{table}");
+        let err = super::rendered(&root.join("README.md")).unwrap_err();
+        assert!(format!("{err:#}").contains("not a count.json"), "{err:#}");
+    }
 }
