@@ -37,7 +37,7 @@ const ALLOCATORS: [&str; 6] = ["malloc", "calloc", "realloc", "posix_memalign", 
 pub struct Counted {
     /// User-space instructions executed (callgrind's `Ir`), every thread.
     pub instructions: u64,
-    /// Calls into the allocator ([`ALLOCATORS`]).
+    /// Calls into glibc's allocator (`malloc`, `calloc`, `realloc`, `posix_memalign`, …).
     pub allocations: u64,
 }
 
