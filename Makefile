@@ -94,10 +94,11 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
 	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
 
-# What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): each framework's
-# server under callgrind answers REQUESTS and twice as many requests per route, REPEATS times
-# interleaved; the difference is one request's instructions and allocations. PROFILE=debug counts
-# the debug build (`profiling`: release with debug = true). Needs valgrind (apt-get install valgrind).
+# What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): a server process per
+# framework and route under callgrind answers N and 2N requests (N at most REQUESTS), REPEATS times;
+# the difference is one request's instructions and allocations. PROFILE=debug counts the
+# `profiling` build (release with debug = true, what `make bench-debug` measures); LAYERS is one
+# number here. Needs valgrind (apt-get install valgrind).
 REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
@@ -143,7 +144,7 @@ push: images ## docker push them
 # framing, the window accounting and the figures, the open-loop schedule, the
 # deltas, and the catalog's refusals. Slow on 2 cores (an hour or more), so
 # not part of `make test`; results in mutants.out/ (caught.txt, missed.txt).
-MUTANTS_FILES = -f bench-client/src/analysis.rs -f bench-client/src/engine/wire/http1.rs -f bench-client/src/engine/stats.rs \
+MUTANTS_FILES = -f bench-client/src/analysis/mod.rs -f bench-client/src/analysis/regression.rs -f bench-client/src/engine/wire/http1.rs -f bench-client/src/engine/stats.rs \
   -f bench-client/src/engine/schedule.rs -f bench-client/src/measure/figures.rs -f bench-client/src/results/deltas.rs
 mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows, deltas and catalog; slow
 	command -v cargo-mutants >/dev/null || $(CARGO) install --locked cargo-mutants

@@ -20,8 +20,9 @@ pub struct CountArgs {
     /// Frameworks to count, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
     pub frameworks: Vec<Framework>,
-    /// Any server instead of the frameworks, as NAME=COMMAND: a program and its arguments with
-    /// {addr} where it is to listen (run under callgrind, so no shell constructs), e.g.
+    /// Another build of a workspace server instead of the frameworks, as NAME=COMMAND: a program
+    /// and its arguments with {addr} where it is to listen (run under callgrind, so no shell
+    /// constructs), answering /healthz and the routes with the route table's bodies, e.g.
     /// before='target/release/server-axum --addr {addr} --workers 1'. Twice: the second is
     /// compared with the first, route by route.
     #[arg(long = "cmd", value_name = "NAME=COMMAND", conflicts_with = "frameworks")]
@@ -37,11 +38,12 @@ pub struct CountArgs {
     /// Cargo profile to build and count.
     #[arg(long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
-    /// Requests of the short stretch; the long one has twice as many, and the difference over this
-    /// many is one request's cost.
+    /// The most requests of a route's short stretch (the long one has twice as many; the difference
+    /// over them is one request's cost); a heavy route gets fewer, sized to about 24 million
+    /// instructions, at least 200.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub requests: u64,
-    /// Repeats of every stretch, interleaved over the routes: their spread is the count's own noise.
+    /// Repeats of every route's two stretches: their spread is the count's own noise.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=1000))]
     pub repeats: u64,
     /// State layers (server --layers).
@@ -59,7 +61,7 @@ pub struct CountArgs {
 ///
 /// # Errors
 /// A file that cannot be read or is not a `count.json`.
-pub fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
+pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let report: crate::results::CountReport =
         serde_json::from_str(&text).with_context(|| format!("{}: not a count.json", path.display()))?;
@@ -116,6 +118,7 @@ impl CountArgs {
             server_cpus: self.served.cpus.server_cpus,
             build: !self.served.no_build,
             out: self.served.out.out,
+            client_cpus: Some(self.served.cpus.client_cpus),
         })
     }
 }
@@ -152,7 +155,13 @@ pub(super) fn run(plan: &CountPlan, stop: &AtomicBool) -> Outcome {
                     d.route, d.before, d.after, d.instructions.change_percent, plan.threshold_percent
                 );
             }
-            if costlier.is_empty() { Outcome::Success } else { Outcome::Failed }
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                Outcome::Interrupted
+            } else if costlier.is_empty() {
+                Outcome::Success
+            } else {
+                Outcome::Failed
+            }
         }
         Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => super::report(&e, Outcome::Interrupted),
         Err(e) => super::report(&e, Outcome::Failed),

@@ -33,7 +33,7 @@ pub use self::ab::AbArgs;
 pub use self::args::MetricsArgs;
 pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
-pub use self::count::{CountArgs, rendered as count_rendered};
+pub use self::count::CountArgs;
 pub use self::flamegraph::FlamegraphArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};

@@ -17,6 +17,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
@@ -101,12 +102,14 @@ impl Callgrind {
         self.monitor(&["instrumentation", "on"])?;
         self.monitor(&["zero"])?;
         let worked = work();
-        self.monitor(&["dump"])?;
+        // The stretch's own error (a server that died, a wrong answer) says more than a failed dump.
+        let dumped = self.monitor(&["dump"]);
+        worked?;
+        dumped?;
         self.taken += 1;
         let path = self.dumps.join(format!("callgrind.out.{}.{}", self.pid, self.taken));
         let counted = read_dump(&path);
         self.monitor(&["instrumentation", "off"])?;
-        worked?;
         let text = counted?;
         let _ = std::fs::remove_file(&path);
         Ok(text)
@@ -165,8 +168,9 @@ fn parse_dump(text: &str) -> Option<Counted> {
 /// server has closed its end.
 ///
 /// # Errors
-/// A connection that fails, or an answer that is not a success (named).
-pub fn exchange(route: &RouteLoad, requests: u64) -> anyhow::Result<()> {
+/// A connection that fails, an answer that is not a success (named), or
+/// `stop` set (looked at before every request).
+pub fn exchange(route: &RouteLoad, requests: u64, stop: &AtomicBool) -> anyhow::Result<()> {
     let target = &route.target;
     ensure!(target.tls.is_none(), "counted runs are over plain HTTP");
     let mut stream = TcpStream::connect_timeout(&target.addr, REQUEST_TIMEOUT)
@@ -177,6 +181,9 @@ pub fn exchange(route: &RouteLoad, requests: u64) -> anyhow::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
     let (mut start, mut end) = (0, 0);
     for i in 0..requests {
+        if stop.load(Ordering::Relaxed) {
+            bail!("interrupted after {i} of {requests} requests of {}", target.path);
+        }
         stream.write_all(&request).with_context(|| format!("request {i} of {}", target.path))?;
         loop {
             match target.protocol.frame_response(&buf[start..end], false, false) {

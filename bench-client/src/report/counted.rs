@@ -59,6 +59,9 @@ pub fn count_table(report: &CountReport) -> String {
         report.started_utc,
         t.finish()
     );
+    if !report.complete {
+        text.push_str("\nINCOMPLETE: interrupted or failed; the rows above are those counted before.\n");
+    }
     if !report.deltas.is_empty() {
         let mut d = Table::of([
             ("route", Left),
@@ -101,6 +104,7 @@ mod tests {
             profile: "release".to_owned(),
             requests: 500,
             connections: 1,
+            complete: true,
             rows: vec![CountRow {
                 framework: "axum".to_owned(),
                 route: "/plaintext".to_owned(),

@@ -47,10 +47,7 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     } else if f.failed.connect > 0 {
         " (INCOMPLETE: connections failed; the server may have died)"
     } else if let Some((spec, n)) = f.counts.above_zero(Clean::Incomplete).next() {
-        &format!(
-            " (INCOMPLETE: the windows began short of the load asked for: {})",
-            spec.shortfall_line(n).unwrap_or_default()
-        )
+        &format!(" (INCOMPLETE: the windows began short of the load asked for; {} {n})", spec.name)
     } else {
         " (interrupted)"
     };

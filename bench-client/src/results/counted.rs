@@ -22,11 +22,16 @@ pub struct CountReport {
     pub started_utc: String,
     /// The servers' Cargo profile.
     pub profile: String,
-    /// `--requests`: the most requests of a short stretch (each row says its own).
+    /// `--requests`: the most requests of a short stretch (each row says
+    /// its own, sized to about 24 million instructions, at least 200).
     pub requests: u64,
     /// Connections the requests go over (one after another on each): the
     /// concurrency at which the counts hold.
     pub connections: u64,
+    /// Every route of every server was counted (false: interrupted or
+    /// failed, the rows are those counted before).
+    #[serde(default)]
+    pub complete: bool,
     /// Every server and route counted.
     pub rows: Vec<CountRow>,
     /// With two servers: the second against the first, per route.

@@ -1,11 +1,11 @@
 //! `count`: what a request costs each framework on each route, counted
-//! rather than timed. Each framework's server runs under callgrind, alone on
-//! its CPUs; per repeat and route it answers a short and a long stretch of
-//! requests (N and 2N, the order alternating), and the difference over N is
-//! what one request costs: whatever a stretch pays once (its connection, the
-//! measurement's own commands) cancels, as rustc-perf's and gungraun's
-//! counts cancel their harness. Repeats interleave the routes, so each
-//! route's spread over the repeats is its own noise floor, measured.
+//! rather than timed. Each route gets a server process of its own under
+//! callgrind, alone on its CPUs; per repeat it answers a short and a long
+//! stretch of requests (N and 2N, the order alternating), and the
+//! difference over N is what one request costs: whatever a stretch pays
+//! once (its connection, the measurement's own commands) cancels, as
+//! rustc-perf's and gungraun's counts cancel their harness. The spread of a
+//! route's repeats is its own noise floor, measured.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +57,8 @@ pub struct CountPlan {
     pub build: bool,
     /// Where the session's folder goes.
     pub out: PathBuf,
+    /// CPUs the client (this thread, sending the requests) is pinned to.
+    pub client_cpus: Option<CpuList>,
     /// With two servers: an increase beyond this many percent (significant) is a regression.
     pub threshold_percent: f64,
 }
@@ -110,9 +112,10 @@ pub fn check_tools() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `plan`: builds (unless told not to), counts each framework, and
-/// writes `count.json` into a new folder under `plan.out` after each one, so
-/// an interruption keeps what was counted.
+/// Runs `plan`: builds (unless told not to), then counts every route of
+/// every server, writing `count.json` into a new folder under `plan.out`
+/// after each route, so an interruption or a failure keeps what was
+/// counted (`complete: false`, the error naming the file).
 ///
 /// # Errors
 /// A tool missing, a build that fails, a server that does not start under
@@ -134,15 +137,38 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
         profile: plan.profile.cargo_name().to_owned(),
         requests: plan.requests,
         connections: 1,
+        complete: false,
         rows: Vec::new(),
         deltas: Vec::new(),
     };
-    for server in &plan.servers {
-        let rows = count_server(plan, server, &dir, stop)?;
-        report.rows.extend(rows);
-        report.deltas = count_deltas(&report.rows, &plan.servers);
-        crate::results::write(&file, &report)?;
+    if let Some(cpus) = &plan.client_cpus {
+        cpus.pin_current_thread()?;
     }
+    for spec in &plan.servers {
+        let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
+        let made = std::fs::create_dir_all(&dumps).with_context(|| format!("cannot create {}", dumps.display()));
+        for route in &plan.routes {
+            let row = made.as_ref().map_err(|e| anyhow::anyhow!("{e:#}")).and_then(|()| {
+                if stop.load(Ordering::Relaxed) {
+                    bail!("interrupted");
+                }
+                count_route(plan, spec, route, &dumps, stop)
+            });
+            match row {
+                Ok(row) => {
+                    report.rows.push(row);
+                    report.deltas = count_deltas(&report.rows, &plan.servers);
+                    crate::results::write(&file, &report)?;
+                }
+                Err(e) => {
+                    crate::results::write(&file, &report)?;
+                    return Err(e.context(format!("what was counted is in {}", file.display())));
+                }
+            }
+        }
+    }
+    report.complete = true;
+    crate::results::write(&file, &report)?;
     Ok(CountOutcome { report, file })
 }
 
@@ -165,26 +191,11 @@ fn count_deltas(rows: &[CountRow], servers: &[CountedServer]) -> Vec<CountDelta>
         .collect()
 }
 
-/// Counts every route of `plan` on `spec`, each route on a server process
-/// of its own, so that no route's count carries another's history (the
+/// Counts `route` on a new process of `spec` under callgrind (a process
+/// per route, so that no route's count carries another's history: the
 /// allocator's state after a route that allocates hundreds of times per
-/// request moved the next routes' counts by 1 to 4 % in one process).
-fn count_server(
-    plan: &CountPlan,
-    spec: &CountedServer,
-    dir: &std::path::Path,
-    stop: &AtomicBool,
-) -> anyhow::Result<Vec<CountRow>> {
-    if let Some(framework) = spec.framework {
-        crate::sys::ServerProcess::check_binary(&server_binary(plan.profile, framework))?;
-    }
-    let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
-    std::fs::create_dir_all(&dumps).with_context(|| format!("cannot create {}", dumps.display()))?;
-    plan.routes.iter().map(|route| count_route(plan, spec, route, &dumps, stop)).collect()
-}
-
-/// Counts `route` on a new process of `spec` under callgrind: a warm-up, a
-/// probe that sizes the stretches, then the repeats.
+/// request moved the next routes' counts by 1 to 4 % in one process): a
+/// warm-up, a probe that sizes the stretches, then the repeats.
 fn count_route(
     plan: &CountPlan,
     spec: &CountedServer,
@@ -192,6 +203,9 @@ fn count_route(
     dumps: &std::path::Path,
     stop: &AtomicBool,
 ) -> anyhow::Result<CountRow> {
+    if let Some(framework) = spec.framework {
+        crate::sys::ServerProcess::check_binary(&server_binary(plan.profile, framework))?;
+    }
     let shell = format!("exec {} {}", Callgrind::wrapper(dumps).join(" "), spec.command);
     let name = format!("{} (callgrind)", spec.name);
     let mut server = command::start(&name, &shell, &plan.server_cpus, START_UNDER_VALGRIND, stop)?;
@@ -199,11 +213,11 @@ fn count_route(
         preflight::wait_healthy(&crate::engine::Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
         let load = route_load(server.addr, route);
-        exchange(&load, WARMUP_REQUESTS).with_context(|| format!("{name}: warm-up of {}", route.path))?;
+        exchange(&load, WARMUP_REQUESTS, stop).with_context(|| format!("{name}: warm-up of {}", route.path))?;
         let mut callgrind = Callgrind::attach(server.pid(), dumps);
         // A heavy route needs fewer requests for the same precision: each stretch of N is sized
         // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
-        let probe = callgrind.count(|| exchange(&load, WARMUP_REQUESTS))?;
+        let probe = callgrind.count(|| exchange(&load, WARMUP_REQUESTS, stop))?;
         let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
         let n = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
         let mut row = CountRow {
@@ -218,7 +232,7 @@ fn count_route(
             if stop.load(Ordering::Relaxed) {
                 bail!("interrupted");
             }
-            let mut stretch = |requests| callgrind.count(|| exchange(&load, requests));
+            let mut stretch = |requests| callgrind.count(|| exchange(&load, requests, stop));
             // The order alternates, so a drift over the session favours neither stretch.
             let (short, long): (Counted, Counted) = if repeat % 2 == 0 {
                 let short = stretch(n)?;
