@@ -7,9 +7,9 @@
 //! cachegrind counts; gungraun runs benchmarks under callgrind the same way).
 //!
 //! Callgrind is driven through `vgdb`'s monitor commands (`instrumentation
-//! on`, `zero`, `dump`), which valgrind's gdbserver answers even while the
-//! server sleeps in `epoll_wait` (vgdb wakes it with ptrace), so each command
-//! has taken effect before the next request is written. The requests go one
+//! on` once, then `zero` and `dump` around each stretch), which valgrind's
+//! gdbserver answers even while the server sleeps in `epoll_wait` (vgdb wakes
+//! it with ptrace). The requests go one
 //! after another on one keep-alive connection, each verified (status and
 //! body byte for byte), through the engine's own [`Protocol`].
 
@@ -93,13 +93,23 @@ impl Callgrind {
         Ok(())
     }
 
-    /// Counts what the server executes while `work` runs: instrumentation
-    /// on, counters zeroed, `work`, a dump read back, instrumentation off.
+    /// Switches instrumentation on, once, before the first [`Callgrind::count`]:
+    /// it stays on, since a switch made while the server sleeps in a system
+    /// call can reach its code only later (two stretches in 54 of a
+    /// `make count` ran uncounted when each stretch switched it on and off).
+    ///
+    /// # Errors
+    /// When `vgdb` cannot reach the process.
+    pub fn instrument(&self) -> anyhow::Result<()> {
+        self.monitor(&["instrumentation", "on"])
+    }
+
+    /// Counts what the server executes while `work` runs: counters zeroed,
+    /// `work`, a dump read back.
     ///
     /// # Errors
     /// A monitor command that fails, `work`'s error, or a dump that cannot be read.
     pub fn count(&mut self, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<Counted> {
-        self.monitor(&["instrumentation", "on"])?;
         self.monitor(&["zero"])?;
         let worked = work();
         // The stretch's own error (a server that died, a wrong answer) says more than a failed dump.
@@ -108,9 +118,7 @@ impl Callgrind {
         dumped?;
         self.taken += 1;
         let path = self.dumps.join(format!("callgrind.out.{}.{}", self.pid, self.taken));
-        let counted = read_dump(&path);
-        self.monitor(&["instrumentation", "off"])?;
-        let text = counted?;
+        let text = read_dump(&path)?;
         let _ = std::fs::remove_file(&path);
         Ok(text)
     }

@@ -215,6 +215,7 @@ fn count_route(
         let load = route_load(server.addr, route);
         exchange(&load, WARMUP_REQUESTS, stop).with_context(|| format!("{name}: warm-up of {}", route.path))?;
         let mut callgrind = Callgrind::attach(server.pid(), dumps);
+        callgrind.instrument()?;
         // A heavy route needs fewer requests for the same precision: each stretch of N is sized
         // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
         let probe = callgrind.count(|| exchange(&load, WARMUP_REQUESTS, stop))?;
@@ -241,6 +242,14 @@ fn count_route(
                 let long = stretch(2 * n)?;
                 (stretch(n)?, long)
             };
+            if long.instructions <= short.instructions {
+                bail!(
+                    "{} requests counted {} instructions, {n} counted {}: a stretch was not counted whole",
+                    2 * n,
+                    long.instructions,
+                    short.instructions
+                );
+            }
             let per = |a: u64, b: u64| (b as f64 - a as f64) / n as f64;
             row.instructions_per_request.push(per(short.instructions, long.instructions));
             row.allocations_per_request.push(per(short.allocations, long.allocations));
