@@ -188,6 +188,10 @@ counters! {
     unsent_at_deadline: UnsentAtDeadline, "requests", Connection, Schedule,
         "Open loop: requests due by the deadline that were never written",
         label: Some("never written by the end"), shortfall: None, metric: None;
+    waited_on_server: WaitedOnServer, "requests", Connection, Schedule,
+        "Open loop: of the late sends and the requests never written, those that fell due while every connection was waiting on the server (its latency, in the corrected percentiles: not a shortfall of the client)",
+        label: Some("of them waiting on the server"), shortfall: None,
+        metric: Some(Metric { name: "bench_client_waited_on_server", open_loop_only: true });
 }
 
 impl Counts {

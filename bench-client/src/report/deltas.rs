@@ -30,7 +30,8 @@ fn rate(per_s: f64) -> String {
 
 /// The trust flags of the runs behind `d` (its framework, layers, scenario
 /// and two routes): `client-bound`, `drift`, `short` (a shortfall such as a
-/// schedule fallen behind), `failures`; `–` when none.
+/// schedule fallen behind), `waited on server` (open loop: requests due while
+/// every connection waited on it), `failures`; `–` when none.
 fn flags(results: &Results, d: &Delta) -> String {
     let runs: Vec<&RunFigures> = results
         .runs
@@ -44,6 +45,7 @@ fn flags(results: &Results, d: &Delta) -> String {
         ("client-bound", any(|f| f.client_bound)),
         ("drift", any(|f| f.drift)),
         ("short", any(|f| !f.shortfalls().is_empty())),
+        ("waited on server", any(|f| f.rate_per_s.is_some() && f.counts.waited_on_server > 0)),
         ("failures", any(|f| f.failed_total > 0)),
     ]
     .into_iter()

@@ -84,4 +84,5 @@ pub(super) const LATENCY: &str = "\nEach block of slices gives every variant's p
 pub(super) const VERDICTS_AND_FLAGS: &str = "`inconclusive (±N %)`: no change was found, but the interval reaches \
     beyond `--threshold-percent` on a side, so a change that size is not ruled out: more rounds narrow it. \
     `flags`: of the runs behind the row, `client-bound` (server under 95 % busy), `drift` (its windows trend), \
-    `short` (a shortfall: connections, a schedule fallen behind, churn), `failures` (failed requests).\n";
+    `short` (a shortfall: connections, the client behind its schedule, churn), `waited on server` (open loop: \
+    requests fell due while every connection waited on the server, its latency), `failures` (failed requests).\n";

@@ -83,6 +83,9 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
             "  schedule             {schedule}   (late: written over {} ms after due)",
             LATE_SEND_TOLERANCE.as_millis()
         )?;
+        if let Some(line) = waiting_line(f) {
+            writeln!(w, "  waiting              {line}")?;
+        }
     }
     writeln!(
         w,
@@ -282,4 +285,22 @@ pub fn shape_line(shape: &Shape) -> String {
         shape.cut_percent(),
         shape.unknown_percent()
     )
+}
+
+/// Open loop, requests that fell due while every connection waited on the
+/// server: how many, and the connections that would have kept up (Little's
+/// law: the rate times the time a request held its connection, at p99).
+fn waiting_line(f: &RunFigures) -> Option<String> {
+    let rate = f.rate_per_s?;
+    let waited = f.counts.waited_on_server;
+    if waited == 0 {
+        return None;
+    }
+    let held_us = f.latency_uncorrected_us.as_ref().map_or(f.latency_us.p99, |l| l.p99);
+    let needed = (rate * held_us as f64 / 1e6 / f.pipeline as f64).ceil() as u64;
+    Some(format!(
+        "{waited} requests fell due while all {} connections waited on the server (its latency, not a shortfall); \
+         about {needed} connections would keep up (rate × p99 time per request)",
+        f.connections_requested
+    ))
 }

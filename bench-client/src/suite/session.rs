@@ -268,7 +268,14 @@ fn measure_framework(
                     Step::Sliced(s) => format!("{} sliced", s.slots[0].scenario),
                 };
                 let label = format!("{}{sweep_text} round {round}/{} {what}", framework.name(), plan.rounds);
-                for (slot, figures) in measure_step(context, &servers, &step, &label, &mut profiles)? {
+                let mut measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
+                if measured.iter().any(|(_, f)| f.short_of_schedule_only()) && !stop.load(Ordering::Relaxed) {
+                    // The client's thread fell behind its schedule (the
+                    // machine's hiccup, not the server's latency): once more.
+                    progress.line(&format!("  {label}: short of its schedule, the client behind: measured again"));
+                    measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
+                }
+                for (slot, figures) in measured {
                     let columns = format!(
                         "{:<6}{sweep_text} round {round}/{} {}",
                         framework.name(),

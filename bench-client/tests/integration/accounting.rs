@@ -1,8 +1,9 @@
 //! Every request accounted for: a response after its deadline is a timeout,
 //! a request the server reset is counted as a retry (and in `sent`), a
-//! backlog of the open loop is late whatever phase it was due in, a run that
-//! began short of its connections is incomplete, churn is said and fails
-//! the run unless allowed, and Ctrl-C ends any phase with exit 130.
+//! backlog behind a slow server is its latency while a client behind its
+//! schedule is short, a run that began short of its connections is
+//! incomplete, churn is said and fails the run unless allowed, and Ctrl-C
+//! ends any phase with exit 130.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -137,17 +138,64 @@ fn failed_on_slow_server(delay: Duration, flags: &str, said: &str) -> bench_clie
 }
 
 #[test]
-fn a_backlog_is_late_whatever_phase_it_was_due_in_and_fails_the_run() {
+fn a_backlog_behind_a_slow_server_is_its_latency_not_a_short_run() {
     let _exclusive = util::exclusive();
     // Two connections answered after 1 ms each: about 2,000 requests/s, asked
-    // 10,000. From the warm-up on every write is late; the measured windows
-    // write only requests that were due during the warm-up.
+    // 10,000. From the warm-up on every connection waits on the server, so
+    // every late or unwritten request is the server's latency (corrected for
+    // coordinated omission), not the client's shortfall.
+    let addr = slow_server(Duration::from_millis(1));
+    let json = json_path("backlog");
     let flags = "--rate 10000 --connections 2 --duration 1s --warmup 300ms --window 500ms";
-    let f = failed_on_slow_server(Duration::from_millis(1), flags, "SHORT: the schedule was offered");
+    let out = load_json(&format!("http://{addr}/hello"), flags, &json);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let f = read_load(&json).unwrap().figures;
     assert!(f.counts.unsent_at_deadline > 1000, "{} never written", f.counts.unsent_at_deadline);
     // Every write of the measured windows was late: as many as completed there
     // (give or take the two in flight at each end).
     assert!(f.counts.late_sends + 4 >= f.successful, "{} late, {} successful", f.counts.late_sends, f.successful);
+    let off = f.counts.late_sends + f.counts.unsent_at_deadline;
+    // All but the few due before the first connection was taken waited on the server.
+    assert!(f.counts.waited_on_server <= off && off - f.counts.waited_on_server <= 4, "{:?}", f.counts);
+    assert!(f.shortfalls().is_empty(), "{:?}", f.shortfalls());
+    let said = format!("{} requests fell due while all 2 connections waited on the server", f.counts.waited_on_server);
+    assert!(stdout(&out).contains(&said), "{}", stdout(&out));
+    // Little's law: 10,000 requests/s × over 1 ms each need more than 10 connections.
+    let needed: u64 = stdout(&out)
+        .split("about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the connections that would keep up");
+    assert!(needed > 10, "{}", stdout(&out));
+}
+
+#[test]
+fn a_client_stopped_behind_its_schedule_is_short_by_its_own_delay() {
+    let _exclusive = util::exclusive();
+    // A fast server and connections to spare: the client, stopped for 400 ms
+    // in its measured windows, writes every request due meanwhile late, with a
+    // free connection waiting: its own shortfall.
+    let (addr, _) = responder(|s, _| s.write_all(HELLO).is_ok());
+    let json = json_path("stopped");
+    let url = format!("http://{addr}/hello");
+    let flags = ["--rate", "500", "--connections", "16", "--duration", "2s", "--warmup", "200ms", "--window", "500ms"];
+    let args = [&["load", url.as_str()][..], &flags, &["--json", json.to_str().unwrap()]].concat();
+    let mut child = Command::new(CLIENT).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = Pid::from_raw(child.id() as i32);
+    std::thread::sleep(Duration::from_millis(1000));
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    kill(pid, Signal::SIGCONT).unwrap();
+    let mut text = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{text}");
+    let f = read_load(&json).unwrap().figures;
+    // 400 ms at 500 requests/s: about 200 due while stopped.
+    assert!(f.counts.late_sends >= 150, "{:?}", f.counts);
+    assert!(f.counts.waited_on_server * 10 < f.counts.late_sends, "{:?}", f.counts);
+    assert!(text.contains("SHORT: the schedule was offered"), "{text}");
+    assert!(text.contains("with the client behind") || text.contains("never written, the client behind"), "{text}");
 }
 
 #[test]

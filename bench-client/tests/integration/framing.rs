@@ -89,6 +89,11 @@ fn count(v: &Value, key: &str) -> u64 {
 /// Every response a success: no failure of any kind, the accounting adds up.
 fn assert_all_successful(out: &Output, v: &Value) {
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_settled(v);
+}
+
+/// Every request answered successfully and settled once.
+fn assert_settled(v: &Value) {
     assert!(count(v, "successful") > 0, "{v}");
     assert_eq!(count(v, "failed_total"), 0, "{v}");
     assert_eq!(v["failed"]["connect"], 0, "{v}");
@@ -197,7 +202,11 @@ fn the_open_loop_is_one_schedule_over_all_threads() {
     let args = ["--rate", "2", "--threads", "4", "--connections", "4", "--duration", "4s", "--warmup", "0s"];
     let (out, v) = load(&format!("http://{addr}/"), &args);
     let v = v.expect("results written");
-    assert_all_successful(&out, &v);
+    // A thread woken over 2 ms late on a busy machine makes the run short of
+    // its schedule (`accounting` tests that): the subject here is the spread.
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() || util::only_late(&out), "{text}");
+    assert_settled(&v);
     // One request every 500 ms, dealt to the threads in turn: two per
     // window, not four every other window.
     assert_eq!(v["windows"], serde_json::json!([2, 2, 2, 2]), "{v}");

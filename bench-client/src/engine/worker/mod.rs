@@ -74,6 +74,10 @@ pub(super) struct Worker<'a> {
     /// so that every connection is used in turn (as wrk2's per-connection
     /// schedule does) and none idles into the server's keep-alive timeout.
     free: VecDeque<usize>,
+    /// Open loop: since when no connection has had room for a request (the
+    /// last free one taken), so every request falling due since waits on
+    /// the server, not on this thread; `None` while one has room.
+    starved_since: Option<Instant>,
     /// Connections started and not yet confirmed (see [`UNCONFIRMED_AT_ONCE`]).
     unconfirmed: usize,
     /// This thread's share of [`UNCONFIRMED_AT_ONCE`].
@@ -150,6 +154,7 @@ impl<'a> Worker<'a> {
             last_window: s.timing.windows().saturating_sub(1),
             schedule,
             free: VecDeque::with_capacity(connections),
+            starved_since: None,
             unconfirmed: 0,
             unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
             queued: VecDeque::with_capacity(connections),
@@ -320,7 +325,13 @@ impl<'a> Worker<'a> {
             }
         }
         if let Some(s) = &self.schedule {
-            self.stats.counts.unsent_at_deadline += s.pending(stopped_at);
+            let unsent = s.pending(stopped_at);
+            self.stats.counts.unsent_at_deadline += unsent;
+            if let Some(since) = self.starved_since {
+                // Due after the last connection was taken: waiting on the server.
+                self.stats.counts.waited_on_server +=
+                    (s.next..s.next + unsent).filter(|&k| s.due_at(k) >= since).count() as u64;
+            }
         }
         self.publish(true);
         Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })

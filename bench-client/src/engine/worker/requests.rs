@@ -48,6 +48,10 @@ impl Worker<'_> {
                     // Written in the measured windows: late whatever phase it was due in.
                     if now >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
                         self.stats.counts.late_sends += 1;
+                        // Due while every connection was taken: the server's latency held it.
+                        if self.starved_since.is_some_and(|since| due >= since) {
+                            self.stats.counts.waited_on_server += 1;
+                        }
                     }
                     due
                 }
@@ -70,6 +74,10 @@ impl Worker<'_> {
         if self.schedule.is_some() && c.outstanding.len() < pipeline && below_limit && !c.listed_free {
             c.listed_free = true;
             self.free.push_back(i);
+            self.starved_since = None;
+        } else if self.schedule.is_some() && self.free.is_empty() {
+            // The last connection with room is taken.
+            self.starved_since.get_or_insert(now);
         }
         if c.unwritten > 0 {
             self.flush(i);
@@ -79,7 +87,11 @@ impl Worker<'_> {
     /// Open loop: hands requests that are due to free connections.
     pub(super) fn dispatch(&mut self, now: Instant) {
         while self.schedule.as_ref().is_some_and(|s| s.pending(now) > 0) {
-            let Some(i) = self.free.pop_front() else { return };
+            let Some(i) = self.free.pop_front() else {
+                // Due, and no connection has room: each waits on the server.
+                self.starved_since.get_or_insert(now);
+                return;
+            };
             self.conns[i].listed_free = false;
             if matches!(self.conns[i].phase, Phase::Open) {
                 self.refill(i, now);
