@@ -153,7 +153,7 @@ counters! {
         shortfall: Some("{n} requests written again after the server closed or reset their connection (--allow-churn accepts it)"),
         metric: metric("bench_client_requests_retried");
     closed_idle: ClosedIdle, "connections", Connection, Shown,
-        "Connections the server closed after a second or more with nothing to do (its keep-alive timeout): not churn",
+        "Connections the server closed with no request outstanding, 20 ms or more after the last response (its keep-alive timeout, whatever it is): not churn",
         label: Some("closed idle"), shortfall: None, metric: None;
     closed_by_client: ClosedByClient, "connections", Connection, Shown,
         "Connections the client closed after --requests-per-connection responses: churn asked for",

@@ -104,10 +104,12 @@ const NAP_WINDOW: Duration = Duration::from_millis(1);
 /// Timer slack of an engine thread that naps, nanoseconds: Linux lets a
 /// sleep overrun by the thread's slack, 50 µs by default.
 const NAP_TIMER_SLACK_NS: u64 = 1_000;
-/// A connection the server closes after at least this long with nothing to
-/// do was closed by its keep-alive timeout (actix-web's and Rocket's default
-/// 5 s), not churned: counted as `closed_idle`, not a shortfall.
-const KEEP_ALIVE_IDLE: Duration = Duration::from_secs(1);
+/// A connection the server closes with no request outstanding, after at
+/// least this long with nothing to do, was closed by its keep-alive timeout
+/// (actix-web's and Rocket's default 5 s; any timeout longer than this), not
+/// churned: counted as `closed_idle`, not a shortfall. A close sooner after
+/// the last response is the server closing after answering: churn.
+const KEEP_ALIVE_IDLE: Duration = Duration::from_millis(20);
 /// `epoll_wait`'s timeout is whole milliseconds (mio rounds up): an
 /// open-loop request due sooner than this is waited for in naps.
 const EPOLL_GRANULARITY: Duration = Duration::from_millis(1);

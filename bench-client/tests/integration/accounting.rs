@@ -236,26 +236,32 @@ fn a_server_closing_every_connection_is_churn_said_and_counted() {
 #[test]
 fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
     let _exclusive = util::exclusive();
-    // Closes a connection after 1.5 s without a request, as actix-web and
-    // Rocket do after 5 s. At 1 request/s over 2 connections used in turn,
-    // each idles 2 s between requests.
-    let addr = util::serve_each(|mut stream| {
-        stream.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
-        let mut chunk = [0u8; 4096];
-        while let Ok(n) = stream.read(&mut chunk) {
-            if n == 0 || stream.write_all(HELLO).is_err() {
-                return;
+    // A server closing a connection after `idle_ms` without a request (as
+    // actix-web and Rocket do after 5 s), whatever that timeout: at 1
+    // request/s over 2 connections used in turn each idles 2 s between
+    // requests; at 4 requests/s, 500 ms, over a 300 ms timeout (bombardier 56).
+    for (idle_ms, flags) in [
+        (1500, "--rate 1 --connections 2 --duration 4s --warmup 0s"),
+        (300, "--rate 4 --connections 2 --duration 2s --warmup 1s --timeout 1s"),
+    ] {
+        let addr = util::serve_each(move |mut stream| {
+            stream.set_read_timeout(Some(Duration::from_millis(idle_ms))).unwrap();
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = stream.read(&mut chunk) {
+                if n == 0 || stream.write_all(HELLO).is_err() {
+                    return;
+                }
             }
-        }
-    });
-    let json = json_path("idle");
-    let url = format!("http://{addr}/hello");
-    let out = load_json(&url, "--rate 1 --connections 2 --duration 4s --warmup 0s", &json);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let f = read_load(&json).unwrap().figures;
-    assert!(f.counts.closed_idle >= 2, "{f:?}");
-    assert_eq!((f.counts.closed_by_server, f.counts.retried, f.failed_total), (0, 0, 0), "{f:?}");
-    assert!(stdout(&out).contains(&format!("closed idle {}", f.counts.closed_idle)), "{}", stdout(&out));
+        });
+        let json = json_path(&format!("idle-{idle_ms}"));
+        let url = format!("http://{addr}/hello");
+        let out = load_json(&url, flags, &json);
+        assert_eq!(out.status.code(), Some(0), "{idle_ms} ms: {}", stdout(&out));
+        let f = read_load(&json).unwrap().figures;
+        assert!(f.counts.closed_idle >= 2, "{idle_ms} ms: {f:?}");
+        assert_eq!((f.counts.closed_by_server, f.counts.retried, f.failed_total), (0, 0, 0), "{idle_ms} ms: {f:?}");
+        assert!(stdout(&out).contains(&format!("closed idle {}", f.counts.closed_idle)), "{}", stdout(&out));
+    }
 }
 
 /// Starts `load` with `args`, sends it SIGINT after `after`, and returns its
