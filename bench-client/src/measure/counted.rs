@@ -40,6 +40,8 @@ pub struct Counted {
     pub instructions: u64,
     /// Calls into glibc's allocator (`malloc`, `calloc`, `realloc`, `posix_memalign`, …).
     pub allocations: u64,
+    /// System calls the server made (callgrind's `sysCount`, every thread).
+    pub system_calls: u64,
 }
 
 /// A server process running under callgrind, driven by `vgdb`.
@@ -60,6 +62,8 @@ impl Callgrind {
             "valgrind".to_owned(),
             "--tool=callgrind".to_owned(),
             "--instr-atstart=no".to_owned(),
+            // Counts the server's own system calls (`sysCount`), not valgrind's.
+            "--collect-systime=usec".to_owned(),
             "--vgdb=yes".to_owned(),
             format!("--vgdb-prefix={}/vgdb-pipe", dumps.display()),
             format!("--callgrind-out-file={}/callgrind.out.%p", dumps.display()),
@@ -136,14 +140,17 @@ fn read_dump(path: &Path) -> anyhow::Result<Counted> {
 
 /// [`read_dump`] of the text of a dump.
 fn parse_dump(text: &str) -> Option<Counted> {
-    let mut instructions = None;
+    let mut totals: Option<Vec<u64>> = None;
+    let mut events: Vec<&str> = Vec::new();
     let mut allocations = 0;
     // Function names are compressed: `cfn=(7) malloc` the first time, `cfn=(7)` after.
     let mut names: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     let mut calling_allocator = false;
     for line in text.lines() {
-        if let Some(total) = line.strip_prefix("summary:").or_else(|| line.strip_prefix("totals:")) {
-            instructions = total.split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+        if let Some(names) = line.strip_prefix("events:") {
+            events = names.split_whitespace().collect();
+        } else if let Some(total) = line.strip_prefix("summary:").or_else(|| line.strip_prefix("totals:")) {
+            totals = total.split_whitespace().map(|n| n.parse::<u64>().ok()).collect();
         } else if let Some(callee) = line.strip_prefix("cfn=") {
             let name = match callee.strip_prefix('(').and_then(|rest| rest.split_once(')')) {
                 Some((id, rest)) if !rest.trim().is_empty() => {
@@ -167,7 +174,11 @@ fn parse_dump(text: &str) -> Option<Counted> {
             }
         }
     }
-    instructions.map(|instructions| Counted { instructions, allocations })
+    let totals = totals?;
+    // Each total is that of the event named at its place in `events:`.
+    let event = |name: &str| events.iter().position(|e| *e == name).and_then(|i| totals.get(i).copied());
+    let instructions = event("Ir").or_else(|| totals.first().copied())?;
+    Some(Counted { instructions, allocations, system_calls: event("sysCount").unwrap_or(0) })
 }
 
 /// Sends `requests` requests of `route` one after another on one new
@@ -242,7 +253,10 @@ mod tests {
             fn=(1) main\n5 100\ncfn=(2) malloc\ncalls=3 0x10\n5 30\ncfn=(3) free\ncalls=2 0x20\n5 9\n\
             fn=(4) handler\ncfn=(2)\ncalls=4 0x10\n7 40\ncfn=(5) __rust_alloc\ncalls=6 0x30\n7 60\n\
             fn=(2)\n1 70\nsummary: 12345\ntotals: 12345\n";
-        assert_eq!(parse_dump(dump), Some(Counted { instructions: 12_345, allocations: 7 }));
+        assert_eq!(parse_dump(dump), Some(Counted { instructions: 12_345, allocations: 7, system_calls: 0 }));
         assert_eq!(parse_dump("events: Ir\nfn=(1) main\n1 2\n"), None, "no totals: not a dump to read");
+        // With --collect-systime: each total is read by its event's name.
+        let systime = "events: Ir sysCount sysTime\nfn=(1) main\n5 100 2 31\nsummary: 567132 176 108065\n";
+        assert_eq!(parse_dump(systime), Some(Counted { instructions: 567_132, allocations: 0, system_calls: 176 }));
     }
 }

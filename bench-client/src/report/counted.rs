@@ -32,6 +32,7 @@ pub fn count_table(report: &CountReport) -> String {
         ("route", Left),
         ("instructions per request", Right),
         ("allocations per request", Right),
+        ("system calls per request", Right),
         ("instructions per connection", Right),
         ("requests N", Right),
         ("repeats", Right),
@@ -42,14 +43,15 @@ pub fn count_table(report: &CountReport) -> String {
             &row.route,
             &cell(&row.instructions_per_request, 0),
             &cell(&row.allocations_per_request, 2),
+            &cell(&row.system_calls_per_request, 2),
             &cell(&row.instructions_per_connection, 0),
             &row.requests,
             &row.instructions_per_request.len(),
         ]);
     }
     let mut text = format!(
-        "Counted under callgrind (user-space instructions, every server thread; ± the 95 % interval of the \
-         repeats), the slope between N and 2N requests one after another on {} connection (N at most {}), {} \
+        "Counted under callgrind (user-space instructions and system calls, every server thread; ± the 95 % \
+         interval of the repeats), the slope between N and 2N requests one after another on {} connection (N at most {}), {} \
          build, commit {}, {}, {}:\n\n{}",
         report.connections,
         report.requests,
@@ -68,6 +70,7 @@ pub fn count_table(report: &CountReport) -> String {
             ("change", Left),
             ("instructions per request [95 % CI]", Right),
             ("allocations per request [95 % CI]", Right),
+            ("system calls per request [95 % CI]", Right),
             ("verdict", Left),
         ]);
         for delta in &report.deltas {
@@ -80,6 +83,7 @@ pub fn count_table(report: &CountReport) -> String {
                 &format!("{} → {}", delta.before, delta.after),
                 &change_cell(&delta.instructions),
                 &change_cell(&delta.allocations),
+                &delta.system_calls.as_ref().map_or_else(|| "-".to_owned(), change_cell),
                 &verdict,
             ]);
         }
@@ -111,6 +115,7 @@ mod tests {
                 requests: 500,
                 instructions_per_request: vec![11_990.0, 12_000.0, 12_010.0],
                 allocations_per_request: vec![3.0, 3.0, 3.0],
+                system_calls_per_request: vec![4.0, 4.0, 4.0],
                 instructions_per_connection: vec![50_000.0],
             }],
             deltas: vec![CountDelta {
@@ -119,16 +124,18 @@ mod tests {
                 after: "new".to_owned(),
                 instructions: CountChange::of(&[100.0, 101.0, 100.5], &[102.0, 103.0, 102.5]),
                 allocations: CountChange::of(&[3.0, 3.0, 3.0], &[3.0, 3.0, 3.0]),
+                system_calls: Some(CountChange::of(&[4.0, 4.0, 4.0], &[3.0, 3.0, 3.0])),
             }],
         };
         let text = count_table(&report);
         // 12,000 ± t(2) × 10 / √3 = ± 24.84, 0.21 % of the mean.
-        assert!(text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 50000 | 500 | 3 |"), "{text}");
+        assert!(text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 4.00 ±0.00 % | 50000 | 500 | 3 |"), "{text}");
         assert!(text.contains("on 1 connection (N at most 500), release build, commit abc"), "{text}");
         // +2 % over three repeats whose spread is 0.5 %: more, and allocations exactly equal.
         let delta = text.lines().find(|l| l.starts_with("| /plaintext | old → new |")).expect(&text);
         assert!(
-            delta.contains("| +1.99 % [+") && delta.ends_with("| +0.00 % [+0.00 … +0.00] | **more instructions** |"),
+            delta.contains("| +1.99 % [+")
+                && delta.ends_with("| +0.00 % [+0.00 … +0.00] | -25.00 % [-25.00 … -25.00] | **more instructions** |"),
             "{delta}"
         );
     }

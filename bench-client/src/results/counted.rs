@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis;
 
 /// Version of `count.json`'s shape.
-pub const COUNT_SCHEMA_VERSION: u32 = 1;
+pub const COUNT_SCHEMA_VERSION: u32 = 2;
 
 /// What one `count` session measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +52,9 @@ pub struct CountDelta {
     pub instructions: CountChange,
     /// Allocations per request.
     pub allocations: CountChange,
+    /// System calls per request (absent in files of version 1).
+    #[serde(default)]
+    pub system_calls: Option<CountChange>,
 }
 
 /// How one count changed: percent, with Welch's 95 % interval over the
@@ -128,6 +131,10 @@ pub struct CountRow {
     pub instructions_per_request: Vec<f64>,
     /// Per repeat: calls into the allocator per request, the same way.
     pub allocations_per_request: Vec<f64>,
+    /// Per repeat: system calls per request, the same way (callgrind's
+    /// `sysCount`; empty in files of version 1).
+    #[serde(default)]
+    pub system_calls_per_request: Vec<f64>,
     /// Per repeat: the instructions of a connection opened and closed with
     /// no request (accepting it, its buffers, closing it, and the
     /// measurement's own commands): the per-connection cost, apart.

@@ -187,6 +187,8 @@ fn count_deltas(rows: &[CountRow], servers: &[CountedServer]) -> Vec<CountDelta>
             after: after.name.clone(),
             instructions: CountChange::of(&b.instructions_per_request, &a.instructions_per_request),
             allocations: CountChange::of(&b.allocations_per_request, &a.allocations_per_request),
+            system_calls: (!b.system_calls_per_request.is_empty() && !a.system_calls_per_request.is_empty())
+                .then(|| CountChange::of(&b.system_calls_per_request, &a.system_calls_per_request)),
         })
         .collect()
 }
@@ -227,6 +229,7 @@ fn count_route(
             requests: n,
             instructions_per_request: Vec::new(),
             allocations_per_request: Vec::new(),
+            system_calls_per_request: Vec::new(),
             instructions_per_connection: Vec::new(),
         };
         for repeat in 0..plan.repeats {
@@ -253,6 +256,7 @@ fn count_route(
             let per = |a: u64, b: u64| (b as f64 - a as f64) / n as f64;
             row.instructions_per_request.push(per(short.instructions, long.instructions));
             row.allocations_per_request.push(per(short.allocations, long.allocations));
+            row.system_calls_per_request.push(per(short.system_calls, long.system_calls));
             // A connection opened and closed with no request: what a connection costs, apart.
             row.instructions_per_connection.push(stretch(0)?.instructions as f64);
         }

@@ -50,6 +50,8 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
         // A dev build, 100 and 200 requests: a few percent (make count's release runs agree closer).
         assert!(hi / lo < 1.05, "the two repeats of one binary agree within 5 %: {row}");
         assert!(mean(row, "allocations_per_request") >= 1.0, "a response allocates: {row}");
+        // At least the read of the request and the write of its response.
+        assert!(mean(row, "system_calls_per_request") >= 2.0, "a request is read and answered: {row}");
         assert!(stdout.contains(&format!("| axum | {} |", row["route"].as_str().unwrap())), "{stdout}");
     }
     let (fat, arc) = (&rows[1], &rows[2]);
@@ -62,6 +64,9 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
         mean(fat, "allocations_per_request") > mean(arc, "allocations_per_request") + 10.0,
         "the clones allocate their strings: {fat} {arc}"
     );
+    // Cloning in memory calls the kernel no more often.
+    let calls = (mean(fat, "system_calls_per_request"), mean(arc, "system_calls_per_request"));
+    assert!((calls.0 - calls.1).abs() < 0.5, "the same system calls per request: {calls:?}");
 }
 
 #[test]
