@@ -16,7 +16,8 @@ use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
 use crate::report::{self, change_with_ci};
 use crate::suite::SuitePlan;
-use crate::suite::ab::{self, AbPlan, Revision, Side};
+use crate::suite::ab::{self, AbPlan, CountSettings, Revision, Side};
+use crate::suite::ab_count;
 use crate::suite::command;
 
 /// The routes `ab` compares by default: the floor, the devices and the state.
@@ -106,6 +107,17 @@ pub struct AbArgs {
     /// this runner's false-alarm rate and the changes it resolves in this time, for --threshold-percent.
     #[arg(help_heading = "CI and gates", long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub aa: Option<u32>,
+    /// Count what a request costs each side (instructions, allocations and system calls per
+    /// request, under callgrind, as `count` does) instead of timing them: a change of 1 % shows
+    /// on any machine. Needs valgrind.
+    #[arg(help_heading = "Counted, not timed", long, conflicts_with_all = ["aa", "load_percent"])]
+    pub count: bool,
+    /// With --count: the most requests of a route's short stretch (as `count --requests`).
+    #[arg(help_heading = "Counted, not timed", long, requires = "count", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub requests: u64,
+    /// With --count: repeats of every route's two stretches (as `count --repeats`).
+    #[arg(help_heading = "Counted, not timed", long, requires = "count", default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub repeats: u64,
 }
 
 impl AbArgs {
@@ -119,6 +131,7 @@ impl AbArgs {
             self.aa.is_none() || ci.is_empty(),
             "--aa compares one side with itself: it writes no --bmf, --github-benchmark or --junit"
         );
+        ensure!(!self.count || ci.is_empty(), "--count writes no --bmf, --github-benchmark or --junit");
         Ok(ci)
     }
 
@@ -200,6 +213,10 @@ impl AbArgs {
             after,
             routes,
             aa: self.aa,
+            count: self.count.then(|| CountSettings {
+                requests: self.requests,
+                repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
+            }),
             threshold_percent: self.threshold,
             ready_timeout: self.ready_timeout,
             expect_status: self.expect_status,
@@ -215,6 +232,19 @@ impl AbArgs {
 pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     if let Some(sessions) = plan.aa {
         return aa(plan, sessions, stop);
+    }
+    if let Some(settings) = plan.count {
+        // Before anything is built: the tool the count needs.
+        if let Err(e) = crate::suite::check_tools() {
+            return Ok(super::report(&e, Outcome::Usage));
+        }
+        let counted = ab_count::count_plan(plan, settings)?;
+        println!(
+            "BEFORE: {} · AFTER: {} · counted under callgrind",
+            plan.before.revision.label(),
+            plan.after.revision.label()
+        );
+        return Ok(super::count::run(&counted, stop));
     }
     let outcome = ab::run(plan, stop)?;
     let answer = report::Answer {

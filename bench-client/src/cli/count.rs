@@ -107,8 +107,11 @@ impl CountArgs {
                 }
             }
         }
+        // Two commands: the second against the first.
+        let pairs = if servers.len() == 2 && !self.commands.is_empty() { vec![(0, 1)] } else { Vec::new() };
         Ok(CountPlan {
             profile: self.profile,
+            pairs,
             servers,
             threshold_percent: self.threshold_percent,
             routes,

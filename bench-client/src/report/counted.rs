@@ -129,7 +129,10 @@ mod tests {
         };
         let text = count_table(&report);
         // 12,000 ± t(2) × 10 / √3 = ± 24.84, 0.21 % of the mean.
-        assert!(text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 4.00 ±0.00 % | 50000 | 500 | 3 |"), "{text}");
+        assert!(
+            text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 4.00 ±0.00 % | 50000 | 500 | 3 |"),
+            "{text}"
+        );
         assert!(text.contains("on 1 connection (N at most 500), release build, commit abc"), "{text}");
         // +2 % over three repeats whose spread is 0.5 %: more, and allocations exactly equal.
         let delta = text.lines().find(|l| l.starts_with("| /plaintext | old → new |")).expect(&text);

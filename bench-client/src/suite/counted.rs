@@ -61,6 +61,10 @@ pub struct CountPlan {
     pub client_cpus: Option<CpuList>,
     /// With two servers: an increase beyond this many percent (significant) is a regression.
     pub threshold_percent: f64,
+    /// The servers compared, as (before, after) indexes into `servers`:
+    /// the second against the first of two `--cmd`, each framework's two
+    /// builds in `ab --count`; none otherwise.
+    pub pairs: Vec<(usize, usize)>,
 }
 
 /// A server to count: its name in the table, and the program and
@@ -157,7 +161,7 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
             match row {
                 Ok(row) => {
                     report.rows.push(row);
-                    report.deltas = count_deltas(&report.rows, &plan.servers);
+                    report.deltas = count_deltas(&report.rows, &plan.servers, &plan.pairs);
                     crate::results::write(&file, &report)?;
                 }
                 Err(e) => {
@@ -172,16 +176,19 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
     Ok(CountOutcome { report, file })
 }
 
-/// With exactly two servers, the second against the first on every route
-/// both counted: the change of each count, with Welch's interval over the
-/// repeats; none otherwise.
-fn count_deltas(rows: &[CountRow], servers: &[CountedServer]) -> Vec<CountDelta> {
-    let [before, after] = servers else { return Vec::new() };
+/// Each pair's after against its before on every route both counted: the
+/// change of each count, with Welch's interval over the repeats.
+fn count_deltas(rows: &[CountRow], servers: &[CountedServer], pairs: &[(usize, usize)]) -> Vec<CountDelta> {
     let of = |name: &str, route: &str| rows.iter().find(|r| r.framework == name && r.route == route);
-    rows.iter()
-        .filter(|r| r.framework == before.name)
-        .filter_map(|b| of(&after.name, &b.route).map(|a| (b, a)))
-        .map(|(b, a)| CountDelta {
+    pairs
+        .iter()
+        .filter_map(|&(b, a)| Some((servers.get(b)?, servers.get(a)?)))
+        .flat_map(|(before, after)| {
+            rows.iter()
+                .filter(|r| r.framework == before.name)
+                .filter_map(move |b| of(&after.name, &b.route).map(|a| (before, after, b, a)))
+        })
+        .map(|(before, after, b, a)| CountDelta {
             route: b.route.clone(),
             before: before.name.clone(),
             after: after.name.clone(),

@@ -15,6 +15,7 @@
 //! is above it.
 
 pub mod ab;
+pub mod ab_count;
 mod build;
 pub mod command;
 mod counted;

@@ -143,3 +143,39 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(processes_naming(&out.display().to_string()), Vec::<u32>::new(), "a server left running");
 }
+
+#[test]
+fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_instructions_a_regression() {
+    let _exclusive = util::exclusive();
+    let (server_cpu, _) = util::cpu_pair();
+    let out = util::temp_dir("bench-ab-count");
+    let axum = util::server_binary("axum").display().to_string();
+    // Ten state layers clone the fat state ten times more than none: more instructions on /state/fat.
+    let before = format!("{axum} --addr {{addr}} --workers 1 --layers 1");
+    let after = format!("{axum} --addr {{addr}} --workers 1 --layers 10");
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["ab", "--count", "--profile", "dev", "--no-build", "--before-cmd", &before, "--after-cmd", &after])
+            .args(["--routes", "/state/fat", "--requests", "100", "--repeats", "2", "--threshold-percent", "5"])
+            .args(["--server-cpus", &server_cpu.to_string()])
+            .arg("--out")
+            .arg(&out),
+        Duration::from_secs(600),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "a regression: {stderr}\n{stdout}");
+    let file = stdout.lines().find_map(|l| l.strip_prefix("count: ")).expect("the file's path");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let names: Vec<&str> =
+        report["rows"].as_array().unwrap().iter().map(|r| r["framework"].as_str().unwrap()).collect();
+    assert_eq!(names, ["own before", "own after"], "{report}");
+    let delta = &report["deltas"][0];
+    assert_eq!((delta["before"].as_str(), delta["after"].as_str()), (Some("own before"), Some("own after")));
+    assert_eq!(delta["instructions"]["verdict"], "more", "{delta}");
+    assert!(delta["instructions"]["change_percent"].as_f64().unwrap() > 100.0, "nine clones more: {delta}");
+    let calls = delta["system_calls"]["change_percent"].as_f64().unwrap();
+    assert!(calls.abs() < 10.0, "cloning calls the kernel no more often: {delta}");
+    assert!(stdout.contains("REGRESSION: /state/fat own before → own after: +"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
+}
