@@ -17,7 +17,7 @@ use crate::tls::{TlsError, TlsIdentity};
 #[derive(Debug, Parser)]
 #[command(version, about = "Serve the benchmark routes (see the workspace README).")]
 pub struct ServerArgs {
-    /// Address to bind, e.g. 127.0.0.1:8080, [::1]:8080 or localhost:8080 (127.0.0.1); port 0 picks a
+    /// Address to bind, e.g. `127.0.0.1:8080`, `[::1]:8080` or `localhost:8080` (127.0.0.1); port 0 picks a
     /// free ephemeral port. Loopback by default.
     #[arg(long, default_value = "127.0.0.1:0", value_parser = listen_addr)]
     pub addr: SocketAddr,
