@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 
+use crate::address::listen_addr;
 use crate::process::EXIT_USAGE;
 use crate::tls::{TlsError, TlsIdentity};
 
@@ -16,8 +17,9 @@ use crate::tls::{TlsError, TlsIdentity};
 #[derive(Debug, Parser)]
 #[command(version, about = "Serve the benchmark routes (see the workspace README).")]
 pub struct ServerArgs {
-    /// Address to bind; port 0 picks a free ephemeral port. Loopback by default.
-    #[arg(long, default_value = "127.0.0.1:0")]
+    /// Address to bind, e.g. `127.0.0.1:8080`, `[::1]:8080` or `localhost:8080` (127.0.0.1); port 0 picks a
+    /// free ephemeral port. Loopback by default.
+    #[arg(long, default_value = "127.0.0.1:0", value_parser = listen_addr)]
     pub addr: SocketAddr,
     /// Worker threads serving requests.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -32,7 +34,7 @@ pub struct ServerArgs {
     /// Also serve HTTPS on this address, beside HTTP on `--addr` (one
     /// process, the same app): the plain and TLS listeners the `tls`
     /// scenario alternates.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     pub tls_addr: Option<SocketAddr>,
     /// The certificate chain to present, PEM (instead of a generated one).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -194,6 +196,24 @@ mod tests {
         assert!(bogus.contains("--bogus"), "{bogus}");
         let ok = ServerArgs::try_parse_from(["s", "--layers", "0", "--workers", "4"]).unwrap();
         assert_eq!(ServerConfig::checked(ok).unwrap().layers, 0);
+    }
+
+    #[test]
+    fn addr_takes_every_loopback_form_and_refuses_an_unbracketed_ipv6_in_one_line() {
+        let addr = |flag: &str, text: &str| {
+            let args = ServerArgs::try_parse_from(["s", flag, text]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            ServerConfig::checked(args).unwrap().listeners().last().unwrap().addr
+        };
+        for (text, bound) in
+            [("127.0.0.1:0", "127.0.0.1:0"), ("[::1]:0", "[::1]:0"), ("localhost:8080", "127.0.0.1:8080")]
+        {
+            assert_eq!(addr("--addr", text), bound.parse().unwrap(), "--addr {text}");
+            assert_eq!(addr("--tls-addr", text), bound.parse().unwrap(), "--tls-addr {text}");
+        }
+        let err = ServerArgs::try_parse_from(["s", "--addr", "::1:8080"]).unwrap_err();
+        let line = first_line(&err);
+        assert!(line.contains("'::1:8080'") && line.contains("in brackets, e.g. [::1]:8080"), "{line}");
+        assert_eq!(err.exit_code(), i32::from(EXIT_USAGE));
     }
 
     #[test]

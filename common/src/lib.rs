@@ -12,6 +12,7 @@
 //! imported from the crate root (`common::Route`); everything else by its
 //! module (`common::process::listening_line`, `common::routes::HEALTHZ_BODY`).
 
+pub mod address;
 pub mod catalog;
 pub mod config;
 #[cfg(feature = "conformance")]

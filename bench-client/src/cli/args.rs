@@ -160,8 +160,8 @@ impl StartArgs {
 pub struct MetricsArgs {
     /// Serve live Prometheus metrics (OpenMetrics text) on http://ADDR/metrics, and /ready (200 once
     /// preflight has passed), e.g. 127.0.0.1:9464 (port 0: any free port; the address is printed on
-    /// stderr). In a pod, 0.0.0.0:9464.
-    #[arg(long, value_name = "ADDR")]
+    /// stderr). In a pod, 0.0.0.0:9464; `[::1]:9464` and `localhost:9464` (127.0.0.1) too.
+    #[arg(long, value_name = "ADDR", value_parser = common::address::listen_addr)]
     pub metrics_addr: Option<SocketAddr>,
     /// After the run and its output, stay up this long (serving --metrics-addr, so the last values
     /// get scraped), e.g. 15s, or `forever` (until stopped: a sidecar that must not exit).

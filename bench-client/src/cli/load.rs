@@ -5,12 +5,12 @@
 //! marker lines for a pod's log), optionally serving live metrics. An
 //! `https://` URL is loaded over TLS (`--insecure` or `--ca FILE`).
 
-use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 use clap::Args;
+use common::address::{Authority, Host, Reach, first_accepting};
 use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, on_off, rate, timeout};
@@ -147,17 +147,21 @@ impl TlsArgs {
     ///
     /// # Errors
     /// Neither `--insecure` nor `--ca`; a CA file that cannot be used.
-    fn client(&self, host: &str) -> anyhow::Result<TlsClient> {
+    fn client(&self, host: &Host) -> anyhow::Result<TlsClient> {
         let trust = match (&self.ca, self.insecure) {
             (Some(ca), _) => Trust::Ca(ca.display().to_string()),
             (None, true) => Trust::Any,
             (None, false) => bail!("an https:// URL needs --ca FILE or --insecure (no system trust store is read)"),
         };
-        TlsClient::new(host, trust, self.tls_resumption)
+        TlsClient::new(&host.unbracketed(), trust, self.tls_resumption)
     }
 }
 
-/// Parses and resolves `text` into the URL and the engine's target.
+/// Parses and resolves `text` into the URL and the engine's target: its
+/// host and port checked and resolved by `common::address` (the loopback
+/// rule, `localhost`), the `Host` header as RFC 3986 writes the authority
+/// (`[::1]:8080`), and over TLS the server name the host gives (none for an
+/// IP address).
 ///
 /// # Errors
 /// A URL that does not parse, is neither `http` nor `https`, has no host,
@@ -169,35 +173,23 @@ fn resolve(text: &str, allow_remote: bool, tls: &TlsArgs) -> anyhow::Result<(Url
         matches!(url.scheme(), "http" | "https"),
         "'{text}': only http:// and https:// URLs are supported (HTTP/1.1)"
     );
-    let Some(host) = url.host_str() else { bail!("'{text}' has no host") };
-    // The loopback rule before any lookup: a name other than localhost is not
-    // sent to DNS unless remote targets are allowed.
-    if let Some(url::Host::Domain(name)) = url.host()
-        && !allow_remote
-        && name != "localhost"
-        && !name.ends_with(".localhost")
-    {
-        bail!(
-            "{name} is not a loopback name (localhost or an address in 127.0.0.0/8, [::1]); pass --allow-remote to load another host"
-        );
-    }
-    let port = url.port_or_known_default().unwrap_or(80);
-    let addr = (host, port)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {host}"))?
-        .next()
-        .with_context(|| format!("{host} resolves to no address"))?;
-    ensure!(
-        allow_remote || addr.ip().is_loopback(),
-        "{addr} is not a loopback address; pass --allow-remote to load another host"
-    );
+    let host = match url.host() {
+        Some(url::Host::Ipv4(v4)) => Host::Ip(v4.into()),
+        Some(url::Host::Ipv6(v6)) => Host::Ip(v6.into()),
+        Some(url::Host::Domain(name)) => Host::Name(name.to_ascii_lowercase()),
+        None => bail!("'{text}' has no host"),
+    };
+    let authority = Authority { host, port: url.port_or_known_default().unwrap_or(80) };
+    let reach = if allow_remote { Reach::Any } else { Reach::Loopback };
+    let addrs = authority.targets(reach)?;
+    let addr = first_accepting(&addrs).context("no address")?;
     let path = match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let target = Target { host: format!("{host}:{port}"), path, ..Target::new(addr, "") };
+    let target = Target { host: authority.to_string(), path, ..Target::new(addr, "") };
     let target = match url.scheme() {
-        "https" => target.with_tls(tls.client(host)?),
+        "https" => target.with_tls(tls.client(&authority.host)?),
         _ => target,
     };
     Ok((url, target))
@@ -307,6 +299,28 @@ mod tests {
         let open = load(&["http://127.0.0.1:8080/", "--rate", "500"]).unwrap();
         assert_eq!(open.settings.rate.map(Rate::per_s), Some(500.0));
         assert_eq!(open.settings.nap, Duration::ZERO, "the open loop does not nap by default");
+    }
+
+    #[test]
+    fn an_ipv6_loopback_url_is_its_address_and_its_host_header_keeps_the_brackets() {
+        let v6 = load(&["http://[::1]:8080/plaintext"]).unwrap();
+        assert_eq!(v6.target.addr, "[::1]:8080".parse().unwrap());
+        assert_eq!(v6.target.host, "[::1]:8080", "RFC 9110's Host: the authority as the URL writes it");
+        assert_eq!(load(&["http://[::1]/"]).unwrap().target.host, "[::1]:80");
+        let tls = load(&["https://[0:0:0:0:0:0:0:1]:8443/", "--insecure"]).unwrap();
+        assert_eq!((tls.target.addr, tls.target.host.as_str()), ("[::1]:8443".parse().unwrap(), "[::1]:8443"));
+        assert_eq!(tls.target.scheme(), "https", "an IP address's server name: no SNI, checked as an IP");
+        let v4 = load(&["http://127.3.2.1:9/"]).unwrap();
+        assert_eq!((v4.target.addr, v4.target.host.as_str()), ("127.3.2.1:9".parse().unwrap(), "127.3.2.1:9"));
+        // localhost: both loopback addresses, the one that accepts (here: 127.0.0.1, which listens).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let name = load(&[&format!("http://LocalHost:{port}/")]).unwrap();
+        assert_eq!(name.target.addr, listener.local_addr().unwrap());
+        assert_eq!(name.target.host, format!("localhost:{port}"));
+        let err = |url: &str| format!("{:#}", load(&[url]).unwrap_err());
+        assert!(err("http://[2001:db8::1]/").contains("[2001:db8::1]:80 is not a loopback address"));
+        assert!(err("http://[::]:80/").contains("--allow-remote"), "the unspecified address is no target");
     }
 
     #[test]

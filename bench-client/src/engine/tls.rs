@@ -66,14 +66,13 @@ impl Eq for TlsClient {}
 
 impl TlsClient {
     /// A client for the server named `host` (a DNS name or an IP address,
-    /// as in the URL), trusting as `trust` says, resuming sessions (TLS 1.3
+    /// without brackets: `common::address::Host::unbracketed`), trusting as `trust` says, resuming sessions (TLS 1.3
     /// tickets, TLS 1.2 session IDs) when `resumption`. HTTP/1.1 by ALPN.
     ///
     /// # Errors
     /// A name that is neither, a CA file that cannot be read or holds no
     /// certificate.
     pub fn new(host: &str, trust: Trust, resumption: bool) -> anyhow::Result<Self> {
-        let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_owned())
             .map_err(|_| anyhow::anyhow!("'{host}' is not a name a certificate can be checked for"))?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
