@@ -64,7 +64,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
     writeln!(
         w,
-        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {})",
+        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
+         connections with stray bytes {})",
         f.failed_total,
         f.failed.io,
         f.failed.timeout,
@@ -72,7 +73,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         f.failed.body,
         f.failed.protocol,
         f.failed.tls,
-        f.failed.connect
+        f.failed.connect,
+        f.failed.stray
     )?;
     writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
     // The declared counters with a label: the schedule's (open loop), then the others.
