@@ -171,9 +171,8 @@ pub const STABLE_FETCHES: usize = 3;
 /// difference), or `stop`.
 pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<RouteLoad> {
     // A server that answered was reached: its answer is the error.
-    let fetched = fetch_until(target, Some(stop)).map_err(|e| {
-        if e.is::<Error>() { e } else { e.context(format!("cannot reach {} for {url}", target.addr)) }
-    })?;
+    let fetched = fetch_until(target, Some(stop))
+        .map_err(|e| if e.is::<Error>() { e } else { e.context(format!("cannot reach {} for {url}", target.addr)) })?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
     if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200) {
         return match difference(route, &fetched) {

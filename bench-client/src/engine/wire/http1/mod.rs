@@ -171,7 +171,7 @@ pub enum FrameError {
     /// A head out of the grammar where no one line can be named.
     #[error("the response head is out of the grammar (RFC 9112 section 2.1): {0}")]
     Head(httparse::Error),
-    /// More than [`MAX_HEADERS`] header lines.
+    /// More header lines than the framer reads (65,536).
     #[error("more than {MAX_HEADERS} header lines in one response head")]
     TooManyHeaders,
     /// A `Content-Length` that is not `1*DIGIT` (or a list of one such value

@@ -44,10 +44,7 @@ fn interim_responses_are_skipped_and_belong_to_the_final_one() {
     let f = frame(&buf).unwrap().unwrap();
     assert_eq!((f.status, f.len), (200, buf.len()));
     assert!(f.body_eq(&buf, b"OK"));
-    assert_eq!(
-        frame(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"),
-        Err(FrameError::SwitchingProtocols)
-    );
+    assert_eq!(frame(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"), Err(FrameError::SwitchingProtocols));
 }
 
 #[test]
@@ -69,7 +66,10 @@ fn chunked_bodies_with_extensions_several_chunks_and_trailers() {
     assert!(frame(one).unwrap().unwrap().body_eq(one, b"Hello, World!"));
     let empty = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
     assert!(frame(empty).unwrap().unwrap().body_eq(empty, b""));
-    assert_eq!(frame(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), Err(FrameError::BadChunk("zz".into())));
+    assert_eq!(
+        frame(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        Err(FrameError::BadChunk("zz".into()))
+    );
     assert_eq!(
         frame(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXX0\r\n\r\n"),
         Err(FrameError::BadChunk("XX0".into()))
@@ -188,19 +188,51 @@ fn the_grammar_s_edges_are_accepted_or_refused_by_kind() {
         ("9112 §4 3DIGIT", b"HTTP/1.1 20 OK\r\nContent-Length: 2\r\n\r\nOK", Refused(StatusLine(s()))),
         ("9110 §15 below 100", b"HTTP/1.1 099 X\r\nContent-Length: 2\r\n\r\nOK", Refused(StatusLine(s()))),
         ("9110 §15 above 599", b"HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nOK", Refused(StatusLine(s()))),
-        ("9112 §2.2 no empty line first", b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", Refused(StatusLine(s()))),
+        (
+            "9112 §2.2 no empty line first",
+            b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK",
+            Refused(StatusLine(s())),
+        ),
         ("9112 §2.2 bare LF", b"HTTP/1.1 200 OK\nContent-Length: 2\n\nOK", Body(b"OK")),
-        ("9110 §15.2 interim", b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", Body(b"OK")),
+        (
+            "9110 §15.2 interim",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK",
+            Body(b"OK"),
+        ),
         ("9110 §15.2.2 101", b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", Refused(SwitchingProtocols)),
         // Field lines: field-name ":" OWS field-value OWS.
-        ("9112 §5.2 obs-fold", b"HTTP/1.1 200 OK\r\nX-Folded: first\r\n  second\r\nContent-Length: 2\r\n\r\nOK", Body(b"OK")),
+        (
+            "9112 §5.2 obs-fold",
+            b"HTTP/1.1 200 OK\r\nX-Folded: first\r\n  second\r\nContent-Length: 2\r\n\r\nOK",
+            Body(b"OK"),
+        ),
         ("9112 §5.2 folded length", b"HTTP/1.1 200 OK\r\nContent-Length:\r\n 2\r\n\r\nOK", Body(b"OK")),
-        ("9112 §5.2 fold in a length", b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 2\r\n\r\nOK", Refused(BadLength(s()))),
-        ("9110 §5.5 empty value, HTAB", b"HTTP/1.1 200 OK\r\nX-E:\r\nX-T: a\tb\r\nContent-Length: 2\r\n\r\nOK", Body(b"OK")),
-        ("9112 §5 space in a name", b"HTTP/1.1 200 OK\r\nX Bad: y\r\nContent-Length: 2\r\n\r\nOK", Refused(HeaderLine(s()))),
-        ("9112 §5.1 space before colon", b"HTTP/1.1 200 OK\r\nX-Bad : y\r\nContent-Length: 2\r\n\r\nOK", Refused(HeaderLine(s()))),
+        (
+            "9112 §5.2 fold in a length",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n 2\r\n\r\nOK",
+            Refused(BadLength(s())),
+        ),
+        (
+            "9110 §5.5 empty value, HTAB",
+            b"HTTP/1.1 200 OK\r\nX-E:\r\nX-T: a\tb\r\nContent-Length: 2\r\n\r\nOK",
+            Body(b"OK"),
+        ),
+        (
+            "9112 §5 space in a name",
+            b"HTTP/1.1 200 OK\r\nX Bad: y\r\nContent-Length: 2\r\n\r\nOK",
+            Refused(HeaderLine(s())),
+        ),
+        (
+            "9112 §5.1 space before colon",
+            b"HTTP/1.1 200 OK\r\nX-Bad : y\r\nContent-Length: 2\r\n\r\nOK",
+            Refused(HeaderLine(s())),
+        ),
         ("9112 §2.2 space first", b"HTTP/1.1 200 OK\r\n X: y\r\nContent-Length: 2\r\n\r\nOK", Refused(HeaderLine(s()))),
-        ("9110 §5.5 CTL in a value", b"HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 2\r\n\r\nOK", Refused(HeaderLine(s()))),
+        (
+            "9110 §5.5 CTL in a value",
+            b"HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 2\r\n\r\nOK",
+            Refused(HeaderLine(s())),
+        ),
         ("9112 §5 no colon", b"HTTP/1.1 200 OK\r\nno colon\r\nContent-Length: 2\r\n\r\nOK", Refused(HeaderLine(s()))),
         // Content-Length = 1*DIGIT.
         ("9110 §8.6 leading zeros", b"HTTP/1.1 200 OK\r\nContent-Length: 002\r\n\r\nOK", Body(b"OK")),
@@ -216,7 +248,11 @@ fn the_grammar_s_edges_are_accepted_or_refused_by_kind() {
             b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nOK",
             Refused(BadLength(s())),
         ),
-        ("9112 §6.3 differing, one line", b"HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nOK", Refused(ConflictingLengths(s()))),
+        (
+            "9112 §6.3 differing, one line",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nOK",
+            Refused(ConflictingLengths(s())),
+        ),
         (
             "9112 §6.3 differing, two lines",
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nOK",
@@ -233,10 +269,26 @@ fn the_grammar_s_edges_are_accepted_or_refused_by_kind() {
             Refused(LengthAndTransferEncoding),
         ),
         // Transfer codings and the chunked body.
-        ("9112 §7.1 hex, lower case", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\nHello, World\r\n0\r\n\r\n", Body(b"Hello, World")),
-        ("9112 §7.1 hex, upper case", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nC\r\nHello, World\r\n0\r\n\r\n", Body(b"Hello, World")),
-        ("9112 §7.1 leading zeros", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0002\r\nOK\r\n000\r\n\r\n", Body(b"OK")),
-        ("9112 §6.1 coding case", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n", Body(b"OK")),
+        (
+            "9112 §7.1 hex, lower case",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nc\r\nHello, World\r\n0\r\n\r\n",
+            Body(b"Hello, World"),
+        ),
+        (
+            "9112 §7.1 hex, upper case",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nC\r\nHello, World\r\n0\r\n\r\n",
+            Body(b"Hello, World"),
+        ),
+        (
+            "9112 §7.1 leading zeros",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0002\r\nOK\r\n000\r\n\r\n",
+            Body(b"OK"),
+        ),
+        (
+            "9112 §6.1 coding case",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n",
+            Body(b"OK"),
+        ),
         (
             "9112 §7.1.1 extensions",
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;a=b\r\nO\r\n1 ; q=\"x;y\"\r\nK\r\n0;last\r\n\r\n",
@@ -252,11 +304,31 @@ fn the_grammar_s_edges_are_accepted_or_refused_by_kind() {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n",
             Body(b"OK"),
         ),
-        ("9112 §6.3 chunked not last", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n2\r\nOK", Body(b"2\r\nOK")),
-        ("9112 §7.1 empty chunk-size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n\r\n", Refused(BadChunk(s()))),
-        ("9112 §7.1 no hex digit", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\ng\r\n\r\n", Refused(BadChunk(s()))),
-        ("9112 §7.1 extension first", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n;a\r\n\r\n", Refused(BadChunk(s()))),
-        ("9112 §7.1 data then no CRLF", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOKX\r\n0\r\n\r\n", Refused(BadChunk(s()))),
+        (
+            "9112 §6.3 chunked not last",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n2\r\nOK",
+            Body(b"2\r\nOK"),
+        ),
+        (
+            "9112 §7.1 empty chunk-size",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n\r\n",
+            Refused(BadChunk(s())),
+        ),
+        (
+            "9112 §7.1 no hex digit",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\ng\r\n\r\n",
+            Refused(BadChunk(s())),
+        ),
+        (
+            "9112 §7.1 extension first",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n;a\r\n\r\n",
+            Refused(BadChunk(s())),
+        ),
+        (
+            "9112 §7.1 data then no CRLF",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOKX\r\n0\r\n\r\n",
+            Refused(BadChunk(s())),
+        ),
         (
             "9112 §7.1.2 a trailer out of grammar",
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n0\r\nnot a field\r\n\r\n",
@@ -288,8 +360,12 @@ fn a_refusal_names_the_header_or_the_line() {
         refused(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n"),
         "the header Content-Length has differing values, \"2, 3\" (RFC 9112 section 6.3)"
     );
-    assert!(refused(b"HTTP/1.1 200 OK\r\nA: b\r\nX Bad: y\r\n\r\n").starts_with("the header line \"X Bad: y\" is out of"));
-    assert!(refused(b"extra HTTP/1.1 200 OK\r\n\r\n").starts_with("the status line \"extra HTTP/1.1 200 OK\" is out of"));
+    assert!(
+        refused(b"HTTP/1.1 200 OK\r\nA: b\r\nX Bad: y\r\n\r\n").starts_with("the header line \"X Bad: y\" is out of")
+    );
+    assert!(
+        refused(b"extra HTTP/1.1 200 OK\r\n\r\n").starts_with("the status line \"extra HTTP/1.1 200 OK\" is out of")
+    );
     let long = [&b"HTTP/1.1 200 OK\r\nX\x01"[..], &[b'y'; 200], b"\r\n\r\n"].concat();
     let said = refused(&long);
     assert!(said.contains(&format!("\"X\\u{{1}}{}…\"", "y".repeat(78))), "{said}");
