@@ -152,6 +152,9 @@ fn connection_close_wins_wherever_it_stands_and_http10_closes_unless_kept_alive(
     assert!(close(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"));
     assert!(!close(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"));
     assert!(close(b"HTTP/1.0 200 OK\r\nConnection: close, keep-alive\r\nContent-Length: 0\r\n\r\n"));
+    // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing: the connection ends after it.
+    assert!(close(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"));
+    assert!(!close(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"));
 }
 
 #[test]
