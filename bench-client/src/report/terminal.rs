@@ -145,6 +145,9 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
             line(w, "uncorrected (ms)", uncorrected)?;
         }
     }
+    if let Some(stray) = stray(f) {
+        writeln!(w, "  {stray}")?;
+    }
     for shortfall in f.shortfalls() {
         writeln!(w, "  SHORT: {shortfall}")?;
     }
@@ -257,10 +260,25 @@ pub fn run_line(label: &str, f: &RunFigures) -> String {
         f.server_cpu_percent.unwrap_or(f64::NAN),
         if f.client_bound { "  CLIENT-BOUND" } else { "" }
     );
+    if let Some(stray) = stray(f) {
+        line.push_str(&format!("  {stray}"));
+    }
     for shortfall in f.shortfalls() {
         line.push_str(&format!("  SHORT: {shortfall}"));
     }
     line
+}
+
+/// What a run whose server sent bytes of no response says of them (a
+/// failure of the run beside its failed requests), if it did.
+fn stray(f: &RunFigures) -> Option<String> {
+    (f.failed.stray > 0).then(|| {
+        format!(
+            "STRAY: the server sent bytes that belong to no response on {} connections, each closed (RFC 9112 \
+             section 6.3)",
+            f.failed.stray
+        )
+    })
 }
 
 /// The `n` functions with the most self time in `stacks` (folded stacks,

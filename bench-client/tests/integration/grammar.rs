@@ -65,6 +65,8 @@ fn assert_failed_by_kind(out: &Output, v: Option<Value>, check: impl Fn(u64, u64
     let (stray, protocol) = (v["failed"]["stray"].as_u64().unwrap(), v["failed"]["protocol"].as_u64().unwrap());
     assert!(check(stray, protocol), "stray {stray}, protocol {protocol}: {v}");
     assert!(text.contains(&format!("connections with stray bytes {stray}")), "{text}");
+    let said = format!("STRAY: the server sent bytes that belong to no response on {stray} connections, each closed");
+    assert_eq!(text.contains(&said), stray > 0, "{text}");
     assert_eq!(count(&v, "failed_total"), protocol, "only protocol failures among the requests: {v}");
     assert_eq!(
         count(&v, "sent"),
