@@ -18,6 +18,9 @@
 //!   refused), or, without it, a body delimited by the server closing;
 //! - a header folded over several lines (obs-fold, section 5.2) is read with
 //!   each fold as spaces, as a user agent must.
+//! - bytes before the status line, even an empty line, are refused: every
+//!   byte of a connection belongs to a response (a caller counts bytes that
+//!   arrive with no request outstanding as belonging to none).
 //!
 //! A refusal names the part of the grammar, and quotes the line, that the
 //! server's bytes broke (`refusal.rs`, off the per-response path).
@@ -94,7 +97,8 @@ pub struct Framed {
     /// Where its body lies.
     pub body: Body,
     /// The server will close after it (`Connection: close`, HTTP/1.0
-    /// without keep-alive, or a body delimited by closing).
+    /// without keep-alive or with `Transfer-Encoding`, or a body delimited
+    /// by closing).
     pub close: bool,
 }
 
