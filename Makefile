@@ -144,7 +144,7 @@ push: images ## docker push them
 # framing, the window accounting and the figures, the open-loop schedule, the
 # deltas, and the catalog's refusals. Slow on 2 cores (an hour or more), so
 # not part of `make test`; results in mutants.out/ (caught.txt, missed.txt).
-MUTANTS_FILES = -f bench-client/src/analysis/mod.rs -f bench-client/src/analysis/regression.rs -f bench-client/src/engine/wire/http1.rs -f bench-client/src/engine/stats.rs \
+MUTANTS_FILES = -f bench-client/src/analysis/mod.rs -f bench-client/src/analysis/regression.rs -f bench-client/src/engine/wire/http1/mod.rs -f bench-client/src/engine/wire/http1/refusal.rs -f bench-client/src/engine/stats.rs \
   -f bench-client/src/engine/schedule.rs -f bench-client/src/measure/figures.rs -f bench-client/src/results/deltas.rs
 mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows, deltas and catalog; slow
 	command -v cargo-mutants >/dev/null || $(CARGO) install --locked cargo-mutants

@@ -105,21 +105,30 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 16 * 1024];
     let mut eof = false;
+    let unframeable = |why: String| Error {
+        kind: Kind::Unframeable,
+        message: format!("{addr} answered GET {}, but the load engine cannot count this answer: {why}", target.path),
+    };
     loop {
         match target.protocol.frame_response(&buf, false, eof) {
+            // The engine counts every byte after a response with no request
+            // outstanding as a failure: so does preflight, with what arrived.
+            Ok(Some(framed)) if framed.len < buf.len() => {
+                return Err(unframeable(format!(
+                    "{} bytes after the response belong to no response (RFC 9112 section 6.3), starting {:?}",
+                    buf.len() - framed.len,
+                    String::from_utf8_lossy(&buf[framed.len..buf.len().min(framed.len + 40)])
+                ))
+                .into());
+            }
             Ok(Some(framed)) => {
-                let content_type = framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(v).into_owned());
+                let content_type =
+                    framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(&v).into_owned());
                 return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
             }
             Ok(None) if eof => bail!("GET {} on {addr}: the connection closed before a complete response", target.path),
             Ok(None) => {}
-            Err(e) => {
-                return Err(Error {
-                    kind: Kind::Unframeable,
-                    message: format!("GET {} on {addr}: the load engine cannot count this answer: {e}", target.path),
-                }
-                .into());
-            }
+            Err(e) => return Err(unframeable(e.to_string()).into()),
         }
         if Instant::now() >= deadline {
             bail!(
@@ -161,7 +170,9 @@ pub const STABLE_FETCHES: usize = 3;
 /// frame, a mismatch or an answer that changes (naming the URL and the
 /// difference), or `stop`.
 pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<RouteLoad> {
-    let fetched = fetch_until(target, Some(stop)).with_context(|| format!("cannot reach {} for {url}", target.addr))?;
+    // A server that answered was reached: its answer is the error.
+    let fetched = fetch_until(target, Some(stop))
+        .map_err(|e| if e.is::<Error>() { e } else { e.context(format!("cannot reach {} for {url}", target.addr)) })?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
     if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200) {
         return match difference(route, &fetched) {

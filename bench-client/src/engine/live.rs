@@ -52,6 +52,7 @@ enum Extra {
     Status,
     Body,
     Protocol,
+    Stray,
     InFlight,
     Open,
 }
@@ -86,6 +87,8 @@ pub struct LiveTotals {
     pub body_failures: u64,
     /// Measured failures: responses that could not be framed.
     pub protocol_failures: u64,
+    /// Connections that received bytes of no response (no request).
+    pub stray_failures: u64,
     /// Requests written and not yet settled.
     pub in_flight: u64,
     /// Connections open now.
@@ -144,6 +147,7 @@ impl Live {
             status_failures: c[Extra::Status as usize],
             body_failures: c[Extra::Body as usize],
             protocol_failures: c[Extra::Protocol as usize],
+            stray_failures: c[Extra::Stray as usize],
             in_flight: c[Extra::InFlight as usize],
             connections_open: c[Extra::Open as usize],
             latency_buckets: b,
@@ -167,6 +171,7 @@ impl Slot {
             (Extra::Status, f.status.values().sum()),
             (Extra::Body, f.body),
             (Extra::Protocol, f.protocol),
+            (Extra::Stray, f.stray),
             (Extra::InFlight, in_flight),
             (Extra::Open, open),
         ];
@@ -212,6 +217,8 @@ mod tests {
         }
         a.record_failure(Some(0), FailureKind::Status(503));
         a.record_failure(None, FailureKind::Connect);
+        a.record_failure(None, FailureKind::Stray);
+        a.record_failure(None, FailureKind::Stray);
         a.counts.sent = 9;
         a.counts.warmup_completed = 3;
         a.counts.reconnects = 5;
@@ -226,8 +233,9 @@ mod tests {
         live.slot(7).publish(&b, 1, 4); // beyond the last: the last slot, again
         let t = live.totals();
         assert_eq!(
-            (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), t.connect_failures),
-            (11, 5, 6, 1, 1)
+            (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), t.connect_failures, t.stray_failures),
+            (11, 5, 6, 1, 1, 2),
+            "connect and stray are connections', not failed requests"
         );
         assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));
         // 50 and 100 µs ≤ 100 µs; 120 ≤ 250 µs; 300 ≤ 500 µs; 2 ms ≤ 2.5 ms; 9 s: +Inf.

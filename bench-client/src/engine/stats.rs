@@ -36,6 +36,13 @@ pub struct Failures {
     /// not trusted, no common protocol), a record that did not decrypt.
     #[serde(default)]
     pub tls: u64,
+    /// Connections on which the server sent bytes that belong to no response
+    /// (RFC 9112 section 6.3): bytes with no request outstanding (beyond a
+    /// response's length, or later on an idle connection) or after a
+    /// response that closes. Each such connection is closed. Whole run, like
+    /// `connect`: no request, so not among the failed requests.
+    #[serde(default)]
+    pub stray: u64,
 }
 
 impl Failures {
@@ -57,6 +64,7 @@ impl std::ops::AddAssign<&Failures> for Failures {
         self.body += other.body;
         self.protocol += other.protocol;
         self.tls += other.tls;
+        self.stray += other.stray;
     }
 }
 
@@ -86,6 +94,16 @@ pub enum FailureKind {
     Protocol,
     /// See [`Failures::tls`].
     Tls,
+    /// See [`Failures::stray`].
+    Stray,
+}
+
+impl FailureKind {
+    /// Whether it is the failure of a request (every kind but `connect` and
+    /// `stray`, which are connections').
+    pub fn is_request(self) -> bool {
+        !matches!(self, Self::Connect | Self::Stray)
+    }
 }
 
 /// Everything one run (or one engine thread of it) measured.
@@ -172,7 +190,8 @@ impl RunStats {
     }
 
     /// Records a failure completed in measured window `window` (`None` for a
-    /// connect failure, which is no request and has no window).
+    /// connection's failure, `connect` or `stray`, which is no request and
+    /// has no window).
     pub fn record_failure(&mut self, window: Option<usize>, kind: FailureKind) {
         let f = &mut self.failures;
         match kind {
@@ -183,8 +202,9 @@ impl RunStats {
             FailureKind::Body => f.body += 1,
             FailureKind::Protocol => f.protocol += 1,
             FailureKind::Tls => f.tls += 1,
+            FailureKind::Stray => f.stray += 1,
         }
-        if kind != FailureKind::Connect
+        if kind.is_request()
             && let Some(w) = window.and_then(|i| self.windows.get_mut(i))
         {
             w.failed += 1;
@@ -267,8 +287,9 @@ mod tests {
             body: 8,
             protocol: 16,
             tls: 64,
+            stray: 128,
         };
-        assert_eq!(f.requests(), 127);
+        assert_eq!(f.requests(), 127, "connect and stray are connections'");
     }
 
     #[test]
@@ -281,6 +302,7 @@ mod tests {
             FailureKind::Body,
             FailureKind::Protocol,
             FailureKind::Tls,
+            FailureKind::Stray,
         ];
         let mut a = RunStats::new(1, false);
         for (i, kind) in kinds.iter().enumerate() {
@@ -296,9 +318,10 @@ mod tests {
             body: 5,
             protocol: 6,
             tls: 7,
+            stray: 8,
         };
         assert_eq!(a.failures, one_to_seven);
-        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7, "a connect failure has no window");
+        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7, "a connect or stray failure has no window");
         let mut b = a.failures.clone();
         b += &one_to_seven;
         b += &one_to_seven;
@@ -310,6 +333,7 @@ mod tests {
             body: 15,
             protocol: 18,
             tls: 21,
+            stray: 24,
         };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads (engine/counters.rs tests each), and so do

@@ -158,11 +158,13 @@ impl RunFigures {
         self.complete && self.successful > 0
     }
 
-    /// Whether the run failed: failed requests, connection failures, no
+    /// Whether the run failed: failed requests, connection failures (or
+    /// connections that received bytes of no response), no
     /// successful request, cut short, or any [`Shortfall`](super::Shortfall).
     pub fn is_failure(&self) -> bool {
         self.failed.requests() > 0
             || self.failed.connect > 0
+            || self.failed.stray > 0
             || self.successful == 0
             || !self.complete
             || !self.shortfalls().is_empty()
@@ -478,6 +480,9 @@ pub(super) mod tests {
         let mut connect = clean.clone();
         connect.failed.connect = 1;
         assert!(connect.is_failure(), "a connection that failed");
+        let mut stray = clean.clone();
+        stray.failed.stray = 1;
+        assert!(stray.is_failure(), "a connection that received bytes of no response");
         let mut value = serde_json::to_value(&clean).unwrap();
         value.as_object_mut().unwrap().remove("pipeline");
         let old: RunFigures = serde_json::from_value(value).unwrap();

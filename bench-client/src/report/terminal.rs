@@ -64,7 +64,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
     writeln!(
         w,
-        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {})",
+        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
+         connections with stray bytes {})",
         f.failed_total,
         f.failed.io,
         f.failed.timeout,
@@ -72,7 +73,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         f.failed.body,
         f.failed.protocol,
         f.failed.tls,
-        f.failed.connect
+        f.failed.connect,
+        f.failed.stray
     )?;
     writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
     // The declared counters with a label: the schedule's (open loop), then the others.
@@ -145,6 +147,9 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
             writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
             line(w, "uncorrected (ms)", uncorrected)?;
         }
+    }
+    if let Some(stray) = stray(f) {
+        writeln!(w, "  {stray}")?;
     }
     for shortfall in f.shortfalls() {
         writeln!(w, "  SHORT: {shortfall}")?;
@@ -258,10 +263,25 @@ pub fn run_line(label: &str, f: &RunFigures) -> String {
         f.server_cpu_percent.unwrap_or(f64::NAN),
         if f.client_bound { "  CLIENT-BOUND" } else { "" }
     );
+    if let Some(stray) = stray(f) {
+        line.push_str(&format!("  {stray}"));
+    }
     for shortfall in f.shortfalls() {
         line.push_str(&format!("  SHORT: {shortfall}"));
     }
     line
+}
+
+/// What a run whose server sent bytes of no response says of them (a
+/// failure of the run beside its failed requests), if it did.
+fn stray(f: &RunFigures) -> Option<String> {
+    (f.failed.stray > 0).then(|| {
+        format!(
+            "STRAY: the server sent bytes that belong to no response on {} connections, each closed (RFC 9112 \
+             section 6.3)",
+            f.failed.stray
+        )
+    })
 }
 
 /// The `n` functions with the most self time in `stacks` (folded stacks,

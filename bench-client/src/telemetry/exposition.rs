@@ -121,11 +121,12 @@ impl Collector for Snapshot {
                 (vec![("kind", "status")], t.status_failures),
                 (vec![("kind", "body")], t.body_failures),
                 (vec![("kind", "protocol")], t.protocol_failures),
+                (vec![("kind", "stray")], t.stray_failures),
             ];
             counter(
                 e,
                 "bench_client_failures",
-                "Measured failures by kind (connect: attempts, no request)",
+                "Measured failures by kind (connect: attempts; stray: connections given bytes of no response; no request)",
                 None,
                 &failures,
             )?;

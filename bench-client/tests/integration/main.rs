@@ -20,6 +20,8 @@ mod double;
 mod faults;
 // Every valid HTTP/1.1 framing counted; preflight refuses what the engine cannot count.
 mod framing;
+// RFC 9112's grammar under load: obs-fold counted, bytes of no response a failure by kind.
+mod grammar;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
 // `k8s render`: golden manifests, typed round trips, kubernetes-validate, refusals.

@@ -169,18 +169,23 @@ impl Worker<'_> {
         let written_too_early = done.checked_sub(self.load.settings.timeout);
         let c = &mut self.conns[i];
         let mut closing = false;
+        // Bytes that belong to no response (RFC 9112 §6.3): with no request
+        // outstanding, whatever they are (with pipelining, bytes after a
+        // response start the next one, or fail its request as `protocol`).
+        let mut stray = false;
         let served = c.served;
         while c.start < c.end {
+            if c.outstanding.is_empty() {
+                stray = true;
+                break;
+            }
             let unread = &c.buf[c.start..c.end];
             let framed = match protocol.frame_response(unread, false, eof) {
                 Ok(Some(framed)) => framed,
                 Ok(None) => break,
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
             };
-            let Some(request) = c.outstanding.pop_front() else {
-                // A response to no request.
-                return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
-            };
+            let request = c.outstanding.pop_front().expect("a request is outstanding: looked at above");
             let (expected_status, expected_body) = self.expected[request.route];
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
@@ -218,6 +223,8 @@ impl Worker<'_> {
                 break;
             }
         }
+        // After a response that closes, nothing more may come (RFC 9112 §9.6).
+        stray |= closing && c.start < c.end;
         if c.start == c.end {
             c.start = 0;
             c.end = 0;
@@ -234,7 +241,14 @@ impl Worker<'_> {
             }
         }
         let done = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
-        if closing {
+        if stray {
+            let route = c.route;
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(route)) {
+                stats.record_failure(None, FailureKind::Stray);
+            }
+            // Its requests, if any (after a close), are written again as after any close.
+            self.drop_conn(i, if closing { Disconnect::Closed } else { Disconnect::Failed(FailureKind::Protocol) });
+        } else if closing {
             self.drop_conn(i, Disconnect::Closed);
         } else if eof {
             self.connection_lost(i);
