@@ -6,6 +6,8 @@
 mod accounting;
 // `bench-client ab` end to end: new server processes every round, one delta per route.
 mod ab;
+// A realtime clock step at the start barrier, under libfaketime: refused, nothing measured.
+mod clock_step;
 // `bench-client compare`: exit codes and verdicts, unreadable files.
 mod compare;
 // Every server answers every route of the table alike, refusals included.
