@@ -32,6 +32,8 @@ mod latency_at_fixed_load;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
+// Every output flag checked before the run, folders made; a file failing at the end kept and named.
+mod outputs;
 // Several clients at one start barrier, merged exactly; watch, refusals.
 mod multi_client;
 // The rendered pods under the restricted Pod Security Standard; images and `watch` as non-root.
