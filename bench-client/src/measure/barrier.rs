@@ -246,7 +246,10 @@ mod tests {
         let BarrierError::Stepped { by, forward: true } = err else { panic!("{err:?}") };
         assert!(by > Duration::from_millis(29_900) && by < Duration::from_millis(30_100), "{by:?}");
         assert!(err.to_string().starts_with("the realtime clock stepped forward by 30.0"), "{err}");
-        let back = check_step((Instant::now(), SystemTime::now()), (Instant::now(), SystemTime::now() - Duration::from_secs(5)));
+        let back = check_step(
+            (Instant::now(), SystemTime::now()),
+            (Instant::now(), SystemTime::now() - Duration::from_secs(5)),
+        );
         assert!(matches!(back, Err(BarrierError::Stepped { forward: false, .. })), "{back:?}");
         assert_eq!(check_step((Instant::now(), SystemTime::now()), (Instant::now(), SystemTime::now())), Ok(()));
     }

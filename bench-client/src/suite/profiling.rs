@@ -278,14 +278,14 @@ pub(super) fn write_flamegraphs(
         let folded = dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name()));
         let drawn = crate::sys::write_or_keep(&folded, (lines.join("\n") + "\n").as_bytes())
             .map_err(anyhow::Error::from)
-        .and_then(|()| {
-            flames::flamegraph(
-                &lines,
-                &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
-                Some(&format!("{command} · {}", shape_line(&shape))),
-                &dir.join(&name),
-            )
-        });
+            .and_then(|()| {
+                flames::flamegraph(
+                    &lines,
+                    &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
+                    Some(&format!("{command} · {}", shape_line(&shape))),
+                    &dir.join(&name),
+                )
+            });
         let what = format!("{} {variant}", framework.name());
         match drawn {
             Ok(()) => {

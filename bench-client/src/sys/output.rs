@@ -59,7 +59,8 @@ fn folder_of(path: &Path) -> &Path {
 /// # Errors
 /// [`Unwritable`], naming the flag, the path and the step that failed.
 pub fn prepare_file(flag: &str, path: &Path) -> Result<(), Unwritable> {
-    let fail = |what, at: &Path, source| Unwritable { flag: flag.to_owned(), path: path.into(), what, at: at.into(), source };
+    let fail =
+        |what, at: &Path, source| Unwritable { flag: flag.to_owned(), path: path.into(), what, at: at.into(), source };
     if path.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a folder, not a file");
         return Err(fail("cannot write", path, source));

@@ -297,7 +297,11 @@ fn ci_files_carry_every_row_in_the_shapes_their_tools_publish() {
     assert_eq!(code, 2, "{text}");
     let folder = dir.join("ci/junit/junit.xml/sub");
     assert!(
-        text.starts_with(&format!("error: --junit {}: cannot create the folder {}: ", under.display(), folder.display())),
+        text.starts_with(&format!(
+            "error: --junit {}: cannot create the folder {}: ",
+            under.display(),
+            folder.display()
+        )),
         "{text}"
     );
     assert_eq!(text.trim_end().lines().count(), 1, "{text}");
