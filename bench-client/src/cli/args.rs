@@ -155,7 +155,8 @@ impl TimingArgs {
 pub struct StartArgs {
     /// Wait until this realtime instant (for `load`: after preflight) and start then: RFC 3339 in UTC
     /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200 or 1796119200.250). Give every client of one
-    /// load (and `watch`) the same; their clocks must agree (NTP).
+    /// load (and `watch`) the same; their clocks must agree (NTP). A step of the realtime clock while
+    /// waiting (beyond 50 ms of the monotonic clock) measures nothing and exits 2.
     #[arg(long, value_parser = unix_ms)]
     pub start_at: Option<u64>,
     /// How late a client may reach --start-at and still start; later, it measures nothing and exits 2.
