@@ -124,7 +124,7 @@ impl AbArgs {
     /// The CI files asked for, checked.
     ///
     /// # Errors
-    /// A folder of a CI file that does not exist; a CI file with `--aa`.
+    /// A CI file that cannot be written where asked; a CI file with `--aa`.
     pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
         let ci = CiPlan::new(&self.ci, self.threshold)?;
         ensure!(
@@ -205,7 +205,7 @@ impl AbArgs {
                 },
                 server_cpus: self.served.cpus.server_cpus,
                 client_cpus: self.served.cpus.client_cpus,
-                out: self.served.out.out,
+                out: self.served.out.checked()?,
                 build: !self.served.no_build,
                 profiler: None,
             },

@@ -45,9 +45,32 @@ impl CpuArgs {
 /// Where results go.
 #[derive(Debug, Clone, Args)]
 pub struct OutArgs {
-    /// Folder results are written under.
+    /// Folder results are written under (made if missing).
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+}
+
+impl OutArgs {
+    /// The folder, made if missing and checked writable before anything runs.
+    ///
+    /// # Errors
+    /// A folder that cannot be made or written in ([`crate::sys::Unwritable`]).
+    pub fn checked(&self) -> anyhow::Result<PathBuf> {
+        crate::sys::prepare_folder("--out", &self.out)?;
+        Ok(self.out.clone())
+    }
+}
+
+/// `--json PATH` checked before anything runs ([`crate::sys::prepare_file`]):
+/// `-` (stdout) as it is.
+///
+/// # Errors
+/// A place that cannot be written, naming the flag.
+pub(super) fn checked_json(json: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(path) = json.as_deref().filter(|p| p.as_os_str() != "-") {
+        crate::sys::prepare_file("--json", path)?;
+    }
+    Ok(json)
 }
 
 /// What a command that starts the workspace's servers shares: where they and
@@ -132,7 +155,8 @@ impl TimingArgs {
 pub struct StartArgs {
     /// Wait until this realtime instant (for `load`: after preflight) and start then: RFC 3339 in UTC
     /// (2026-12-01T10:00:00Z) or Unix seconds (1796119200 or 1796119200.250). Give every client of one
-    /// load (and `watch`) the same; their clocks must agree (NTP).
+    /// load (and `watch`) the same; their clocks must agree (NTP). A step of the realtime clock while
+    /// waiting (beyond 50 ms of the monotonic clock) measures nothing and exits 2.
     #[arg(long, value_parser = unix_ms)]
     pub start_at: Option<u64>,
     /// How late a client may reach --start-at and still start; later, it measures nothing and exits 2.

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, ensure};
+use anyhow::Context;
 use clap::Args;
 
 use crate::report::ci::{Format, Judged, Tracked};
@@ -40,7 +40,7 @@ impl CiPlan {
     /// `files` after [`CiArgs::check`].
     ///
     /// # Errors
-    /// A folder of a CI file that does not exist.
+    /// A CI file that cannot be written where asked.
     pub fn new(files: &CiArgs, threshold_percent: f64) -> anyhow::Result<Self> {
         files.check()?;
         Ok(Self { files: files.clone(), threshold_percent })
@@ -76,16 +76,14 @@ impl CiArgs {
         Format::ALL.into_iter().filter_map(|format| self.path(format).map(|p| (format, p)))
     }
 
-    /// Checks, before anything is measured, that every file can be created
-    /// where asked: its folder exists.
+    /// Checks, before anything is measured, that every file can be written
+    /// where asked, making its folder if missing ([`crate::sys::prepare_file`]).
     ///
     /// # Errors
-    /// A folder that does not exist, naming the flag.
+    /// A place that cannot be written, naming the flag.
     pub fn check(&self) -> anyhow::Result<()> {
         for (format, path) in self.files() {
-            let flag = format.flag();
-            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            ensure!(folder.is_dir(), "{flag} {}: the folder {} does not exist", path.display(), folder.display());
+            crate::sys::prepare_file(format.flag(), path)?;
         }
         Ok(())
     }
@@ -99,7 +97,7 @@ impl CiArgs {
         for (format, path) in self.files() {
             let flag = format.flag();
             let text = format.render(suite, tracked, judged, threshold_percent)?;
-            std::fs::write(path, text + "\n").with_context(|| format!("{flag}: cannot write {}", path.display()))?;
+            crate::sys::write_or_keep(path, (text + "\n").as_bytes()).with_context(|| flag.to_owned())?;
             println!("{}: {}", flag.trim_start_matches("--"), path.display());
         }
         Ok(())

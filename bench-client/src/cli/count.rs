@@ -120,7 +120,7 @@ impl CountArgs {
             layers: self.layers,
             server_cpus: self.served.cpus.server_cpus,
             build: !self.served.no_build,
-            out: self.served.out.out,
+            out: self.served.out.checked()?,
             client_cpus: Some(self.served.cpus.client_cpus),
         })
     }

@@ -69,7 +69,7 @@ impl FlamegraphArgs {
             ),
             server_cpus: self.cpus.server_cpus,
             client_cpus: self.cpus.client_cpus,
-            out: self.out.out,
+            out: self.out.checked()?,
             sampling: self.perf.sampling(),
         })
     }

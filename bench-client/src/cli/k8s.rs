@@ -101,7 +101,7 @@ pub struct RenderArgs {
     /// Also write podmonitor.yaml (Prometheus Operator) scraping every pod of the run.
     #[arg(long)]
     pub podmonitor: bool,
-    /// Folder to write server.yaml, clients.yaml (and podmonitor.yaml) into; `-`: stdout.
+    /// Folder to write server.yaml, clients.yaml (and podmonitor.yaml) into, made if missing; `-`: stdout.
     #[arg(long, default_value = "k8s")]
     pub out: PathBuf,
 }
@@ -269,10 +269,9 @@ pub(super) fn run(plan: &RenderPlan, out: &std::path::Path) -> anyhow::Result<Ou
         print!("{text}");
         return Ok(Outcome::Success);
     }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for f in &files {
         let path = out.join(f.name);
-        std::fs::write(&path, &f.text).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::sys::write_or_keep(&path, f.text.as_bytes())?;
         println!("wrote {}", path.display());
     }
     print!("{}", next_steps(plan, &out.display().to_string(), &files));
@@ -284,7 +283,13 @@ pub(super) fn dispatch(args: K8sArgs) -> Outcome {
     match args.command {
         K8sCommand::Render(args) => {
             let out = args.out.clone();
-            match args.plan(unix_ms_now()) {
+            let planned = args.plan(unix_ms_now()).and_then(|plan| {
+                if out.as_os_str() != "-" {
+                    crate::sys::prepare_folder("--out", &out)?;
+                }
+                Ok(plan)
+            });
+            match planned {
                 Ok(plan) => run(&plan, &out).unwrap_or_else(|e| super::report(&e, Outcome::Failed)),
                 Err(e) => super::report(&e, Outcome::Usage),
             }

@@ -260,7 +260,7 @@ impl LoadArgs {
                 requests_per_connection: self.requests_per_connection.map(nonzero),
             },
             cpus: self.cpus,
-            json: self.json,
+            json: super::args::checked_json(self.json)?,
             server_pid: self.server_pid,
             barrier,
             label: self.label.unwrap_or_else(hostname),

@@ -41,13 +41,16 @@ pub struct MergeArgs {
     pub force: bool,
 }
 
-/// Reads, merges, prints and writes; [`Outcome::Usage`] for an unreadable
-/// input or a refusal, [`Outcome::Failed`] when the merged run failed or is
+/// Checks `--json`, reads, merges, prints and writes; [`Outcome::Usage`] for
+/// a `--json` that cannot be written, an unreadable input or a refusal, [`Outcome::Failed`] when the merged run failed or is
 /// incomplete (as `load`), [`Outcome::Success`] otherwise.
 ///
 /// # Errors
 /// When the merged report cannot be printed or written.
 pub(super) fn run(args: &MergeArgs) -> anyhow::Result<Outcome> {
+    if let Err(e) = super::args::checked_json(args.json.clone()) {
+        return Ok(super::report(&e, Outcome::Usage));
+    }
     let mut clients = Vec::with_capacity(args.files.len());
     for path in &args.files {
         match results::read_loads(path) {

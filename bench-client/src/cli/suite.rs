@@ -155,7 +155,7 @@ impl SuiteArgs {
     /// The CI files asked for, checked.
     ///
     /// # Errors
-    /// A folder of a CI file that does not exist.
+    /// A CI file that cannot be written where asked.
     pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
         CiPlan::new(&self.ci, self.threshold)
     }
@@ -207,7 +207,7 @@ impl SuiteArgs {
             layers,
             server_cpus: self.served.cpus.server_cpus,
             client_cpus: self.served.cpus.client_cpus,
-            out: self.served.out.out,
+            out: self.served.out.checked()?,
             build: !self.served.no_build,
             profiler: profiler.then_some(sampling),
             pairing,

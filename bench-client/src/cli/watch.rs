@@ -74,7 +74,7 @@ impl WatchArgs {
             timing,
             barrier: self.start.barrier()?,
             label: self.label.unwrap_or_else(hostname),
-            json: self.json,
+            json: super::args::checked_json(self.json)?,
             metrics_addr: self.metrics.metrics_addr,
             linger: self.metrics.linger,
         })

@@ -21,7 +21,7 @@ mod perf;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, Start, unix_ms_now};
+pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, STEP_TOLERANCE, Start, unix_ms_now};
 pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
 pub use self::counted::{Callgrind, Counted, exchange};
 pub use self::cpu::{CpuWindows, sample_windows};

@@ -5,7 +5,6 @@
 //! (drawn with `inferno`), and the records of those a suite drew.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::Path;
 
 use anyhow::{Context, ensure};
@@ -111,9 +110,10 @@ pub fn flamegraph(folded: &[String], title: &str, subtitle: Option<&str>, out: &
     title.clone_into(&mut options.title);
     options.subtitle = subtitle.map(str::to_owned);
     "ns of CPU (cpu-clock)".clone_into(&mut options.count_name);
-    let file = File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-    inferno::flamegraph::from_lines(&mut options, folded.iter().map(String::as_str), std::io::BufWriter::new(file))
-        .with_context(|| format!("cannot draw {}", out.display()))
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, folded.iter().map(String::as_str), &mut svg)
+        .with_context(|| format!("cannot draw {}", out.display()))?;
+    Ok(crate::sys::write_or_keep(out, &svg)?)
 }
 
 /// Folded lines of `stacks` per 1,000 of `requests`: each weight (ns of
@@ -176,9 +176,10 @@ pub fn differential(
     // keeps red for what grew from before to after.
     options.negate_differentials = widths == Widths::Before;
     "ns of server CPU per 1,000 requests".clone_into(&mut options.count_name);
-    let file = File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-    inferno::flamegraph::from_lines(&mut options, text.lines(), std::io::BufWriter::new(file))
-        .with_context(|| format!("cannot draw {}", out.display()))
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)
+        .with_context(|| format!("cannot draw {}", out.display()))?;
+    Ok(crate::sys::write_or_keep(out, &svg)?)
 }
 
 /// The `n` functions with the most self time (weight where they are the

@@ -161,15 +161,15 @@ fn parse_as<T: DeserializeOwned + Consistent>(text: &str, name: &str, layout: &s
     Ok(parsed)
 }
 
-/// Writes `value` as pretty JSON to `path` atomically (temporary file, then rename).
+/// Writes `value` as pretty JSON to `path` atomically, or keeps it in the
+/// system's temporary folder when `path` fails ([`crate::sys::write_or_keep`]).
 ///
 /// # Errors
-/// When the file cannot be written.
+/// When the file cannot be written ([`crate::sys::NotWritten`], naming where
+/// the results were kept instead).
 pub fn write<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(value)?;
-    std::fs::write(&tmp, text + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    Ok(crate::sys::write_or_keep(path, text.as_bytes())?)
 }
 
 /// Writes a `load`, `watch` or `merge` result to `--json PATH`: the file, or

@@ -4,7 +4,8 @@
 //! route's cost in proportion, the comparison of two results, the exact
 //! merge of several clients' runs. Nothing here runs a load or prints.
 //!
-//! Imports `measure` (one run's figures), `model` and `analysis` below it.
+//! Imports `measure` (one run's figures), `model`, `analysis` and `sys`
+//! (the files it writes) below it.
 
 mod block;
 mod compare;

@@ -102,8 +102,7 @@ pub fn flamegraph(plan: &FlamegraphPlan, stop: &AtomicBool) -> anyhow::Result<Fl
     );
     let shape = Shape::of(&stacks, plan.sampling.period_ns());
     let lines = flames::lines(&stacks);
-    std::fs::write(svg.with_extension("folded"), lines.join("\n") + "\n")
-        .with_context(|| format!("cannot write {}", svg.with_extension("folded").display()))?;
+    crate::sys::write_or_keep(&svg.with_extension("folded"), (lines.join("\n") + "\n").as_bytes())?;
     flames::flamegraph(&lines, &title, Some(&subtitle(&perf, &shape)), &svg)?;
     Ok(Flamegraph { svg, shape, top_self_time: top_self_time("", &stacks, 10, 0) })
 }
@@ -276,19 +275,17 @@ pub(super) fn write_flamegraphs(
         let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
         let lines = flames::lines(&profile.stacks);
         let shape = Shape::of(&profile.stacks, profiler.period_ns());
-        let drawn = std::fs::write(
-            dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name())),
-            lines.join("\n") + "\n",
-        )
-        .map_err(anyhow::Error::from)
-        .and_then(|()| {
-            flames::flamegraph(
-                &lines,
-                &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
-                Some(&format!("{command} · {}", shape_line(&shape))),
-                &dir.join(&name),
-            )
-        });
+        let folded = dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name()));
+        let drawn = crate::sys::write_or_keep(&folded, (lines.join("\n") + "\n").as_bytes())
+            .map_err(anyhow::Error::from)
+            .and_then(|()| {
+                flames::flamegraph(
+                    &lines,
+                    &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
+                    Some(&format!("{command} · {}", shape_line(&shape))),
+                    &dir.join(&name),
+                )
+            });
         let what = format!("{} {variant}", framework.name());
         match drawn {
             Ok(()) => {

@@ -425,10 +425,8 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     });
     let others = design.others(plan);
     let markdown = report::report(&results, &others, &charts, &flamegraphs);
-    std::fs::write(dir.join("report.md"), &markdown)
-        .with_context(|| format!("cannot write {}", dir.join("report.md").display()))?;
-    std::fs::write(dir.join("report.html"), report::html_page(&markdown, &dir))
-        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
+    crate::sys::write_or_keep(&dir.join("report.md"), markdown.as_bytes())?;
+    crate::sys::write_or_keep(&dir.join("report.html"), report::html_page(&markdown, &dir).as_bytes())?;
     results::link_latest(&plan.out, &dir)?;
     Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted, flamegraphs })
 }

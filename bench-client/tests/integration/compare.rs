@@ -286,12 +286,24 @@ fn ci_files_carry_every_row_in_the_shapes_their_tools_publish() {
     let failure = cases.iter().flat_map(|c| c.children()).find(|n| n.has_tag_name("failure")).unwrap();
     assert!(failure.attribute("message").unwrap().starts_with("slower beyond 2 %: -10.0 %"), "{xml}");
 
-    // A file CI asks for in a folder that does not exist: refused before anything is read.
-    let (code, text) = compare(&[&a, &slower], &["--junit", "/nonexistent-folder/junit.xml"]);
+    // A file CI asks for in a folder that does not exist: the folder made.
+    let nested = dir.join("ci/junit/junit.xml");
+    let (code, text) = compare(&[&a, &slower], &["--junit", nested.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(std::fs::read_to_string(&nested).unwrap().starts_with("<?xml"), "{text}");
+    // One under a regular file: refused in one line before anything is read.
+    let under = dir.join("ci/junit/junit.xml/sub/junit.xml");
+    let (code, text) = compare(&[&a, &slower], &["--junit", under.to_str().unwrap()]);
     assert_eq!(code, 2, "{text}");
+    let folder = dir.join("ci/junit/junit.xml/sub");
     assert!(
-        text.contains("--junit /nonexistent-folder/junit.xml: the folder /nonexistent-folder does not exist"),
+        text.starts_with(&format!(
+            "error: --junit {}: cannot create the folder {}: ",
+            under.display(),
+            folder.display()
+        )),
         "{text}"
     );
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

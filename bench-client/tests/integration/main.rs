@@ -8,6 +8,8 @@ mod addresses;
 mod accounting;
 // `bench-client ab` end to end: new server processes every round, one delta per route.
 mod ab;
+// A realtime clock step at the start barrier, under libfaketime: refused, nothing measured.
+mod clock_step;
 // `bench-client compare`: exit codes and verdicts, unreadable files.
 mod compare;
 // Every server answers every route of the table alike, refusals included.
@@ -34,6 +36,8 @@ mod latency_at_fixed_load;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
+// Every output flag checked before the run, folders made; a file failing at the end kept and named.
+mod outputs;
 // Several clients at one start barrier, merged exactly; watch, refusals.
 mod multi_client;
 // The rendered pods under the restricted Pod Security Standard; images and `watch` as non-root.

@@ -67,7 +67,21 @@ fn canvas_with<X: AsRangedCoord, Y: AsRangedCoord>(
     (legend, y_labels): (SeriesLabelPosition, u32),
     draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    let mut svg = String::new();
+    draw_into(&mut svg, path, title, (x, y), (legend, y_labels), draw)?;
+    Ok(crate::sys::write_or_keep(path, svg.as_bytes())?)
+}
+
+/// [`canvas_with`] drawn into `svg` (`path` names it in errors).
+fn draw_into<X: AsRangedCoord, Y: AsRangedCoord>(
+    svg: &mut String,
+    path: &Path,
+    title: &str,
+    (x, y): (X, Y),
+    (legend, y_labels): (SeriesLabelPosition, u32),
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(err(path))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
