@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::format::{change_with_ci, ms, opt_percent, verdict_within};
+use super::format::{change_with_ci, ms, opt_percent, or_absent, verdict_within};
 use super::notes;
 use super::table::Table;
 use crate::analysis::{self, Verdict, median};
@@ -144,14 +144,18 @@ pub fn delta_table(results: &Results) -> String {
         frameworks.dedup();
         for f in frameworks {
             let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
-            let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
-            let cost = col(|f| f.server_cpu_percent.map_or(f64::NAN, |_| cost_us(f, f.server_cpus.unwrap_or(1))));
+            // The median of the runs that measured it; none when none did.
+            let col = |g: fn(&RunFigures) -> Option<f64>| {
+                let measured: Vec<f64> = runs.iter().filter_map(|r| g(&r.figures)).collect();
+                (!measured.is_empty()).then(|| median(&measured))
+            };
+            let cost = col(|f| f.server_cpu_percent.and_then(|_| cost_us(f, f.server_cpus.unwrap_or(1))));
             table.row(&[
                 &f.name(),
-                &if cost.is_finite() { format!("{cost:.2} µs") } else { "?".to_owned() },
-                &format!("{:.0}", col(|f| f.successful as f64)),
-                &format!("{:.0}", col(|f| f.requests_per_s)),
-                &ms(col(|f| f.latency_us.p99 as f64)),
+                &or_absent(cost, |cost| format!("{cost:.2} µs")),
+                &or_absent(col(|f| Some(f.successful as f64)), |n| format!("{n:.0}")),
+                &or_absent(col(|f| f.requests_per_s), |r| format!("{r:.0}")),
+                &or_absent(col(|f| f.latency_us.map(|l| l.p99 as f64)), |us| ms(us)),
             ]);
         }
         out.push_str(&table.finish());
@@ -176,8 +180,8 @@ pub fn delta_table(results: &Results) -> String {
         );
     }
     if let Some(ceiling) = m.client_ceiling_per_s {
-        let fastest = results.runs.iter().map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
-        let client_busy: Vec<f64> = results.runs.iter().map(|r| r.figures.client_cpu_percent).collect();
+        let fastest = results.runs.iter().filter_map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
+        let client_busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.client_cpu_percent).collect();
         let _ = writeln!(
             out,
             "\nClient ceiling (`bench-client calibrate` at the start: the built-in canned responder, same connections and CPUs): {ceiling:.0} successful requests/s; the fastest run reached {:.0} % of it; the client's CPU was at most {:.0} % busy in any run.",

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::flames::FlameGraphs;
-use super::format::{change_with_ci, ms, opt_percent, verdict};
+use super::format::{change_with_ci, ms, opt_percent, or_absent, verdict};
 use super::notes;
 use super::sections::{Answer, markdown_sections};
 use super::table::{Left, Right, Table};
@@ -313,15 +313,15 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
             &r.round,
             &f.successful,
             &f.failed_total,
-            &format!("{:.0}", f.requests_per_s),
+            &or_absent(f.requests_per_s, |r| format!("{r:.0}")),
             &opt_percent(f.window_cv_percent),
             &if f.drift { "**yes**" } else { "no" },
-            &ms(f.latency_us.p50 as f64),
-            &ms(f.latency_us.p99 as f64),
-            &ms(f.latency_us.max as f64),
+            &or_absent(f.latency_us, |l| ms(l.p50 as f64)),
+            &or_absent(f.latency_us, |l| ms(l.p99 as f64)),
+            &or_absent(f.latency_us, |l| ms(l.max as f64)),
             &f.counts.in_flight_at_deadline,
             &server_cpu,
-            &format!("{:.1} %", f.client_cpu_percent),
+            &or_absent(f.client_cpu_percent, |p| format!("{p:.1} %")),
         ]);
     }
     out.push_str(&table.finish());

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::flames::{Shape, top_self};
+use super::format::or_absent;
 use crate::calibrate::Ceiling;
 use crate::engine::{COUNTERS, Clean, LATE_SEND_TOLERANCE, LatencySummary, Spec};
 use crate::measure::RunFigures;
@@ -61,7 +62,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         "{} · {} connections · pipeline {} · {mode}{who} · {:.1} s measured{incomplete}",
         url, f.connections_requested, f.pipeline, f.duration_s
     )?;
-    writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
+    let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
+    writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
     writeln!(
         w,
         "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {})",
@@ -118,30 +120,16 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     }
     writeln!(
         w,
-        "  client CPU           {:>11.1} %   {} per 1,000 successful requests; peak RSS {:.1} MiB",
-        f.client_cpu_percent,
-        f.client_cpu_ms_per_1k.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2} ms")),
+        "  client CPU           {:>13}   {} per 1,000 successful requests; peak RSS {:.1} MiB",
+        or_absent(f.client_cpu_percent, |p| format!("{p:.1} %")),
+        or_absent(f.client_cpu_ms_per_1k, |ms| format!("{ms:.2} ms")),
         f.client_peak_rss_bytes as f64 / (1024.0 * 1024.0)
     )?;
-    let ms = |us: u64| us as f64 / 1e3;
-    let line = |w: &mut dyn Write, name: &str, l: &LatencySummary| {
-        writeln!(
-            w,
-            "  {name:<20} p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-            ms(l.p50),
-            ms(l.p90),
-            ms(l.p99),
-            ms(l.p999),
-            ms(l.max)
-        )
-    };
-    match &f.latency_uncorrected_us {
-        None => line(w, "latency (ms)", &f.latency_us)?,
-        Some(uncorrected) => {
-            line(w, "latency (ms)", &f.latency_us)?;
-            writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
-            line(w, "uncorrected (ms)", uncorrected)?;
-        }
+    latency_line(w, "latency (ms)", f.latency_us.as_ref())?;
+    // The open loop says which latency is which, measured or not.
+    if f.rate_per_s.is_some() {
+        writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
+        latency_line(w, "uncorrected (ms)", f.latency_uncorrected_us.as_ref())?;
     }
     for shortfall in f.shortfalls() {
         writeln!(w, "  SHORT: {shortfall}")?;
@@ -150,6 +138,21 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         Some(m) => clients_table(w, m),
         None => Ok(()),
     }
+}
+
+/// One line of latency percentiles, milliseconds; `-` for each when none
+/// was measured.
+fn latency_line(w: &mut impl Write, name: &str, l: Option<&LatencySummary>) -> io::Result<()> {
+    let ms = |pick: fn(&LatencySummary) -> u64| or_absent(l, |l| format!("{:.3}", pick(l) as f64 / 1e3));
+    writeln!(
+        w,
+        "  {name:<20} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        ms(|l| l.p50),
+        ms(|l| l.p90),
+        ms(|l| l.p99),
+        ms(|l| l.p999),
+        ms(|l| l.max)
+    )
 }
 
 /// A merged run's clients, one line each, and what `--force` overrode.
@@ -167,15 +170,15 @@ fn clients_table(w: &mut impl Write, m: &MergeInfo) -> io::Result<()> {
     for c in &m.clients {
         writeln!(
             w,
-            "    {:<7} {:<24} {:>5} {:>12} {:>11.0} {:>8} {:>9.3} {:>7.1} {:>5} ms  {}{}",
-            c.segment.map_or_else(|| "-".to_owned(), |i| i.to_string()),
+            "    {:<7} {:<24} {:>5} {:>12} {:>11} {:>8} {:>9} {:>7} {:>5} ms  {}{}",
+            or_absent(c.segment, |i| i.to_string()),
             c.label,
             c.connections_requested,
             c.successful,
-            c.requests_per_s,
+            or_absent(c.requests_per_s, |r| format!("{r:.0}")),
             c.failed_total,
-            c.latency_p99_us as f64 / 1e3,
-            c.client_cpu_percent,
+            or_absent(c.latency_p99_us, |us| format!("{:.3}", us as f64 / 1e3)),
+            or_absent(c.client_cpu_percent, |p| format!("{p:.1}")),
             format!("+{}", c.start_offset_ms),
             c.file,
             if c.complete { "" } else { "  INCOMPLETE" }
@@ -224,7 +227,6 @@ pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
 /// One line: the client's ceiling, both CPU uses, and which side limited it.
 pub fn ceiling_line(ceiling: &Ceiling) -> String {
     let f = &ceiling.figures;
-    let responder = f.server_cpu_percent.unwrap_or(0.0);
     let limit = if f.client_bound {
         "the client's ceiling"
     } else {
@@ -232,14 +234,14 @@ pub fn ceiling_line(ceiling: &Ceiling) -> String {
     };
     format!(
         "client ceiling: {:.0} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
-         built-in responder on CPU(s) {}; client on CPU(s) {} at {:.0} % busy, responder {:.0} %): {limit}",
-        f.requests_per_s,
+         built-in responder on CPU(s) {}; client on CPU(s) {} at {} % busy, responder {} %): {limit}",
+        or_absent(f.requests_per_s, |r| format!("{r:.0}")),
         f.connections_requested,
         f.pipeline,
         ceiling.server_cpus,
         ceiling.client_cpus,
-        f.client_cpu_percent,
-        responder
+        or_absent(f.client_cpu_percent, |p| format!("{p:.0}")),
+        or_absent(f.server_cpu_percent, |p| format!("{p:.0}")),
     )
 }
 
@@ -247,12 +249,12 @@ pub fn ceiling_line(ceiling: &Ceiling) -> String {
 /// layers, round, scenario and variant, padded by the caller).
 pub fn run_line(label: &str, f: &RunFigures) -> String {
     let mut line = format!(
-        "  {label} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
+        "  {label} {:>9} successful {:>9}/s  {:>5} failed  p99 {:>7} ms  server CPU {:>5} %{}",
         f.successful,
-        f.requests_per_s,
+        or_absent(f.requests_per_s, |r| format!("{r:.0}")),
         f.failed_total,
-        f.latency_us.p99 as f64 / 1000.0,
-        f.server_cpu_percent.unwrap_or(f64::NAN),
+        or_absent(f.latency_us, |l| format!("{:.2}", l.p99 as f64 / 1000.0)),
+        or_absent(f.server_cpu_percent, |p| format!("{p:.1}")),
         if f.client_bound { "  CLIENT-BOUND" } else { "" }
     );
     for shortfall in f.shortfalls() {

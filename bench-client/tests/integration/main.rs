@@ -2,6 +2,8 @@
 //! a 2-core machine instead of one per file). Tests that load, pin or time
 //! hold `util::exclusive()`.
 
+// Absent is not zero: no latency measured is `null` and `-`, through `merge`.
+mod absent;
 // Every request accounted for: late answers, resets, backlogs, ramps, churn, Ctrl-C in any phase.
 mod accounting;
 // `bench-client ab` end to end: new server processes every round, one delta per route.
