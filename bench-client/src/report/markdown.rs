@@ -418,6 +418,28 @@ mod tests {
     }
 
     #[test]
+    fn a_figure_not_measured_reads_as_a_dash_in_report_md_and_report_html_never_as_zero() {
+        let f = Framework::Axum;
+        let mut runs = vec![run(f, "state", "fat", 1, 100, true), run(f, "state", "arc", 1, 0, true)];
+        runs[0].figures.client_cpu_percent = None;
+        let text = report(&results(runs), &[], &[], &FlameGraphs::default());
+        let row = |variant: &str| {
+            let line = text.lines().find(|l| l.starts_with(&format!("| axum | state | {variant} |"))).unwrap();
+            line.split('|').map(str::trim).skip(1).collect::<Vec<_>>()
+        };
+        // Columns: … requests/s (6), window CV, drift, p50 (9), p99, max, in flight, server CPU, client CPU (14).
+        let (served, nothing) = (row("fat"), row("arc"));
+        assert_eq!(&served[9..12], ["0.10 ms"; 3], "{served:?}");
+        assert_eq!(served[14], "-", "client CPU not sampled: {served:?}");
+        assert_eq!((nothing[4], nothing[6]), ("0", "0"), "0 successes over 1 s is a measured rate of 0");
+        assert_eq!(&nothing[9..12], ["-"; 3], "no success, no latency: {nothing:?}");
+        let page = crate::report::html_page(&text, std::path::Path::new("."));
+        let cells = "<td style=\"text-align: right\">-</td>";
+        assert_eq!(page.matches(cells).count(), 3 + 1, "three latencies and a CPU, each `-`");
+        assert!(!page.contains("NaN") && !text.contains("NaN"));
+    }
+
+    #[test]
     fn profiles_table_keeps_every_delta_of_every_profile() {
         let f = Framework::Axum;
         let mut runs = Vec::new();

@@ -285,3 +285,45 @@ pub fn shape_line(shape: &Shape) -> String {
         shape.unknown_percent()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::load_report;
+
+    fn summary(r: &LoadReport) -> String {
+        let mut out = Vec::new();
+        load_summary(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn line<'a>(text: &'a str, starts: &str) -> &'a str {
+        text.lines().find(|l| l.trim_start().starts_with(starts)).unwrap_or_else(|| panic!("{starts}: {text}"))
+    }
+
+    #[test]
+    fn a_figure_not_measured_prints_as_a_dash_never_as_zero() {
+        let served = load_report(0, 1, 1_796_119_201_000, &[100, 200, 300]);
+        let text = summary(&served);
+        assert_eq!(line(&text, "latency (ms)"), "  latency (ms)         p50 0.200  p90 0.300  p99 0.300  p99.9 0.300  max 0.300");
+        assert!(line(&text, "client CPU").contains("11.0 %"), "{text}");
+
+        let mut nothing = load_report(0, 1, 1_796_119_201_000, &[]);
+        assert_eq!(nothing.figures.latency_us, None);
+        let text = summary(&nothing);
+        assert_eq!(line(&text, "latency (ms)"), "  latency (ms)         p50 -  p90 -  p99 -  p99.9 -  max -");
+        assert!(line(&text, "successful requests").ends_with("(0 requests/s)"), "a measured rate of 0: {text}");
+
+        // No time measured and no CPU sampled: no rate, no CPU.
+        (nothing.figures.requests_per_s, nothing.figures.client_cpu_percent) = (None, None);
+        nothing.figures.rate_per_s = Some(100.0);
+        let text = summary(&nothing);
+        assert!(line(&text, "successful requests").ends_with("(- requests/s)"), "{text}");
+        assert!(line(&text, "client CPU").starts_with("  client CPU                       -   - per 1,000"), "{text}");
+        assert_eq!(line(&text, "uncorrected (ms)"), "  uncorrected (ms)     p50 -  p90 -  p99 -  p99.9 -  max -");
+        assert!(!text.contains("0.000") && !text.contains("NaN"), "{text}");
+        let run = run_line("axum", &nothing.figures);
+        assert!(run.contains("successful         -/s") && run.contains("p99       - ms"), "{run}");
+        assert!(run.contains("server CPU     - %") && !run.contains("NaN"), "{run}");
+    }
+}
