@@ -14,6 +14,17 @@ use super::counters::Counts;
 /// saturate at this value.
 pub const MAX_LATENCY_US: u64 = 60_000_000;
 
+/// Reads `Failures::status`, whose keys are status codes written as strings.
+///
+/// # Errors
+/// A key that is not a status code.
+fn status_codes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    BTreeMap::<String, u64>::deserialize(d)?
+        .into_iter()
+        .map(|(code, n)| code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("status {code:?}"))))
+        .collect()
+}
+
 /// Failures by kind, over the measured windows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failures {
@@ -26,7 +37,10 @@ pub struct Failures {
     /// (never a success).
     pub timeout: u64,
     /// Responses with another status than the expected (200 unless
-    /// `--expect-status`), by status code.
+    /// `--expect-status`), by status code (a JSON object's keys are
+    /// strings, read back as codes, since a results file reads
+    /// its figures flattened, where serde gives them to `u16` as strings).
+    #[serde(deserialize_with = "status_codes")]
     pub status: BTreeMap<u16, u64>,
     /// Status 200 with a body other than the expected bytes.
     pub body: u64,
