@@ -353,6 +353,23 @@ mod tests {
     }
 
     #[test]
+    fn clients_that_measured_no_latency_merge_into_a_run_without_one() {
+        // Two segments at one barrier on one host (one label), neither with a
+        // success: their empty histograms are alike, and they are two runs.
+        let (mut a, mut b) = (load_report(0, 2, T, &[]), load_report(1, 2, T, &[]));
+        b.figures.label = a.figures.label.clone();
+        a.figures.client_cpu_percent = None;
+        let m = merge(&[input("c0.json", a), input("c1.json", b)], None, options(false)).unwrap();
+        assert_eq!((m.figures.successful, m.figures.latency_us), (0, None), "no latency measured, none is 0");
+        assert!(m.figures.latency_percentiles_us.is_empty());
+        assert_eq!(m.figures.requests_per_s, Some(0.0), "0 successes over 2 s measured");
+        let info = m.merge.unwrap();
+        assert_eq!(info.clients[0].latency_p99_us, None);
+        assert_eq!(info.clients[0].client_cpu_percent, None, "client 0's CPU was not sampled");
+        assert_eq!(info.clients[1].client_cpu_percent, Some(11.0));
+    }
+
+    #[test]
     fn inputs_that_are_not_one_load_are_refused_naming_both_files_unless_forced() {
         let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|c| c[1].report.figures.window_s = 2.0), "c0.json and c1.json disagree on --window: 1 s vs 2 s"),
