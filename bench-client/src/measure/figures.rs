@@ -168,9 +168,10 @@ fn ladder_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Percentil
 
 impl RunFigures {
     /// Whether the run counts in deltas, sweeps, comparisons and charts: it
-    /// ran to its deadline and had successful requests.
+    /// ran to its deadline and had successful requests (so its rate and
+    /// latency were measured).
     pub fn usable(&self) -> bool {
-        self.complete && self.successful > 0
+        self.complete && self.successful > 0 && self.requests_per_s.is_some() && self.latency_us.is_some()
     }
 
     /// Whether the run failed: failed requests, connection failures, no

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::format::{change_with_ci, ms, opt_percent, or_absent, verdict_within};
+use super::format::{ABSENT, change_with_ci, ms, opt_percent, or_absent, verdict_within};
 use super::notes;
 use super::table::Table;
 use crate::analysis::{self, Verdict, median};
@@ -14,18 +14,18 @@ use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::results::{AbMeta, Comparison, Delta, Results, cost_us};
 
 /// `+4.40 µs [+3.90 … +4.90]`: server CPU saved per request with its
-/// interval; `?` without the server's CPU.
+/// interval; `-` without the server's CPU.
 fn saved_with_ci(d: &Delta) -> String {
     match (d.saved_us, d.saved_ci_us) {
         (Some(s), Some((low, high))) => format!("{s:+.2} µs [{low:+.2} … {high:+.2}]"),
         (Some(s), None) => format!("{s:+.2} µs"),
-        (None, _) => "?".to_owned(),
+        (None, _) => ABSENT.to_owned(),
     }
 }
 
-/// A rate in requests per second; `–` when the file has none (before schema 11).
+/// A rate in requests per second; `-` when the file has none (before schema 11).
 fn rate(per_s: f64) -> String {
-    if per_s > 0.0 { format!("{per_s:.0}") } else { "–".to_owned() }
+    if per_s > 0.0 { format!("{per_s:.0}") } else { ABSENT.to_owned() }
 }
 
 /// The trust flags of the runs behind `d` (its framework, layers, scenario
@@ -388,13 +388,13 @@ pub fn comparison_notes(cmp: &Comparison) -> String {
     let mut out = format!(
         "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
          running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
-         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{:.1} % \
-         (the narrowest row) to ±{:.1} % (the widest); with this session SD no number of rounds resolves less \
+         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{} % \
+         (the narrowest row) to ±{} % (the widest); with this session SD no number of rounds resolves less \
          than ±{:.1} %. For a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one \
          session, slice by slice.\n",
         cmp.session_sd_percent,
-        cmp.best_resolution_percent().unwrap_or(f64::NAN),
-        cmp.resolution_percent().unwrap_or(f64::NAN),
+        or_absent(cmp.best_resolution_percent(), |p| format!("{p:.1}")),
+        or_absent(cmp.resolution_percent(), |p| format!("{p:.1}")),
         cmp.session_floor_percent()
     );
     if let Some(observed) = cmp.observed_session_sd_percent {

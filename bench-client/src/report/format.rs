@@ -22,9 +22,9 @@ pub(super) fn or_absent<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> 
     value.map_or_else(|| ABSENT.to_owned(), show)
 }
 
-/// `12.3 %`, or `–` when unknown.
+/// `12.3 %`, or [`ABSENT`] when unknown.
 pub(super) fn opt_percent(p: Option<f64>) -> String {
-    p.map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
+    or_absent(p, |p| format!("{p:.1} %"))
 }
 
 /// `+6.6 % [+2.1 … +11.3]`, or the point alone when there is no interval.

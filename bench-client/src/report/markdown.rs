@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::flames::FlameGraphs;
-use super::format::{change_with_ci, ms, opt_percent, or_absent, verdict};
+use super::format::{ABSENT, change_with_ci, ms, opt_percent, or_absent, verdict};
 use super::notes;
 use super::sections::{Answer, markdown_sections};
 use super::table::{Left, Right, Table};
@@ -30,9 +30,9 @@ pub fn sweep_table(results: &Results) -> String {
         let mut cells: Vec<String> = vec![line.framework.name().to_owned(), line.variant.to_string()];
         cells.extend(layers.iter().map(|l| match line.points.iter().find(|p| p.layers == *l) {
             Some(p) => format!("{:.0}/s · {:.2} µs", p.rate_per_s, p.cost_us),
-            None => "–".to_owned(),
+            None => ABSENT.to_owned(),
         }));
-        cells.push(line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+        cells.push(or_absent(line.added_per_layer_us, |s| format!("{s:+.3} µs")));
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
     let mut out = table.finish();
@@ -62,7 +62,7 @@ pub fn proportion_table(results: &Results) -> String {
         cells.extend(variants.iter().map(|v| {
             match costs.iter().find(|c| c.framework == framework && c.layers == layers && c.variant == *v) {
                 Some(c) => format!("{:.2} µs", c.cost_us),
-                None => "–".to_owned(),
+                None => ABSENT.to_owned(),
             }
         }));
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
@@ -95,7 +95,7 @@ pub fn proportion_table(results: &Results) -> String {
             format!("{:+.2} µs", d.saved_us),
         ];
         if fortunes {
-            cells.push(d.share_of_fortunes_percent.map_or_else(|| "–".to_owned(), |p| format!("{p:+.1} %")));
+            cells.push(or_absent(d.share_of_fortunes_percent, |p| format!("{p:+.1} %")));
         }
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
@@ -228,7 +228,7 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
             &format!("[{}]({})", g.svg, g.svg),
             &g.runs,
             &g.shape.samples,
-            &g.kept_percent.map_or_else(|| "–".to_owned(), |k| format!("{k:.0} %")),
+            &or_absent(g.kept_percent, |k| format!("{k:.0} %")),
             &format!("{:.1} %", g.shape.cut_percent()),
             &format!("{:.1} %", g.shape.unknown_percent()),
         ]);
@@ -302,10 +302,8 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     ]);
     for r in &results.runs {
         let f = &r.figures;
-        let server_cpu = f.server_cpu_percent.map_or_else(
-            || "?".to_owned(),
-            |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" }),
-        );
+        let server_cpu =
+            or_absent(f.server_cpu_percent, |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" }));
         table.row(&[
             &r.framework.name(),
             &r.scenario,
@@ -435,7 +433,8 @@ mod tests {
         assert_eq!(&nothing[9..12], ["-"; 3], "no success, no latency: {nothing:?}");
         let page = crate::report::html_page(&text, std::path::Path::new("."));
         let cells = "<td style=\"text-align: right\">-</td>";
-        assert_eq!(page.matches(cells).count(), 3 + 1, "three latencies and a CPU, each `-`");
+        assert_eq!(served[7], "-", "no CV of one window");
+        assert_eq!(page.matches(cells).count(), 3 + 1 + 2, "three latencies, a CPU and two CVs, each `-`");
         assert!(!page.contains("NaN") && !text.contains("NaN"));
     }
 

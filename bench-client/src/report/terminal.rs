@@ -113,7 +113,7 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         Some(p) => writeln!(
             w,
             "  server CPU           {p:>11.1} %   of {} CPU(s){}",
-            f.server_cpus.unwrap_or(0),
+            or_absent(f.server_cpus, |n| n.to_string()),
             if f.client_bound { "  CLIENT-BOUND: the server was not saturated" } else { "  (saturated)" }
         )?,
         None => writeln!(w, "  server CPU                 unknown   (pass --server-pid to check saturation)")?,
@@ -217,7 +217,7 @@ pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
         r.window_s
     )?;
     match r.server_cpu_percent {
-        Some(p) => writeln!(w, "  server CPU           {p:>11.1} %   of {} CPU(s)", r.server_cpus.unwrap_or(0))?,
+        Some(p) => writeln!(w, "  server CPU           {p:>11.1} %   of {} CPU(s)", or_absent(r.server_cpus, |n| n.to_string()))?,
         None => writeln!(w, "  server CPU                    -")?,
     }
     let windows: Vec<String> = r.server_cpu_percent_windows.iter().map(|p| format!("{p:.1}")).collect();
