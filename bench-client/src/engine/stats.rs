@@ -21,7 +21,9 @@ pub const MAX_LATENCY_US: u64 = 60_000_000;
 fn status_codes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
     BTreeMap::<String, u64>::deserialize(d)?
         .into_iter()
-        .map(|(code, n)| code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("status {code:?}"))))
+        .map(|(code, n)| {
+            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("status {code:?}")))
+        })
         .collect()
 }
 

@@ -155,7 +155,7 @@ pub fn delta_table(results: &Results) -> String {
                 &or_absent(cost, |cost| format!("{cost:.2} µs")),
                 &or_absent(col(|f| Some(f.successful as f64)), |n| format!("{n:.0}")),
                 &or_absent(col(|f| f.requests_per_s), |r| format!("{r:.0}")),
-                &or_absent(col(|f| f.latency_us.map(|l| l.p99 as f64)), |us| ms(us)),
+                &or_absent(col(|f| f.latency_us.map(|l| l.p99 as f64)), ms),
             ]);
         }
         out.push_str(&table.finish());

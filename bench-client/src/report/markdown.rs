@@ -302,8 +302,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     ]);
     for r in &results.runs {
         let f = &r.figures;
-        let server_cpu =
-            or_absent(f.server_cpu_percent, |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" }));
+        let server_cpu = or_absent(f.server_cpu_percent, |p| {
+            format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
+        });
         table.row(&[
             &r.framework.name(),
             &r.scenario,

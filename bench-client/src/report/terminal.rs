@@ -217,7 +217,11 @@ pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
         r.window_s
     )?;
     match r.server_cpu_percent {
-        Some(p) => writeln!(w, "  server CPU           {p:>11.1} %   of {} CPU(s)", or_absent(r.server_cpus, |n| n.to_string()))?,
+        Some(p) => writeln!(
+            w,
+            "  server CPU           {p:>11.1} %   of {} CPU(s)",
+            or_absent(r.server_cpus, |n| n.to_string())
+        )?,
         None => writeln!(w, "  server CPU                    -")?,
     }
     let windows: Vec<String> = r.server_cpu_percent_windows.iter().map(|p| format!("{p:.1}")).collect();
@@ -305,7 +309,10 @@ mod tests {
     fn a_figure_not_measured_prints_as_a_dash_never_as_zero() {
         let served = load_report(0, 1, 1_796_119_201_000, &[100, 200, 300]);
         let text = summary(&served);
-        assert_eq!(line(&text, "latency (ms)"), "  latency (ms)         p50 0.200  p90 0.300  p99 0.300  p99.9 0.300  max 0.300");
+        assert_eq!(
+            line(&text, "latency (ms)"),
+            "  latency (ms)         p50 0.200  p90 0.300  p99 0.300  p99.9 0.300  max 0.300"
+        );
         assert!(line(&text, "client CPU").contains("11.0 %"), "{text}");
 
         let mut nothing = load_report(0, 1, 1_796_119_201_000, &[]);

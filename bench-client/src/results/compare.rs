@@ -202,7 +202,11 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             .collect()
     };
     let per_s = |res: &Results, k: &RunKey| -> Vec<f64> {
-        res.runs.iter().filter(|r| r.key() == *k && r.figures.usable()).filter_map(|r| r.figures.requests_per_s).collect()
+        res.runs
+            .iter()
+            .filter(|r| r.key() == *k && r.figures.usable())
+            .filter_map(|r| r.figures.requests_per_s)
+            .collect()
     };
     let session_sd_percent = match basis {
         Basis::Floor { session_sd_percent } => session_sd_percent,
