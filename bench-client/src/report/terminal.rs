@@ -237,7 +237,7 @@ pub fn ceiling_line(ceiling: &Ceiling) -> String {
         "a lower bound: the responder, not the client, was saturated"
     };
     format!(
-        "client ceiling: {:.0} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
+        "client ceiling: {} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
          built-in responder on CPU(s) {}; client on CPU(s) {} at {} % busy, responder {} %): {limit}",
         or_absent(f.requests_per_s, |r| format!("{r:.0}")),
         f.connections_requested,
@@ -332,5 +332,14 @@ mod tests {
         let run = run_line("axum", &nothing.figures);
         assert!(run.contains("successful         -/s") && run.contains("p99       - ms"), "{run}");
         assert!(run.contains("server CPU     - %") && !run.contains("NaN"), "{run}");
+
+        let mut ceiling =
+            Ceiling { figures: served.figures, server_cpus: "0".parse().unwrap(), client_cpus: "1".parse().unwrap() };
+        ceiling.figures.requests_per_s = Some(1234.4);
+        let text = ceiling_line(&ceiling);
+        assert!(text.starts_with("client ceiling: 1234 successful requests/s"), "{text}");
+        assert!(text.contains("at 11 % busy, responder - %)"), "the responder's CPU not sampled: {text}");
+        ceiling.figures.requests_per_s = None;
+        assert!(ceiling_line(&ceiling).starts_with("client ceiling: - successful requests/s"));
     }
 }
