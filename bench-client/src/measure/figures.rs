@@ -505,5 +505,17 @@ pub(super) mod tests {
         value.as_object_mut().unwrap().remove("pipeline");
         let old: RunFigures = serde_json::from_value(value).unwrap();
         assert_eq!(old.pipeline, 1);
+        // A file before schema 12 of a run without a success: zeros, read as nothing measured.
+        let mut value = serde_json::to_value(&clean).unwrap();
+        let zeros = serde_json::json!({"p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0});
+        value["latency_us"] = zeros.clone();
+        value["latency_uncorrected_us"] = zeros;
+        for p in value["latency_percentiles_us"].as_array_mut().unwrap() {
+            p["latency_us"] = 0.into();
+        }
+        let old: RunFigures = serde_json::from_value(value).unwrap();
+        assert_eq!((old.latency_us, old.latency_uncorrected_us, old.latency_percentiles_us.len()), (None, None, 0));
+        let new: RunFigures = serde_json::from_value(serde_json::to_value(&clean).unwrap()).unwrap();
+        assert_eq!(new, clean, "a run with successes reads back as written");
     }
 }
