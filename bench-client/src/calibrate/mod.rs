@@ -42,8 +42,9 @@ pub struct Ceiling {
 }
 
 impl Ceiling {
-    /// Successful requests per second against the responder.
-    pub fn requests_per_s(&self) -> f64 {
+    /// Successful requests per second against the responder; `None` when
+    /// no time was measured.
+    pub fn requests_per_s(&self) -> Option<f64> {
         self.figures.requests_per_s
     }
 }

@@ -14,6 +14,19 @@ use super::counters::Counts;
 /// saturate at this value.
 pub const MAX_LATENCY_US: u64 = 60_000_000;
 
+/// Reads `Failures::status`, whose keys are status codes written as strings.
+///
+/// # Errors
+/// A key that is not a status code.
+fn status_codes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    BTreeMap::<String, u64>::deserialize(d)?
+        .into_iter()
+        .map(|(code, n)| {
+            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("status {code:?}")))
+        })
+        .collect()
+}
+
 /// Failures by kind, over the measured windows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failures {
@@ -26,7 +39,10 @@ pub struct Failures {
     /// (never a success).
     pub timeout: u64,
     /// Responses with another status than the expected (200 unless
-    /// `--expect-status`), by status code.
+    /// `--expect-status`), by status code (a JSON object's keys are
+    /// strings, read back as codes, since a results file reads
+    /// its figures flattened, where serde gives them to `u16` as strings).
+    #[serde(deserialize_with = "status_codes")]
     pub status: BTreeMap<u16, u64>,
     /// Status 200 with a body other than the expected bytes.
     pub body: u64,
@@ -211,8 +227,9 @@ impl RunStats {
         }
     }
 
-    /// Latency percentiles of successful requests (corrected).
-    pub fn latency_summary(&self) -> LatencySummary {
+    /// Latency percentiles of successful requests (corrected); `None`
+    /// when none succeeded.
+    pub fn latency_summary(&self) -> Option<LatencySummary> {
         LatencySummary::of(&self.latency_us)
     }
 }
@@ -246,19 +263,32 @@ impl std::ops::AddAssign<&RunStats> for RunStats {
 }
 
 impl LatencySummary {
-    /// The percentiles of `h`.
-    pub fn of(h: &Histogram<u64>) -> Self {
-        Self {
+    /// The percentiles of `h`; `None` when it holds nothing (no latency was
+    /// measured, which is not a latency of 0).
+    pub fn of(h: &Histogram<u64>) -> Option<Self> {
+        (!h.is_empty()).then(|| Self {
             p50: h.value_at_quantile(0.50),
             p90: h.value_at_quantile(0.90),
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
             max: h.max(),
-        }
+        })
+    }
+
+    /// Reads an optional summary as files of every schema wrote it: `null`
+    /// or absent, or the all-zero summary files before schema 12 wrote when
+    /// nothing succeeded (the engine records every latency as at least
+    /// 1 µs, so zeros were never measured), as `None`.
+    ///
+    /// # Errors
+    /// When the value is neither `null` nor a summary.
+    pub fn deserialize_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        Ok(Option::<Self>::deserialize(d)?.filter(|l| *l != Self::default()))
     }
 }
 
-/// Latency percentiles, microseconds (0 when nothing succeeded).
+/// Latency percentiles, microseconds, of at least one measured request
+/// (where none was, the figures hold `None`, never zeros).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Median.
@@ -363,7 +393,7 @@ mod tests {
         assert_eq!(a.failures.connect, 1);
         assert_eq!(a.failures.requests(), 3, "connect failures are not requests");
         assert_eq!(a.latency_us.len(), 2);
-        assert_eq!(a.latency_summary().max, a.latency_us.highest_equivalent(300));
+        assert_eq!(a.latency_summary().unwrap().max, a.latency_us.highest_equivalent(300));
     }
 
     #[test]
@@ -373,6 +403,26 @@ mod tests {
         s.record_success(0, u64::MAX, 0);
         assert_eq!(s.latency_us.len(), 2);
         assert_eq!(s.latency_us.min(), 1);
-        assert!(s.latency_summary().max >= MAX_LATENCY_US);
+        assert!(s.latency_summary().unwrap().max >= MAX_LATENCY_US);
+    }
+
+    #[test]
+    fn no_success_is_no_latency_and_an_old_files_zeros_read_as_none() {
+        let mut s = RunStats::new(1, false);
+        s.record_failure(Some(0), FailureKind::Status(503));
+        assert_eq!(s.latency_summary(), None, "no latency measured is not a latency of 0");
+        s.record_success(0, 250, 250);
+        assert_eq!(s.latency_summary().map(|l| (l.p50, l.max)), Some((250, 250)));
+        #[derive(Deserialize)]
+        struct File {
+            #[serde(default, deserialize_with = "LatencySummary::deserialize_absent")]
+            latency_us: Option<LatencySummary>,
+        }
+        let read = |text: &str| serde_json::from_str::<File>(text).unwrap().latency_us;
+        let zeros = r#"{"latency_us": {"p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0}}"#;
+        assert_eq!(read(zeros), None, "schema 11 wrote zeros for nothing measured");
+        assert_eq!((read(r#"{"latency_us": null}"#), read("{}")), (None, None));
+        let one = r#"{"latency_us": {"p50": 1, "p90": 2, "p99": 3, "p999": 4, "max": 5}}"#;
+        assert_eq!(read(one), Some(LatencySummary { p50: 1, p90: 2, p99: 3, p999: 4, max: 5 }));
     }
 }

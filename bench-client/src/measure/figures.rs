@@ -63,21 +63,28 @@ pub struct RunFigures {
     pub nap_us: u64,
     /// Measured time, seconds.
     pub duration_s: f64,
-    /// Successful requests per second over `duration_s`.
-    pub requests_per_s: f64,
+    /// Successful requests per second over `duration_s`; `None` when no
+    /// time was measured (a rate over 0 s is no rate).
+    pub requests_per_s: Option<f64>,
     /// Length of one window, seconds.
     pub window_s: f64,
     /// Successful requests per window, in order; they add up to `successful`.
     pub windows: Vec<u64>,
     /// Failed requests per window, in order; they add up to `failed_total`.
     pub windows_failed: Vec<u64>,
-    /// Latency of successful requests, microseconds.
-    pub latency_us: LatencySummary,
-    /// Latency at the percentiles of [`PERCENTILE_LADDER`], microseconds.
+    /// Latency of successful requests, microseconds; `None` without one
+    /// (files before schema 12 wrote zeros, read as `None`).
+    #[serde(default, deserialize_with = "LatencySummary::deserialize_absent")]
+    pub latency_us: Option<LatencySummary>,
+    /// Latency at the percentiles of [`PERCENTILE_LADDER`], microseconds;
+    /// empty without a successful request (files before schema 12 wrote
+    /// zeros, read as empty).
+    #[serde(deserialize_with = "ladder_absent")]
     pub latency_percentiles_us: Vec<PercentilePoint>,
     /// Open loop only: latency from the actual write instead of from when
-    /// the request was due (not corrected for coordinated omission).
-    #[serde(default)]
+    /// the request was due (not corrected for coordinated omission); `None`
+    /// in the closed loop and without a successful request.
+    #[serde(default, deserialize_with = "LatencySummary::deserialize_absent")]
     pub latency_uncorrected_us: Option<LatencySummary>,
     /// The histogram `latency_us` is read from (HdrHistogram V2 + DEFLATE,
     /// base64, `HISTFAAA…`): what `merge` adds. `None` in files before
@@ -120,12 +127,13 @@ pub struct RunFigures {
     /// client, not the server, may have limited it (never set in the open
     /// loop, which offers less than the server can take on purpose).
     pub client_bound: bool,
-    /// This client's CPU use over the measured windows, percent of one CPU.
-    pub client_cpu_percent: f64,
+    /// This client's CPU use over the measured windows, percent of one CPU;
+    /// `None` when no window was sampled.
+    pub client_cpu_percent: Option<f64>,
     /// Client CPU use per window, percent of one CPU.
     pub client_cpu_percent_windows: Vec<f64>,
     /// Client CPU time (user + system) per 1,000 successful requests,
-    /// milliseconds; `None` without successful requests.
+    /// milliseconds; `None` without successful requests or client CPU.
     #[serde(default)]
     pub client_cpu_ms_per_1k: Option<f64>,
     /// Peak resident set size of the client process, bytes.
@@ -151,11 +159,19 @@ fn one() -> usize {
     1
 }
 
+/// Reads the percentile ladder, an all-zero one (files before schema 12,
+/// nothing measured: every latency is recorded as at least 1 µs) as empty.
+fn ladder_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PercentilePoint>, D::Error> {
+    let ladder = Vec::<PercentilePoint>::deserialize(d)?;
+    Ok(if ladder.iter().all(|p| p.latency_us == 0) { Vec::new() } else { ladder })
+}
+
 impl RunFigures {
     /// Whether the run counts in deltas, sweeps, comparisons and charts: it
-    /// ran to its deadline and had successful requests.
+    /// ran to its deadline and had successful requests (so its rate and
+    /// latency were measured).
     pub fn usable(&self) -> bool {
-        self.complete && self.successful > 0
+        self.complete && self.successful > 0 && self.requests_per_s.is_some() && self.latency_us.is_some()
     }
 
     /// Whether the run failed: failed requests, connection failures (or
@@ -235,7 +251,7 @@ impl RunFigures {
         let server_cpu = pick(&run.cpu.server);
         let client_cpu = pick(&run.cpu.client);
         let server_cpu_percent = mean(&server_cpu);
-        let client_cpu_percent = mean(&client_cpu).unwrap_or(0.0);
+        let client_cpu_percent = mean(&client_cpu);
         Self {
             successful,
             failed_total,
@@ -248,19 +264,23 @@ impl RunFigures {
             rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             duration_s,
-            requests_per_s: if duration_s > 0.0 { successful as f64 / duration_s } else { 0.0 },
+            requests_per_s: (duration_s > 0.0).then(|| successful as f64 / duration_s),
             window_s,
             windows,
             windows_failed,
             latency_us: s.latency_summary(),
-            latency_percentiles_us: PERCENTILE_LADDER
-                .iter()
-                .map(|&percentile| PercentilePoint {
-                    percentile,
-                    latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
-                })
-                .collect(),
-            latency_uncorrected_us: s.latency_uncorrected_us.as_ref().map(LatencySummary::of),
+            latency_percentiles_us: if s.latency_us.is_empty() {
+                Vec::new()
+            } else {
+                PERCENTILE_LADDER
+                    .iter()
+                    .map(|&percentile| PercentilePoint {
+                        percentile,
+                        latency_us: s.latency_us.value_at_quantile(percentile / 100.0),
+                    })
+                    .collect()
+            },
+            latency_uncorrected_us: s.latency_uncorrected_us.as_ref().and_then(LatencySummary::of),
             latency_hdr: Some(EncodedHistogram::encode(&s.latency_us)),
             latency_uncorrected_hdr: s.latency_uncorrected_us.as_ref().map(EncodedHistogram::encode),
             block_latency_us: Vec::new(),
@@ -281,8 +301,9 @@ impl RunFigures {
             },
             client_cpu_percent,
             client_cpu_percent_windows: client_cpu,
-            client_cpu_ms_per_1k: (successful > 0)
-                .then(|| client_cpu_percent / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
+            client_cpu_ms_per_1k: client_cpu_percent
+                .filter(|_| successful > 0)
+                .map(|p| p / 100.0 * duration_s * 1e3 / (successful as f64 / 1e3)),
             client_peak_rss_bytes: run.client_peak_rss_bytes,
             server_lost: run.server_lost,
             profiled: matches!(run.folded, Some(Ok(_))),
@@ -356,15 +377,16 @@ pub(super) mod tests {
         assert_eq!(f.windows_failed, [0, 0, 1, 0]);
         assert_eq!((f.counts.sent, f.counts.warmup_completed, f.counts.in_flight_at_deadline), (403, 2, 1));
         assert_eq!((f.connections_requested, f.counts.connections_established, f.counts.reconnects), (8, 9, 1));
-        assert_eq!((f.duration_s, f.window_s, f.requests_per_s), (2.0, 0.5, 200.0));
+        assert_eq!((f.duration_s, f.window_s, f.requests_per_s), (2.0, 0.5, Some(200.0)));
         assert_eq!(f.server_cpu_percent, Some(96.0));
         assert!(!f.client_bound, "96 % of one CPU is saturated");
-        assert_eq!(f.client_cpu_percent, 50.0);
+        assert_eq!(f.client_cpu_percent, Some(50.0));
         // Half a CPU for 2 s over 400 requests: 1 s of CPU, 2.5 ms per 1,000.
         assert!((f.client_cpu_ms_per_1k.unwrap() - 2500.0).abs() < 1e-9, "{f:?}");
         assert_eq!(f.window_cv_percent, Some(0.0));
         assert!(!f.drift && f.complete && f.is_failure(), "the 503 is a failure");
-        assert_eq!(f.latency_us.max, f.latency_us.p50);
+        let l = f.latency_us.unwrap();
+        assert_eq!((l.p50, l.max), (100, 100));
         assert_eq!(f.measure_start_unix_ms, Some(1_000));
         assert!(RunFigures::new(&run, &settings(500, 4), Some(2)).client_bound, "96 % of two CPUs is not");
     }
@@ -397,7 +419,7 @@ pub(super) mod tests {
         let f = RunFigures::of_route(&run, &settings(250, 8), Some(1), 1, &block);
         assert_eq!(f.windows, [100, 100, 90, 110]);
         assert_eq!((f.successful, f.transition_completed), (400, 6));
-        assert_eq!((f.duration_s, f.requests_per_s), (1.0, 400.0));
+        assert_eq!((f.duration_s, f.requests_per_s), (1.0, Some(400.0)));
         assert_eq!(f.server_cpu_percent_windows, [80.0, 82.0, 84.0, 86.0]);
         assert_eq!(f.server_cpu_percent, Some(83.0));
         assert!(f.client_bound, "83 % in its own slices");
@@ -459,11 +481,12 @@ pub(super) mod tests {
         assert!(
             !RunFigures::of_route(&alt, &settings(1_000, 2), None, 0, &Slicing::new(2, vec![0, 1]).unwrap()).profiled
         );
-        // Nothing lived, nothing served: a rate of 0, no CPU cost per request.
+        // Nothing lived, nothing served: no rate over no time, no latency, no CPU measured.
         let mut empty = measured(stats(&[0]), Vec::new(), Duration::ZERO, CpuWindows::default());
         empty.interrupted = true;
         let e = RunFigures::new(&empty, &settings(1_000, 1), None);
-        assert_eq!((e.duration_s, e.requests_per_s, e.client_cpu_ms_per_1k), (0.0, 0.0, None));
+        assert_eq!((e.duration_s, e.requests_per_s, e.client_cpu_ms_per_1k), (0.0, None, None));
+        assert_eq!((e.latency_us, &e.latency_percentiles_us, e.client_cpu_percent), (None, &Vec::new(), None));
     }
 
     #[test]
@@ -487,5 +510,17 @@ pub(super) mod tests {
         value.as_object_mut().unwrap().remove("pipeline");
         let old: RunFigures = serde_json::from_value(value).unwrap();
         assert_eq!(old.pipeline, 1);
+        // A file before schema 12 of a run without a success: zeros, read as nothing measured.
+        let mut value = serde_json::to_value(&clean).unwrap();
+        let zeros = serde_json::json!({"p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0});
+        value["latency_us"] = zeros.clone();
+        value["latency_uncorrected_us"] = zeros;
+        for p in value["latency_percentiles_us"].as_array_mut().unwrap() {
+            p["latency_us"] = 0.into();
+        }
+        let old: RunFigures = serde_json::from_value(value).unwrap();
+        assert_eq!((old.latency_us, old.latency_uncorrected_us, old.latency_percentiles_us.len()), (None, None, 0));
+        let new: RunFigures = serde_json::from_value(serde_json::to_value(&clean).unwrap()).unwrap();
+        assert_eq!(new, clean, "a run with successes reads back as written");
     }
 }

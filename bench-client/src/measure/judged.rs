@@ -109,13 +109,18 @@ impl RunFigures {
                 self.counts.sent
             ));
         }
-        let l = &self.latency_us;
-        if !(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max) {
+        if let Some(l) = &self.latency_us
+            && !(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max)
+        {
             return Err("`latency_us` percentiles are not in order".to_owned());
+        }
+        if self.latency_us.is_none() && self.successful > 0 {
+            return Err(format!("`latency_us` is absent with {} successful", self.successful));
         }
         let measures = [("duration_s", self.duration_s), ("window_s", self.window_s)]
             .into_iter()
-            .chain([("requests_per_s", self.requests_per_s), ("client_cpu_percent", self.client_cpu_percent)])
+            .chain(self.requests_per_s.map(|r| ("requests_per_s", r)))
+            .chain(self.client_cpu_percent.map(|p| ("client_cpu_percent", p)))
             .chain(self.server_cpu_percent.map(|p| ("server_cpu_percent", p)));
         for (name, value) in measures {
             if !value.is_finite() || value < 0.0 {
@@ -216,9 +221,10 @@ mod tests {
             ),
             "a retry is one more write"
         );
-        assert!(err(|f| f.latency_us.p50 = f.latency_us.max + 1).contains("percentiles are not in order"));
+        assert!(err(|f| f.latency_us.as_mut().unwrap().p50 = 1_000_000).contains("percentiles are not in order"));
+        assert!(err(|f| f.latency_us = None).contains("`latency_us` is absent with 400 successful"));
         assert!(err(|f| f.duration_s = -1.0).contains("`duration_s` is -1"));
-        assert!(err(|f| f.requests_per_s = f64::NAN).contains("`requests_per_s` is NaN"));
+        assert!(err(|f| f.requests_per_s = Some(f64::NAN)).contains("`requests_per_s` is NaN"));
         assert!(err(|f| f.window_s = 0.0).contains("`window_s` is 0"));
     }
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::format::{change_with_ci, ms, opt_percent, verdict_within};
+use super::format::{ABSENT, change_with_ci, ms, opt_percent, or_absent, verdict_within};
 use super::notes;
 use super::table::Table;
 use crate::analysis::{self, Verdict, median};
@@ -14,18 +14,18 @@ use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::results::{AbMeta, Comparison, Delta, Results, cost_us};
 
 /// `+4.40 µs [+3.90 … +4.90]`: server CPU saved per request with its
-/// interval; `?` without the server's CPU.
+/// interval; `-` without the server's CPU.
 fn saved_with_ci(d: &Delta) -> String {
     match (d.saved_us, d.saved_ci_us) {
         (Some(s), Some((low, high))) => format!("{s:+.2} µs [{low:+.2} … {high:+.2}]"),
         (Some(s), None) => format!("{s:+.2} µs"),
-        (None, _) => "?".to_owned(),
+        (None, _) => ABSENT.to_owned(),
     }
 }
 
-/// A rate in requests per second; `–` when the file has none (before schema 11).
+/// A rate in requests per second; `-` when the file has none (before schema 11).
 fn rate(per_s: f64) -> String {
-    if per_s > 0.0 { format!("{per_s:.0}") } else { "–".to_owned() }
+    if per_s > 0.0 { format!("{per_s:.0}") } else { ABSENT.to_owned() }
 }
 
 /// The trust flags of the runs behind `d` (its framework, layers, scenario
@@ -146,14 +146,18 @@ pub fn delta_table(results: &Results) -> String {
         frameworks.dedup();
         for f in frameworks {
             let runs: Vec<_> = floors.iter().filter(|r| r.framework == f).collect();
-            let col = |g: fn(&RunFigures) -> f64| median(&runs.iter().map(|r| g(&r.figures)).collect::<Vec<_>>());
-            let cost = col(|f| f.server_cpu_percent.map_or(f64::NAN, |_| cost_us(f, f.server_cpus.unwrap_or(1))));
+            // The median of the runs that measured it; none when none did.
+            let col = |g: fn(&RunFigures) -> Option<f64>| {
+                let measured: Vec<f64> = runs.iter().filter_map(|r| g(&r.figures)).collect();
+                (!measured.is_empty()).then(|| median(&measured))
+            };
+            let cost = col(|f| f.server_cpu_percent.and_then(|_| cost_us(f, f.server_cpus.unwrap_or(1))));
             table.row(&[
                 &f.name(),
-                &if cost.is_finite() { format!("{cost:.2} µs") } else { "?".to_owned() },
-                &format!("{:.0}", col(|f| f.successful as f64)),
-                &format!("{:.0}", col(|f| f.requests_per_s)),
-                &ms(col(|f| f.latency_us.p99 as f64)),
+                &or_absent(cost, |cost| format!("{cost:.2} µs")),
+                &or_absent(col(|f| Some(f.successful as f64)), |n| format!("{n:.0}")),
+                &or_absent(col(|f| f.requests_per_s), |r| format!("{r:.0}")),
+                &or_absent(col(|f| f.latency_us.map(|l| l.p99 as f64)), ms),
             ]);
         }
         out.push_str(&table.finish());
@@ -178,8 +182,8 @@ pub fn delta_table(results: &Results) -> String {
         );
     }
     if let Some(ceiling) = m.client_ceiling_per_s {
-        let fastest = results.runs.iter().map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
-        let client_busy: Vec<f64> = results.runs.iter().map(|r| r.figures.client_cpu_percent).collect();
+        let fastest = results.runs.iter().filter_map(|r| r.figures.requests_per_s).fold(0.0, f64::max);
+        let client_busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.client_cpu_percent).collect();
         let _ = writeln!(
             out,
             "\nClient ceiling (`bench-client calibrate` at the start: the built-in canned responder, same connections and CPUs): {ceiling:.0} successful requests/s; the fastest run reached {:.0} % of it; the client's CPU was at most {:.0} % busy in any run.",
@@ -386,13 +390,13 @@ pub fn comparison_notes(cmp: &Comparison) -> String {
     let mut out = format!(
         "Separate sessions: each run is measured against its round's floor (/plaintext), so a whole session \
          running slower cancels; what else moves a session (the layout its server processes drew) is taken as \
-         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{:.1} % \
-         (the narrowest row) to ±{:.1} % (the widest); with this session SD no number of rounds resolves less \
+         a session SD of {:.1} % (--session-sd-percent). The judged rows resolve changes larger than ±{} % \
+         (the narrowest row) to ±{} % (the widest); with this session SD no number of rounds resolves less \
          than ±{:.1} %. For a change of your own, `bench-client ab` (make ab) pairs BEFORE and AFTER in one \
          session, slice by slice.\n",
         cmp.session_sd_percent,
-        cmp.best_resolution_percent().unwrap_or(f64::NAN),
-        cmp.resolution_percent().unwrap_or(f64::NAN),
+        or_absent(cmp.best_resolution_percent(), |p| format!("{p:.1}")),
+        or_absent(cmp.resolution_percent(), |p| format!("{p:.1}")),
         cmp.session_floor_percent()
     );
     if let Some(observed) = cmp.observed_session_sd_percent {

@@ -13,9 +13,18 @@ pub(super) fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1000.0)
 }
 
-/// `12.3 %`, or `–` when unknown.
+/// How a figure that was not measured reads, in the terminal and in the
+/// report: never 0, never NaN.
+pub(super) const ABSENT: &str = "-";
+
+/// `value` as `show` writes it, or [`ABSENT`].
+pub(super) fn or_absent<T>(value: Option<T>, show: impl FnOnce(T) -> String) -> String {
+    value.map_or_else(|| ABSENT.to_owned(), show)
+}
+
+/// `12.3 %`, or [`ABSENT`] when unknown.
 pub(super) fn opt_percent(p: Option<f64>) -> String {
-    p.map_or_else(|| "–".to_owned(), |p| format!("{p:.1} %"))
+    or_absent(p, |p| format!("{p:.1} %"))
 }
 
 /// `+6.6 % [+2.1 … +11.3]`, or the point alone when there is no interval.

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::flames::FlameGraphs;
-use super::format::{change_with_ci, ms, opt_percent, verdict};
+use super::format::{ABSENT, change_with_ci, ms, opt_percent, or_absent, verdict};
 use super::notes;
 use super::sections::{Answer, markdown_sections};
 use super::table::{Left, Right, Table};
@@ -30,9 +30,9 @@ pub fn sweep_table(results: &Results) -> String {
         let mut cells: Vec<String> = vec![line.framework.name().to_owned(), line.variant.to_string()];
         cells.extend(layers.iter().map(|l| match line.points.iter().find(|p| p.layers == *l) {
             Some(p) => format!("{:.0}/s · {:.2} µs", p.rate_per_s, p.cost_us),
-            None => "–".to_owned(),
+            None => ABSENT.to_owned(),
         }));
-        cells.push(line.added_per_layer_us.map_or_else(|| "–".to_owned(), |s| format!("{s:+.3} µs")));
+        cells.push(or_absent(line.added_per_layer_us, |s| format!("{s:+.3} µs")));
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
     let mut out = table.finish();
@@ -62,7 +62,7 @@ pub fn proportion_table(results: &Results) -> String {
         cells.extend(variants.iter().map(|v| {
             match costs.iter().find(|c| c.framework == framework && c.layers == layers && c.variant == *v) {
                 Some(c) => format!("{:.2} µs", c.cost_us),
-                None => "–".to_owned(),
+                None => ABSENT.to_owned(),
             }
         }));
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
@@ -95,7 +95,7 @@ pub fn proportion_table(results: &Results) -> String {
             format!("{:+.2} µs", d.saved_us),
         ];
         if fortunes {
-            cells.push(d.share_of_fortunes_percent.map_or_else(|| "–".to_owned(), |p| format!("{p:+.1} %")));
+            cells.push(or_absent(d.share_of_fortunes_percent, |p| format!("{p:+.1} %")));
         }
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
@@ -228,7 +228,7 @@ pub fn flamegraph_table(results: &Results, flamegraphs: &FlameGraphs) -> String 
             &format!("[{}]({})", g.svg, g.svg),
             &g.runs,
             &g.shape.samples,
-            &g.kept_percent.map_or_else(|| "–".to_owned(), |k| format!("{k:.0} %")),
+            &or_absent(g.kept_percent, |k| format!("{k:.0} %")),
             &format!("{:.1} %", g.shape.cut_percent()),
             &format!("{:.1} %", g.shape.unknown_percent()),
         ]);
@@ -302,10 +302,9 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
     ]);
     for r in &results.runs {
         let f = &r.figures;
-        let server_cpu = f.server_cpu_percent.map_or_else(
-            || "?".to_owned(),
-            |p| format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" }),
-        );
+        let server_cpu = or_absent(f.server_cpu_percent, |p| {
+            format!("{p:.1} %{}", if f.client_bound { " (client-bound)" } else { "" })
+        });
         table.row(&[
             &r.framework.name(),
             &r.scenario,
@@ -313,15 +312,15 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
             &r.round,
             &f.successful,
             &f.failed_total,
-            &format!("{:.0}", f.requests_per_s),
+            &or_absent(f.requests_per_s, |r| format!("{r:.0}")),
             &opt_percent(f.window_cv_percent),
             &if f.drift { "**yes**" } else { "no" },
-            &ms(f.latency_us.p50 as f64),
-            &ms(f.latency_us.p99 as f64),
-            &ms(f.latency_us.max as f64),
+            &or_absent(f.latency_us, |l| ms(l.p50 as f64)),
+            &or_absent(f.latency_us, |l| ms(l.p99 as f64)),
+            &or_absent(f.latency_us, |l| ms(l.max as f64)),
             &f.counts.in_flight_at_deadline,
             &server_cpu,
-            &format!("{:.1} %", f.client_cpu_percent),
+            &or_absent(f.client_cpu_percent, |p| format!("{p:.1} %")),
         ]);
     }
     out.push_str(&table.finish());
@@ -415,6 +414,29 @@ mod tests {
         let all = report(&profiling, &[], &[], &flames);
         assert!(all.contains("`perf record` attached to 8 of the 8 runs") && !all.contains("Without perf"), "{all}");
         assert!(!all.contains("## Cost of profiling"), "no run without perf to set against");
+    }
+
+    #[test]
+    fn a_figure_not_measured_reads_as_a_dash_in_report_md_and_report_html_never_as_zero() {
+        let f = Framework::Axum;
+        let mut runs = vec![run(f, "state", "fat", 1, 100, true), run(f, "state", "arc", 1, 0, true)];
+        runs[0].figures.client_cpu_percent = None;
+        let text = report(&results(runs), &[], &[], &FlameGraphs::default());
+        let row = |variant: &str| {
+            let line = text.lines().find(|l| l.starts_with(&format!("| axum | state | {variant} |"))).unwrap();
+            line.split('|').map(str::trim).skip(1).collect::<Vec<_>>()
+        };
+        // Columns: … requests/s (6), window CV, drift, p50 (9), p99, max, in flight, server CPU, client CPU (14).
+        let (served, nothing) = (row("fat"), row("arc"));
+        assert_eq!(&served[9..12], ["0.10 ms"; 3], "{served:?}");
+        assert_eq!(served[14], "-", "client CPU not sampled: {served:?}");
+        assert_eq!((nothing[4], nothing[6]), ("0", "0"), "0 successes over 1 s is a measured rate of 0");
+        assert_eq!(&nothing[9..12], ["-"; 3], "no success, no latency: {nothing:?}");
+        let page = crate::report::html_page(&text, std::path::Path::new("."));
+        let cells = "<td style=\"text-align: right\">-</td>";
+        assert_eq!(served[7], "-", "no CV of one window");
+        assert_eq!(page.matches(cells).count(), 3 + 1 + 2, "three latencies, a CPU and two CVs, each `-`");
+        assert!(!page.contains("NaN") && !text.contains("NaN"));
     }
 
     #[test]

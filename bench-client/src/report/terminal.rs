@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::flames::{Shape, top_self};
+use super::format::or_absent;
 use crate::calibrate::Ceiling;
 use crate::engine::{COUNTERS, Clean, LATE_SEND_TOLERANCE, LatencySummary, Spec};
 use crate::measure::RunFigures;
@@ -61,7 +62,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         "{} · {} connections · pipeline {} · {mode}{who} · {:.1} s measured{incomplete}",
         url, f.connections_requested, f.pipeline, f.duration_s
     )?;
-    writeln!(w, "  successful requests  {:>12}   ({:.0} requests/s)", f.successful, f.requests_per_s)?;
+    let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
+    writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
     writeln!(
         w,
         "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
@@ -116,37 +118,23 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         Some(p) => writeln!(
             w,
             "  server CPU           {p:>11.1} %   of {} CPU(s){}",
-            f.server_cpus.unwrap_or(0),
+            or_absent(f.server_cpus, |n| n.to_string()),
             if f.client_bound { "  CLIENT-BOUND: the server was not saturated" } else { "  (saturated)" }
         )?,
         None => writeln!(w, "  server CPU                 unknown   (pass --server-pid to check saturation)")?,
     }
     writeln!(
         w,
-        "  client CPU           {:>11.1} %   {} per 1,000 successful requests; peak RSS {:.1} MiB",
-        f.client_cpu_percent,
-        f.client_cpu_ms_per_1k.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.2} ms")),
+        "  client CPU           {:>13}   {} per 1,000 successful requests; peak RSS {:.1} MiB",
+        or_absent(f.client_cpu_percent, |p| format!("{p:.1} %")),
+        or_absent(f.client_cpu_ms_per_1k, |ms| format!("{ms:.2} ms")),
         f.client_peak_rss_bytes as f64 / (1024.0 * 1024.0)
     )?;
-    let ms = |us: u64| us as f64 / 1e3;
-    let line = |w: &mut dyn Write, name: &str, l: &LatencySummary| {
-        writeln!(
-            w,
-            "  {name:<20} p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-            ms(l.p50),
-            ms(l.p90),
-            ms(l.p99),
-            ms(l.p999),
-            ms(l.max)
-        )
-    };
-    match &f.latency_uncorrected_us {
-        None => line(w, "latency (ms)", &f.latency_us)?,
-        Some(uncorrected) => {
-            line(w, "latency (ms)", &f.latency_us)?;
-            writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
-            line(w, "uncorrected (ms)", uncorrected)?;
-        }
+    latency_line(w, "latency (ms)", f.latency_us.as_ref())?;
+    // The open loop says which latency is which, measured or not.
+    if f.rate_per_s.is_some() {
+        writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
+        latency_line(w, "uncorrected (ms)", f.latency_uncorrected_us.as_ref())?;
     }
     if let Some(stray) = stray(f) {
         writeln!(w, "  {stray}")?;
@@ -158,6 +146,21 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         Some(m) => clients_table(w, m),
         None => Ok(()),
     }
+}
+
+/// One line of latency percentiles, milliseconds; `-` for each when none
+/// was measured.
+fn latency_line(w: &mut impl Write, name: &str, l: Option<&LatencySummary>) -> io::Result<()> {
+    let ms = |pick: fn(&LatencySummary) -> u64| or_absent(l, |l| format!("{:.3}", pick(l) as f64 / 1e3));
+    writeln!(
+        w,
+        "  {name:<20} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        ms(|l| l.p50),
+        ms(|l| l.p90),
+        ms(|l| l.p99),
+        ms(|l| l.p999),
+        ms(|l| l.max)
+    )
 }
 
 /// A merged run's clients, one line each, and what `--force` overrode.
@@ -175,15 +178,15 @@ fn clients_table(w: &mut impl Write, m: &MergeInfo) -> io::Result<()> {
     for c in &m.clients {
         writeln!(
             w,
-            "    {:<7} {:<24} {:>5} {:>12} {:>11.0} {:>8} {:>9.3} {:>7.1} {:>5} ms  {}{}",
-            c.segment.map_or_else(|| "-".to_owned(), |i| i.to_string()),
+            "    {:<7} {:<24} {:>5} {:>12} {:>11} {:>8} {:>9} {:>7} {:>5} ms  {}{}",
+            or_absent(c.segment, |i| i.to_string()),
             c.label,
             c.connections_requested,
             c.successful,
-            c.requests_per_s,
+            or_absent(c.requests_per_s, |r| format!("{r:.0}")),
             c.failed_total,
-            c.latency_p99_us as f64 / 1e3,
-            c.client_cpu_percent,
+            or_absent(c.latency_p99_us, |us| format!("{:.3}", us as f64 / 1e3)),
+            or_absent(c.client_cpu_percent, |p| format!("{p:.1}")),
             format!("+{}", c.start_offset_ms),
             c.file,
             if c.complete { "" } else { "  INCOMPLETE" }
@@ -222,7 +225,11 @@ pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
         r.window_s
     )?;
     match r.server_cpu_percent {
-        Some(p) => writeln!(w, "  server CPU           {p:>11.1} %   of {} CPU(s)", r.server_cpus.unwrap_or(0))?,
+        Some(p) => writeln!(
+            w,
+            "  server CPU           {p:>11.1} %   of {} CPU(s)",
+            or_absent(r.server_cpus, |n| n.to_string())
+        )?,
         None => writeln!(w, "  server CPU                    -")?,
     }
     let windows: Vec<String> = r.server_cpu_percent_windows.iter().map(|p| format!("{p:.1}")).collect();
@@ -232,22 +239,21 @@ pub fn watch_summary(w: &mut impl Write, r: &WatchReport) -> io::Result<()> {
 /// One line: the client's ceiling, both CPU uses, and which side limited it.
 pub fn ceiling_line(ceiling: &Ceiling) -> String {
     let f = &ceiling.figures;
-    let responder = f.server_cpu_percent.unwrap_or(0.0);
     let limit = if f.client_bound {
         "the client's ceiling"
     } else {
         "a lower bound: the responder, not the client, was saturated"
     };
     format!(
-        "client ceiling: {:.0} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
-         built-in responder on CPU(s) {}; client on CPU(s) {} at {:.0} % busy, responder {:.0} %): {limit}",
-        f.requests_per_s,
+        "client ceiling: {} successful requests/s ({} connections, pipeline {}, canned /plaintext from the \
+         built-in responder on CPU(s) {}; client on CPU(s) {} at {} % busy, responder {} %): {limit}",
+        or_absent(f.requests_per_s, |r| format!("{r:.0}")),
         f.connections_requested,
         f.pipeline,
         ceiling.server_cpus,
         ceiling.client_cpus,
-        f.client_cpu_percent,
-        responder
+        or_absent(f.client_cpu_percent, |p| format!("{p:.0}")),
+        or_absent(f.server_cpu_percent, |p| format!("{p:.0}")),
     )
 }
 
@@ -255,12 +261,12 @@ pub fn ceiling_line(ceiling: &Ceiling) -> String {
 /// layers, round, scenario and variant, padded by the caller).
 pub fn run_line(label: &str, f: &RunFigures) -> String {
     let mut line = format!(
-        "  {label} {:>9} successful {:>9.0}/s  {:>5} failed  p99 {:>7.2} ms  server CPU {:>5.1} %{}",
+        "  {label} {:>9} successful {:>9}/s  {:>5} failed  p99 {:>7} ms  server CPU {:>5} %{}",
         f.successful,
-        f.requests_per_s,
+        or_absent(f.requests_per_s, |r| format!("{r:.0}")),
         f.failed_total,
-        f.latency_us.p99 as f64 / 1000.0,
-        f.server_cpu_percent.unwrap_or(f64::NAN),
+        or_absent(f.latency_us, |l| format!("{:.2}", l.p99 as f64 / 1000.0)),
+        or_absent(f.server_cpu_percent, |p| format!("{p:.1}")),
         if f.client_bound { "  CLIENT-BOUND" } else { "" }
     );
     if let Some(stray) = stray(f) {
@@ -316,11 +322,65 @@ fn waiting_line(f: &RunFigures) -> Option<String> {
     if waited == 0 {
         return None;
     }
-    let held_us = f.latency_uncorrected_us.as_ref().map_or(f.latency_us.p99, |l| l.p99);
+    let held_us = f.latency_uncorrected_us.as_ref().or(f.latency_us.as_ref())?.p99;
     let needed = (rate * held_us as f64 / 1e6 / f.pipeline as f64).ceil() as u64;
     Some(format!(
         "{waited} requests fell due while all {} connections waited on the server (its latency, not a shortfall); \
          about {needed} connections would keep up (rate × p99 time per request)",
         f.connections_requested
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::load_report;
+
+    fn summary(r: &LoadReport) -> String {
+        let mut out = Vec::new();
+        load_summary(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn line<'a>(text: &'a str, starts: &str) -> &'a str {
+        text.lines().find(|l| l.trim_start().starts_with(starts)).unwrap_or_else(|| panic!("{starts}: {text}"))
+    }
+
+    #[test]
+    fn a_figure_not_measured_prints_as_a_dash_never_as_zero() {
+        let served = load_report(0, 1, 1_796_119_201_000, &[100, 200, 300]);
+        let text = summary(&served);
+        assert_eq!(
+            line(&text, "latency (ms)"),
+            "  latency (ms)         p50 0.200  p90 0.300  p99 0.300  p99.9 0.300  max 0.300"
+        );
+        assert!(line(&text, "client CPU").contains("11.0 %"), "{text}");
+
+        let mut nothing = load_report(0, 1, 1_796_119_201_000, &[]);
+        assert_eq!(nothing.figures.latency_us, None);
+        let text = summary(&nothing);
+        assert_eq!(line(&text, "latency (ms)"), "  latency (ms)         p50 -  p90 -  p99 -  p99.9 -  max -");
+        assert!(line(&text, "successful requests").ends_with("(0 requests/s)"), "a measured rate of 0: {text}");
+
+        // No time measured and no CPU sampled: no rate, no CPU.
+        (nothing.figures.requests_per_s, nothing.figures.client_cpu_percent) = (None, None);
+        nothing.figures.rate_per_s = Some(100.0);
+        let text = summary(&nothing);
+        assert!(line(&text, "successful requests").ends_with("(- requests/s)"), "{text}");
+        assert!(line(&text, "client CPU").starts_with("  client CPU                       -   - per 1,000"), "{text}");
+        assert_eq!(line(&text, "uncorrected (ms)"), "  uncorrected (ms)     p50 -  p90 -  p99 -  p99.9 -  max -");
+        assert!(!text.contains("0.000") && !text.contains("NaN"), "{text}");
+        let run = run_line("axum", &nothing.figures);
+        assert!(run.contains("successful         -/s") && run.contains("p99       - ms"), "{run}");
+        assert!(run.contains("server CPU     - %") && !run.contains("NaN"), "{run}");
+
+        let mut ceiling =
+            Ceiling { figures: served.figures, server_cpus: "0".parse().unwrap(), client_cpus: "1".parse().unwrap() };
+        ceiling.figures.requests_per_s = Some(1234.4);
+        let text = ceiling_line(&ceiling);
+        assert!(text.starts_with("client ceiling: 1234 successful requests/s"), "{text}");
+        assert!(text.contains("at 11 % busy, responder - %)"), "the responder's CPU not sampled: {text}");
+        ceiling.figures.requests_per_s = None;
+        assert!(ceiling_line(&ceiling).starts_with("client ceiling: - successful requests/s"));
+    }
 }

@@ -186,7 +186,7 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
                     && f.round == run.round
                     && f.figures.usable()
             })
-            .map(|f| f.figures.requests_per_s)
+            .and_then(|f| f.figures.requests_per_s)
     };
     let rates = |res: &Results, k: &RunKey| -> Vec<f64> {
         res.runs
@@ -195,14 +195,18 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             .filter(|r| r.figures.usable())
             .filter_map(|r| match (basis, r.scenario) {
                 (Basis::Floor { .. }, scenario) if scenario != Scenario::Floor => {
-                    floor_of(res, r).map(|floor| r.figures.requests_per_s / floor)
+                    Some(r.figures.requests_per_s? / floor_of(res, r)?)
                 }
-                _ => Some(r.figures.requests_per_s),
+                _ => r.figures.requests_per_s,
             })
             .collect()
     };
     let per_s = |res: &Results, k: &RunKey| -> Vec<f64> {
-        res.runs.iter().filter(|r| r.key() == *k && r.figures.usable()).map(|r| r.figures.requests_per_s).collect()
+        res.runs
+            .iter()
+            .filter(|r| r.key() == *k && r.figures.usable())
+            .filter_map(|r| r.figures.requests_per_s)
+            .collect()
     };
     let session_sd_percent = match basis {
         Basis::Floor { session_sd_percent } => session_sd_percent,
@@ -344,7 +348,7 @@ mod tests {
         // The routes 10 % slower on a floor of the same speed: a change of the code.
         let mut slower = a.clone();
         for r in slower.runs.iter_mut().filter(|r| r.scenario != Scenario::Floor) {
-            r.figures.requests_per_s *= 0.9;
+            r.figures.requests_per_s = r.figures.requests_per_s.map(|rate| rate * 0.9);
         }
         let cmp = compare(&a, &slower, Basis::Floor { session_sd_percent: 1.5 });
         let route = cmp.rows.iter().find(|r| r.key.scenario != Scenario::Floor).unwrap();

@@ -47,13 +47,13 @@ fn delta_of(
     let before_counts: Vec<f64> = pairs.iter().map(|p| p.0.figures.successful as f64).collect();
     let after_counts: Vec<f64> = pairs.iter().map(|p| p.1.figures.successful as f64).collect();
     let p99 = |runs: &mut dyn Iterator<Item = &RunRecord>| {
-        median(&runs.map(|r| r.figures.latency_us.p99 as f64).collect::<Vec<_>>())
+        median(&runs.filter_map(|r| r.figures.latency_us.map(|l| l.p99 as f64)).collect::<Vec<_>>())
     };
     let cost = |f: &crate::measure::RunFigures| super::cost_us(f, f.server_cpus.unwrap_or(1));
     let saved: Vec<f64> = pairs
         .iter()
         .filter(|(b, a)| b.figures.server_cpu_percent.is_some() && a.figures.server_cpu_percent.is_some())
-        .map(|(b, a)| cost(&b.figures) - cost(&a.figures))
+        .filter_map(|(b, a)| Some(cost(&b.figures)? - cost(&a.figures)?))
         .filter(|s| s.is_finite())
         .collect();
     let (saved_us, saved_ci_us) = match analysis::mean_interval(&saved) {
@@ -70,8 +70,8 @@ fn delta_of(
         pairs: u32::try_from(per_pair.len()).unwrap_or(u32::MAX),
         before_successful: median(&before_counts),
         after_successful: median(&after_counts),
-        before_per_s: median(&pairs.iter().map(|p| p.0.figures.requests_per_s).collect::<Vec<_>>()),
-        after_per_s: median(&pairs.iter().map(|p| p.1.figures.requests_per_s).collect::<Vec<_>>()),
+        before_per_s: median(&pairs.iter().filter_map(|p| p.0.figures.requests_per_s).collect::<Vec<_>>()),
+        after_per_s: median(&pairs.iter().filter_map(|p| p.1.figures.requests_per_s).collect::<Vec<_>>()),
         change,
         change_min_percent: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
         change_max_percent: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),

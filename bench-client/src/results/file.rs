@@ -184,6 +184,8 @@ pub fn emit<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::results::fixtures::{load_report, results, run};
 
@@ -206,6 +208,31 @@ mod tests {
             err.starts_with(&format!("{}: run axum floor plaintext round 1: `sent` is 39", path.display())),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn failures_by_status_and_absent_figures_read_back_as_written() {
+        let dir = std::env::temp_dir().join(format!("bench-file-status-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c0.json");
+        // Nothing succeeded, every measured response a 503: no latency.
+        let mut report = load_report(0, 1, 1_796_119_201_000, &[]);
+        report.figures.failed.status.insert(503, 4);
+        report.figures.windows_failed = vec![2, 2];
+        (report.figures.failed_total, report.figures.counts.sent) = (4, 14);
+        write(&path, &report).unwrap();
+        let back = read_load(&path).unwrap();
+        assert_eq!(back.figures.failed.status, BTreeMap::from([(503, 4)]));
+        assert_eq!((back.figures.latency_us, back.figures.latency_percentiles_us.len()), (None, 0));
+        assert_eq!(back, report);
+
+        let mut r = results(vec![run(crate::model::Framework::Axum, "floor", "plaintext", 1, 40, true)]);
+        r.runs[0].figures.failed.status.insert(404, 1);
+        r.runs[0].figures.windows_failed = vec![1];
+        (r.runs[0].figures.failed_total, r.runs[0].figures.counts.sent) = (1, 41);
+        write(&path, &r).unwrap();
+        assert_eq!(read(&path).unwrap().runs[0].figures.failed.status, BTreeMap::from([(404, 1)]));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -49,7 +49,7 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
 /// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`).
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 11 only added
 /// keys, each with a default when missing, and 7 only values (`merge` needs

@@ -10,10 +10,11 @@ use crate::model::{Framework, Scenario, Variant};
 
 /// Server CPU time per successful request of one run, µs: the server's
 /// measured CPU use (all of its `server_cpus` when it was not sampled) over
-/// its rate. The cost the layer sweep and the proportion tables share.
-pub fn cost_us(figures: &RunFigures, server_cpus: usize) -> f64 {
+/// its rate. The cost the layer sweep and the proportion tables share;
+/// `None` without a rate above 0 (no request to share the CPU among).
+pub fn cost_us(figures: &RunFigures, server_cpus: usize) -> Option<f64> {
     let busy = figures.server_cpu_percent.map_or(server_cpus.max(1) as f64, |p| p / 100.0);
-    busy * 1e6 / figures.requests_per_s
+    figures.requests_per_s.filter(|&rate| rate > 0.0).map(|rate| busy * 1e6 / rate)
 }
 
 /// One route's cost in one framework at one layer count.
@@ -54,7 +55,7 @@ pub fn route_costs(results: &Results) -> Vec<RouteCost> {
                 .filter(|r| r.framework == framework && r.layers == layers && r.variant == variant)
                 .map(|r| &r.figures)
                 .filter(|f| f.usable())
-                .map(|f| cost_us(f, cpus))
+                .filter_map(|f| cost_us(f, cpus))
                 .collect();
             let cost_us = analysis::geometric_mean_interval(&costs).0;
             (cost_us > 0.0 && cost_us.is_finite()).then_some(RouteCost {

@@ -78,16 +78,24 @@ pub struct ClientRow {
     pub successful: u64,
     /// Its failed requests.
     pub failed_total: u64,
-    /// Its successful requests per second.
-    pub requests_per_s: f64,
-    /// Its own p99 latency, microseconds.
-    pub latency_p99_us: u64,
-    /// Its own CPU use, percent of one CPU.
-    pub client_cpu_percent: f64,
+    /// Its successful requests per second; `None` over no measured time.
+    pub requests_per_s: Option<f64>,
+    /// Its own p99 latency, microseconds; `None` without a successful
+    /// request (files before schema 12 wrote 0, read as `None`).
+    #[serde(deserialize_with = "zero_absent")]
+    pub latency_p99_us: Option<u64>,
+    /// Its own CPU use, percent of one CPU; `None` when not sampled.
+    pub client_cpu_percent: Option<f64>,
     /// Its `measure_start_unix_ms` minus the earliest input's, milliseconds.
     pub start_offset_ms: u64,
     /// Whether its run was complete.
     pub complete: bool,
+}
+
+/// Reads a latency, a 0 (files before schema 12: nothing measured, since
+/// every latency is recorded as at least 1 µs) as `None`.
+fn zero_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.filter(|&us| us > 0))
 }
 
 /// The server side of a merged report.

@@ -145,17 +145,16 @@ impl fmt::Display for Objective {
 impl Objective {
     /// Judges `figures` against the bound.
     pub fn judge(&self, figures: &RunFigures) -> SloVerdict {
-        let l = &figures.latency_us;
-        let actual = match self.metric {
-            Metric::Latency(_) if figures.successful == 0 => None,
-            Metric::Latency(p) => Some(match p {
+        let actual = match (self.metric, &figures.latency_us) {
+            (Metric::Latency(_), None) => None,
+            (Metric::Latency(p), Some(l)) => Some(match p {
                 Percentile::P50 => l.p50,
                 Percentile::P90 => l.p90,
                 Percentile::P99 => l.p99,
                 Percentile::P999 => l.p999,
                 Percentile::Max => l.max,
             } as f64),
-            Metric::Success => {
+            (Metric::Success, _) => {
                 let settled = figures.successful + figures.failed_total;
                 (settled > 0).then(|| 100.0 * figures.successful as f64 / settled as f64)
             }
@@ -214,8 +213,8 @@ mod tests {
             verdicts,
             [(Some(100.0), true), (Some(100.0), false), (Some(100.0), true), (Some(99.01), true), (Some(99.01), false)]
         );
-        figures.successful = 0;
-        figures.failed_total = 0;
+        // Nothing succeeded: no latency measured (`None`), no share settled.
+        (figures.successful, figures.failed_total, figures.latency_us) = (0, 0, None);
         let v = parse_slo("p99<1s").unwrap()[0].judge(&figures);
         assert_eq!((v.actual, v.met), (None, false), "nothing to judge is not met");
     }

@@ -54,8 +54,8 @@ pub fn sweep(results: &Results) -> Vec<SweepLine> {
                         .map(|r| &r.figures)
                         .filter(|f| f.usable())
                         .collect();
-                    let rates: Vec<f64> = runs.iter().map(|f| f.requests_per_s).collect();
-                    let costs: Vec<f64> = runs.iter().map(|f| cost_us(f, cpus)).collect();
+                    let rates: Vec<f64> = runs.iter().filter_map(|f| f.requests_per_s).collect();
+                    let costs: Vec<f64> = runs.iter().filter_map(|f| cost_us(f, cpus)).collect();
                     let rate_per_s = analysis::geometric_mean_interval(&rates).0;
                     (rate_per_s > 0.0).then(|| SweepPoint {
                         layers,

@@ -348,7 +348,7 @@ fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
     match calibrate::measure(&calibration, stop) {
         Ok(ceiling) => {
             eprintln!("{}", ceiling_line(&ceiling));
-            (ceiling.figures.usable()).then(|| ceiling.requests_per_s())
+            ceiling.requests_per_s().filter(|_| ceiling.figures.usable())
         }
         Err(e) => {
             eprintln!("warning: client ceiling not measured: {e:#}");

@@ -2,6 +2,8 @@
 //! a 2-core machine instead of one per file). Tests that load, pin or time
 //! hold `util::exclusive()`.
 
+// Absent is not zero: no latency measured is `null` and `-`, through `merge`.
+mod absent;
 // Every loopback address form typed reaches its listener ([::1], localhost); others refused.
 mod addresses;
 // Every request accounted for: late answers, resets, backlogs, ramps, churn, Ctrl-C in any phase.

@@ -153,7 +153,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
             .lines()
             .find(|l| l.starts_with(&format!("| {framework} | 10 | /fortunes → /fortunes/cached |")))
             .unwrap_or_else(|| panic!("{framework}: the fortunes delta in proportion:\n{report}"));
-        assert!(!row.contains(" – |"), "{framework}: every cost known: {row}");
+        assert!(!row.contains(" - |"), "{framework}: every cost known: {row}");
     }
     let _ = std::fs::remove_dir_all(&out);
 }

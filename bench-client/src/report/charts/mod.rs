@@ -123,7 +123,7 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
         let mut all_bars = Vec::new();
         for (g, &f) in frameworks.iter().enumerate() {
             for (s, &variant) in variants.iter().enumerate() {
-                let rates: Vec<f64> = runs_of(f, variant).iter().map(|r| r.figures.requests_per_s).collect();
+                let rates: Vec<f64> = runs_of(f, variant).iter().filter_map(|r| r.figures.requests_per_s).collect();
                 if rates.is_empty() {
                     continue;
                 }

@@ -69,8 +69,8 @@ pub fn tracked(results: &Results) -> Vec<Tracked> {
     groups
         .into_iter()
         .map(|(name, runs)| {
-            let rates: Vec<f64> = runs.iter().map(|r| r.figures.requests_per_s).collect();
-            let p99: Vec<f64> = runs.iter().map(|r| r.figures.latency_us.p99 as f64 * 1e3).collect();
+            let rates: Vec<f64> = runs.iter().filter_map(|r| r.figures.requests_per_s).collect();
+            let p99: Vec<f64> = runs.iter().filter_map(|r| r.figures.latency_us).map(|l| l.p99 as f64 * 1e3).collect();
             Tracked { name, per_s: geometric_mean_interval(&rates), p99_ns: geometric_mean_interval(&p99) }
         })
         .collect()

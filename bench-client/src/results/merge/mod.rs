@@ -259,7 +259,7 @@ fn client_row(d: &Decoded<'_>, earliest: u64) -> ClientRow {
         successful: f.successful,
         failed_total: f.failed_total,
         requests_per_s: f.requests_per_s,
-        latency_p99_us: f.latency_us.p99,
+        latency_p99_us: f.latency_us.map(|l| l.p99),
         client_cpu_percent: f.client_cpu_percent,
         start_offset_ms: d.measure_start_unix_ms - earliest,
         complete: f.complete,
@@ -305,7 +305,8 @@ mod tests {
             all.record(v).unwrap();
         }
         assert_eq!(f.latency_us, LatencySummary::of(&all), "not an average of the clients' percentiles");
-        assert_ne!(f.latency_us.p50, (a.latency_us.p50 + b.latency_us.p50) / 2);
+        let p50 = |f: &RunFigures| f.latency_us.unwrap().p50;
+        assert_ne!(p50(f), (p50(a) + p50(b)) / 2);
         assert_eq!(f.latency_hdr.as_ref().map(|h| h.decode().unwrap()), Some(all));
         assert_eq!(f.client_cpu_percent_windows, vec![20.0, 24.0], "the clients' CPUs add");
         assert_eq!((f.measure_start_unix_ms, f.start_at_unix_ms), (Some(T), Some(1_796_119_200_000)));
@@ -349,6 +350,23 @@ mod tests {
         };
         let forced = merge(&clients, None, options(true)).expect("--force merges");
         (refusal, forced)
+    }
+
+    #[test]
+    fn clients_that_measured_no_latency_merge_into_a_run_without_one() {
+        // Two segments at one barrier on one host (one label), neither with a
+        // success: their empty histograms are alike, and they are two runs.
+        let (mut a, mut b) = (load_report(0, 2, T, &[]), load_report(1, 2, T, &[]));
+        b.figures.label = a.figures.label.clone();
+        a.figures.client_cpu_percent = None;
+        let m = merge(&[input("c0.json", a), input("c1.json", b)], None, options(false)).unwrap();
+        assert_eq!((m.figures.successful, m.figures.latency_us), (0, None), "no latency measured, none is 0");
+        assert!(m.figures.latency_percentiles_us.is_empty());
+        assert_eq!(m.figures.requests_per_s, Some(0.0), "0 successes over 2 s measured");
+        let info = m.merge.unwrap();
+        assert_eq!(info.clients[0].latency_p99_us, None);
+        assert_eq!(info.clients[0].client_cpu_percent, None, "client 0's CPU was not sampled");
+        assert_eq!(info.clients[1].client_cpu_percent, Some(11.0));
     }
 
     #[test]

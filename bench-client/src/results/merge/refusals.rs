@@ -195,7 +195,10 @@ pub(super) fn refusals(
         for y in &decoded[i + 1..] {
             let (rx, ry) = (&x.input.report, &y.input.report);
             let (a, b) = (x.input.file.clone(), y.input.file.clone());
-            if rx.figures.label == ry.figures.label
+            // Two segments are two runs, even when neither measured a latency
+            // (two empty histograms are alike without being one run).
+            if rx.segment == ry.segment
+                && rx.figures.label == ry.figures.label
                 && x.measure_start_unix_ms == y.measure_start_unix_ms
                 && rx.figures.latency_hdr == ry.figures.latency_hdr
             {
