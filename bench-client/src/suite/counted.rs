@@ -148,19 +148,27 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
     if let Some(cpus) = &plan.client_cpus {
         cpus.pin_current_thread()?;
     }
-    for spec in &plan.servers {
-        let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
-        let made = std::fs::create_dir_all(&dumps).with_context(|| format!("cannot create {}", dumps.display()));
-        for route in &plan.routes {
-            let row = made.as_ref().map_err(|e| anyhow::anyhow!("{e:#}")).and_then(|()| {
-                if stop.load(Ordering::Relaxed) {
-                    bail!("interrupted");
-                }
-                count_route(plan, spec, route, &dumps, stop)
-            });
+    // Route by route, every server in turn: two builds compared are counted
+    // side by side in time, so a change in what the machine does between
+    // routes reaches both (a count moves with the load by up to 1 % here).
+    let mut counted: Vec<(usize, usize, CountRow)> = Vec::new();
+    for (r, route) in plan.routes.iter().enumerate() {
+        for (s, spec) in plan.servers.iter().enumerate() {
+            let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
+            let row = std::fs::create_dir_all(&dumps)
+                .with_context(|| format!("cannot create {}", dumps.display()))
+                .and_then(|()| {
+                    if stop.load(Ordering::Relaxed) {
+                        bail!("interrupted");
+                    }
+                    count_route(plan, spec, route, &dumps, stop)
+                });
             match row {
                 Ok(row) => {
-                    report.rows.push(row);
+                    counted.push((s, r, row));
+                    // The table reads server by server, each in the routes' order.
+                    counted.sort_by_key(|(s, r, _)| (*s, *r));
+                    report.rows = counted.iter().map(|(_, _, row)| row.clone()).collect();
                     report.deltas = count_deltas(&report.rows, &plan.servers, &plan.pairs);
                     crate::results::write(&file, &report)?;
                 }
