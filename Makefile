@@ -52,8 +52,12 @@ help: ## List the targets and the variables they read
 	@echo "             PAIRING=$(PAIRING) CALL_GRAPH=$(CALL_GRAPH) PERF_FREQUENCY_HZ=$(PERF_FREQUENCY_HZ) (bench-debug, flamegraph)"
 	@echo "             NO_BUILD=$(NO_BUILD) (1: run the binaries already built) CLIENT=$(CLIENT)"
 
-build-client:
+build-client: prereqs-bench
 	$(CARGO) build --locked --release -p bench-client
+
+# What a fresh machine lacks, named in one line with the command that installs it (exit 2).
+prereqs-%:
+	@bash bench/prereqs.sh $*
 
 # The suite builds the servers itself (cargo build --locked --profile …), so
 # the profiling build gets its frame pointers in one place.
@@ -102,7 +106,7 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
-count: $(BUILD_CLIENT) ## Instructions and allocations per request, counted under callgrind: PROFILE=debug for the debug build
+count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations and system calls per request, counted under callgrind: PROFILE=debug for the debug build
 	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build)
@@ -112,7 +116,7 @@ bench-all: bench bench-debug ## Both profiles; the second report shows them side
 bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 	$(CARGO) bench --locked -p common --bench state_and_payload
 
-test: fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
+test: prereqs-test fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(CARGO) test --workspace --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
@@ -154,6 +158,7 @@ mutants: ## Mutation testing (cargo-mutants) of the statistics, framing, windows
 test-scripts: ## How bench/client-vs-wrk.sh counts (canned outputs); docs/ci/benchmark.yml through actionlint
 	bash bench/test-counting.sh
 	bash bench/test-workflow.sh
+	bash bench/test-prereqs.sh
 
 fmt:
 	$(CARGO) fmt --all --check

@@ -19,6 +19,7 @@ mod flamegraph;
 mod k8s;
 mod load;
 mod merge;
+mod render;
 mod responder;
 mod suite;
 mod watch;
@@ -38,6 +39,7 @@ pub use self::flamegraph::FlamegraphArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};
 pub use self::merge::MergeArgs;
+pub use self::render::{FrontTable, ReportArgs};
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
 pub use self::watch::WatchArgs;
@@ -84,10 +86,14 @@ pub enum Commands {
     /// Measure the client's own ceiling against a built-in canned responder pinned like a server.
     #[command(after_help = "Example:\n  bench-client calibrate --server-cpus 0 --client-cpus 1")]
     Calibrate(CalibrateArgs),
-    /// What a request costs each framework, counted: instructions and allocations under callgrind.
+    /// What a request costs each framework, counted: instructions, allocations and system calls under callgrind.
     #[command(after_help = "Examples:\n  bench-client count   (what `make count` runs)\n  \
         bench-client count --frameworks axum --routes /state/fat,/state/arc --requests 1000")]
     Count(CountArgs),
+    /// A front-page table of a suite's results file: each route's cost per framework, fastest first
+    /// (--table floors), or the changes (--table changes), under what and when it was measured.
+    #[command(after_help = "Example:\n  bench-client report results/latest --table floors")]
+    Report(ReportArgs),
     /// The canned responder `calibrate` starts (internal).
     #[command(hide = true)]
     Responder(ResponderArgs),
@@ -256,6 +262,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Ok(plan) => flamegraph::run(&plan, stop).map_or_else(failed, |()| Outcome::Success),
             Err(e) => report(&e, Outcome::Usage),
         },
+        Commands::Report(args) => render::run(&args),
         Commands::Count(CountArgs { from: Some(path), .. }) => count::render(&path),
         Commands::Count(args) => match args.plan() {
             Ok(plan) => count::run(&plan, stop),

@@ -15,7 +15,7 @@ use crate::results::{AbMeta, Comparison, Delta, Results, cost_us};
 
 /// `+4.40 µs [+3.90 … +4.90]`: server CPU saved per request with its
 /// interval; `-` without the server's CPU.
-fn saved_with_ci(d: &Delta) -> String {
+pub(super) fn saved_with_ci(d: &Delta) -> String {
     match (d.saved_us, d.saved_ci_us) {
         (Some(s), Some((low, high))) => format!("{s:+.2} µs [{low:+.2} … {high:+.2}]"),
         (Some(s), None) => format!("{s:+.2} µs"),

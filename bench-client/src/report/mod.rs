@@ -11,6 +11,7 @@ mod counted;
 mod deltas;
 pub mod flames;
 mod format;
+mod front;
 mod html;
 mod latency;
 mod markdown;
@@ -22,6 +23,7 @@ mod terminal;
 pub use self::counted::count_table;
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
+pub use self::front::{changes_excerpt, floors_table, machine_line};
 pub use self::html::html_page;
 pub use self::latency::latency_table;
 pub use self::markdown::{
