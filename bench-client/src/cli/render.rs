@@ -53,3 +53,53 @@ pub(super) fn run(args: &ReportArgs) -> Outcome {
         Err(e) => super::report(&e, Outcome::Usage),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{FrontTable, ReportArgs, rendered};
+
+    /// The committed sessions the README's tables are rendered from, with the table of each.
+    const README_TABLES: [(&str, FrontTable, &str); 3] = [
+        ("bench/runs/2026-12-01-front-page/results.json.gz", FrontTable::Floors, "floors"),
+        ("bench/runs/2026-12-01-front-page/results.json.gz", FrontTable::Changes, "changes"),
+        ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes"),
+    ];
+
+    #[test]
+    fn the_readme_shows_the_committed_sessions_as_report_renders_them() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        for (file, table, name) in README_TABLES {
+            let text = rendered(&ReportArgs { file: root.join(file), table }).unwrap();
+            assert!(readme.contains(text.trim()), "README's {name} table of {file} differs from:\n{text}");
+            let command = format!("bench-client report {file} --table {name}");
+            assert!(readme.contains(&command), "README does not say it renders with `{command}`");
+        }
+    }
+
+    #[test]
+    fn each_route_lists_its_frameworks_fastest_first_with_the_machine_line() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let file = root.join(README_TABLES[0].0);
+        let text = rendered(&ReportArgs { file, table: FrontTable::Floors }).unwrap();
+        assert!(
+            text.starts_with(
+                "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 74585"
+            )
+        );
+        let mut by_route: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();
+        for line in text.lines().filter(|l| l.starts_with("| /")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let mean: f64 = cells[3].split(' ').next().unwrap().parse().unwrap();
+            by_route.entry(cells[1]).or_default().push(mean);
+            assert_eq!(cells[5], "6", "six rounds each: {line}");
+        }
+        assert_eq!(by_route.len(), 6, "every route of the session: {text}");
+        for (route, means) in by_route {
+            assert_eq!(means.len(), 3, "{route}: three frameworks");
+            assert!(means.windows(2).all(|w| w[0] <= w[1]), "{route}: fastest first: {means:?}");
+        }
+    }
+}

@@ -19,8 +19,12 @@ use crate::results::{Results, cost_us};
 pub fn machine_line(results: &Results) -> String {
     let m = &results.meta;
     let ceiling = m.client_ceiling_per_s.map_or_else(|| "not measured".to_owned(), |c| format!("{c:.0} requests/s"));
+    let what = match &m.ab {
+        Some(ab) => format!("`ab`, BEFORE {} against AFTER {}. ", ab.before, ab.after),
+        None => String::new(),
+    };
     format!(
-        "Measured on {} ({} CPUs; server on CPU {:?}, client on CPU {:?}; client ceiling {ceiling}), commit {}, {}; \
+        "{what}Measured on {} ({} CPUs; server on CPU {:?}, client on CPU {:?}; client ceiling {ceiling}), commit {}, {}; \
          {} rounds of {} s, {} connections, {} build.",
         m.cpu_model,
         m.cores,
@@ -98,9 +102,11 @@ const DEFAULT_THRESHOLD_PERCENT: f64 = 2.0;
 /// p99s and flags beside them): each delta's server CPU saved per request
 /// and change in requests per second, with intervals and verdicts.
 pub fn changes_excerpt(results: &Results) -> String {
+    // `ab` compares two builds route by route: the route is the delta.
+    let ab = results.meta.ab.is_some();
     let mut t = Table::of([
         ("framework", Left),
-        ("delta", Left),
+        (if ab { "route" } else { "delta" }, Left),
         ("server CPU saved per request [95 % CI]", Right),
         ("change in requests/s [95 % CI]", Right),
         ("verdict", Left),
@@ -108,7 +114,7 @@ pub fn changes_excerpt(results: &Results) -> String {
     for d in &results.deltas {
         t.row(&[
             &d.framework.name(),
-            &format!("`{}` → `{}`", d.from, d.to),
+            &if ab { format!("`{}`", d.to) } else { format!("`{}` → `{}`", d.from, d.to) },
             &saved_with_ci(d),
             &change_with_ci(&d.change),
             &verdict_within(&d.change, results.meta.threshold_percent.or(Some(DEFAULT_THRESHOLD_PERCENT))),
