@@ -131,7 +131,6 @@ impl AbArgs {
             self.aa.is_none() || ci.is_empty(),
             "--aa compares one side with itself: it writes no --bmf, --github-benchmark or --junit"
         );
-        ensure!(!self.count || ci.is_empty(), "--count writes no --bmf, --github-benchmark or --junit");
         Ok(ci)
     }
 
@@ -244,7 +243,7 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
             plan.before.revision.label(),
             plan.after.revision.label()
         );
-        return Ok(super::count::run(&counted, stop));
+        return Ok(super::count::run(&counted, ci, stop));
     }
     let outcome = ab::run(plan, stop)?;
     let answer = report::Answer {

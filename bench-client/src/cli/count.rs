@@ -9,6 +9,7 @@ use clap::Args;
 use super::Outcome;
 use super::ab::DEFAULT_ROUTES;
 use super::args::ServedArgs;
+use super::ci::{CiArgs, CiPlan};
 use crate::analysis::Better;
 use crate::model::{Framework, Profile};
 use crate::report;
@@ -55,6 +56,10 @@ pub struct CountArgs {
     /// Where the servers run, where the folder goes, whether to build.
     #[command(flatten)]
     pub served: ServedArgs,
+    /// Files for CI (counted: instructions, allocations and system calls per request; with two
+    /// --cmd, a JUnit test case per route, failed when its instructions grow beyond --threshold-percent).
+    #[command(flatten, next_help_heading = "CI and gates")]
+    pub ci: CiArgs,
 }
 
 /// The tables of the `count.json` at `path`, as `count` printed them.
@@ -69,6 +74,14 @@ pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
 }
 
 impl CountArgs {
+    /// The CI files asked for, checked (before anything runs).
+    ///
+    /// # Errors
+    /// A CI file's folder that cannot be made.
+    pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
+        CiPlan::new(&self.ci, self.threshold_percent)
+    }
+
     /// Checks the flags into a [`CountPlan`].
     ///
     /// # Errors
@@ -137,8 +150,9 @@ pub(super) fn render(path: &std::path::Path) -> Outcome {
     }
 }
 
-/// Checks the tools, counts, prints the table and where the file went.
-pub(super) fn run(plan: &CountPlan, stop: &AtomicBool) -> Outcome {
+/// Checks the tools, counts, prints the table and where the file went, and
+/// writes the CI files `ci` asks for.
+pub(super) fn run(plan: &CountPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
     if let Err(e) = suite::check_tools() {
         return super::report(&e, Outcome::Usage);
     }
@@ -146,6 +160,10 @@ pub(super) fn run(plan: &CountPlan, stop: &AtomicBool) -> Outcome {
         Ok(outcome) => {
             println!("{}", report::count_table(&outcome.report));
             println!("count: {}", outcome.file.display());
+            let tracked = report::ci::tracked_counts(&outcome.report);
+            if let Err(e) = ci.write("count", &tracked, &report::ci::judged_counts(&outcome.report)) {
+                return super::report(&e, Outcome::Failed);
+            }
             let costlier: Vec<_> = outcome
                 .report
                 .deltas

@@ -264,8 +264,8 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
         },
         Commands::Report(args) => render::run(&args),
         Commands::Count(CountArgs { from: Some(path), .. }) => count::render(&path),
-        Commands::Count(args) => match args.plan() {
-            Ok(plan) => count::run(&plan, stop),
+        Commands::Count(args) => match args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))) {
+            Ok((plan, ci)) => count::run(&plan, &ci, stop),
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Calibrate(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {

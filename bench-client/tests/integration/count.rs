@@ -157,6 +157,12 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
         Command::new(util::CLIENT)
             .args(["ab", "--count", "--profile", "dev", "--no-build", "--before-cmd", &before, "--after-cmd", &after])
             .args(["--routes", "/state/fat", "--requests", "100", "--repeats", "2", "--threshold-percent", "5"])
+            .args([
+                "--junit",
+                out.join("ci/junit.xml").to_str().unwrap(),
+                "--bmf",
+                out.join("ci/bmf.json").to_str().unwrap(),
+            ])
             .args(["--server-cpus", &server_cpu.to_string()])
             .arg("--out")
             .arg(&out),
@@ -177,5 +183,30 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
     let calls = delta["system_calls"]["change_percent"].as_f64().unwrap();
     assert!(calls.abs() < 10.0, "cloning calls the kernel no more often: {delta}");
     assert!(stdout.contains("REGRESSION: /state/fat own before → own after: +"), "{stdout}");
+    // The CI files: a JUnit test case per route, failed as costlier; BMF's counted measures per server.
+    let xml = std::fs::read_to_string(out.join("ci/junit.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 1, "{xml}");
+    assert_eq!(cases[0].attribute("name"), Some("/state/fat own before → own after instructions"), "{xml}");
+    let failure = cases[0].children().find(|c| c.has_tag_name("failure")).expect(&xml);
+    assert!(failure.attribute("message").unwrap().starts_with("costlier beyond 5 %: +"), "{xml}");
+    let bmf: Value = serde_json::from_str(&std::fs::read_to_string(out.join("ci/bmf.json")).unwrap()).unwrap();
+    for side in ["own before", "own after"] {
+        let measures = &bmf[format!("{side} /state/fat")];
+        let instructions = measures["instructions"]["value"].as_f64().unwrap();
+        assert_eq!(
+            instructions,
+            report["rows"][usize::from(side == "own after")]["instructions_per_request"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .sum::<f64>()
+                / 2.0,
+            "{bmf}"
+        );
+        assert!(measures["system-calls"]["value"].as_f64().unwrap() >= 2.0, "{bmf}");
+    }
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -16,13 +16,15 @@ fn metric((value, interval): (f64, Option<(f64, f64)>)) -> Value {
     }
 }
 
-/// Bencher Metric Format: per route the measures `throughput` (successful
-/// requests per second) and `latency` (p99, ns); per change `change-percent`
+/// Bencher Metric Format: per route its measures (timed: `throughput`,
+/// successful requests per second, and `latency`, p99 in ns; counted:
+/// `instructions`, `allocations`, `system-calls` per request); per change `change-percent`
 /// and, for deltas, `server-cpu-saved-us`, each with its interval.
 pub(super) fn bmf(tracked: &[Tracked], judged: &[Judged]) -> Value {
     let mut out = BTreeMap::new();
     for t in tracked {
-        out.insert(t.name.clone(), json!({ "throughput": metric(t.per_s), "latency": metric(t.p99_ns) }));
+        let measures: BTreeMap<&str, Value> = t.measures.iter().map(|m| (m.key, metric(m.value))).collect();
+        out.insert(t.name.clone(), json!(measures));
     }
     for j in judged {
         let c = &j.change;

@@ -22,7 +22,8 @@ pub(super) fn junit(suite: &str, judged: &[Judged], threshold_percent: f64) -> a
             skipped
         } else if j.regression(threshold_percent) {
             let mut failure = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            failure.set_message(format!("slower beyond {threshold_percent} %: {verdict}")).set_type("regression");
+            let worse = if j.better == crate::analysis::Better::Lower { "costlier" } else { "slower" };
+            failure.set_message(format!("{worse} beyond {threshold_percent} %: {verdict}")).set_type("regression");
             failure
         } else {
             TestCaseStatus::success()
@@ -53,18 +54,21 @@ mod tests {
                 change: change(-5.0, -7.0, -3.0, Verdict::Slower),
                 saved_us: None,
                 judged: true,
+                better: crate::analysis::Better::Higher,
             },
             Judged {
                 name: "axum /b".into(),
                 change: change(-1.0, -1.5, -0.5, Verdict::Slower),
                 saved_us: None,
                 judged: true,
+                better: crate::analysis::Better::Higher,
             },
             Judged {
                 name: "axum /c".into(),
                 change: change(-9.0, -12.0, -6.0, Verdict::Slower),
                 saved_us: None,
                 judged: false,
+                better: crate::analysis::Better::Higher,
             },
         ];
         let xml = junit("ab", &judged, 2.0).unwrap();

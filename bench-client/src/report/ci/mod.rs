@@ -18,18 +18,32 @@ mod github_benchmark;
 mod junit;
 
 use crate::analysis::{Better, Change, geometric_mean_interval};
-use crate::results::{Comparison, Results, RunRecord};
+use crate::results::{Comparison, CountReport, OverRepeats, Results, RunRecord};
 
-/// One route's figures over the rounds of a results file.
+/// One measure of a tracked route: its BMF key, unit, value with its 95 %
+/// interval, and how it reads in a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measure {
+    /// The BMF measure's key (`throughput`, `latency`, `instructions`, …).
+    pub key: &'static str,
+    /// Its unit (`requests/s`, `ns`, `instructions/request`, …).
+    pub unit: &'static str,
+    /// The value and, when known, its 95 % interval.
+    pub value: (f64, Option<(f64, f64)>),
+    /// How it reads beside another measure (`p99 412 µs`).
+    pub shown: String,
+}
+
+/// One route's figures: timed, over the rounds of a results file (successful
+/// requests per second first, then p99 latency); counted, over the repeats
+/// of a `count` (instructions per request first, then allocations and system
+/// calls). The first measure is the one a single-valued format publishes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tracked {
     /// `framework route` (with the side for `ab`, the layers when swept).
     pub name: String,
-    /// Successful requests per second: geometric mean over the rounds, and
-    /// its 95 % interval.
-    pub per_s: (f64, Option<(f64, f64)>),
-    /// p99 latency of successful requests, nanoseconds, the same way.
-    pub p99_ns: (f64, Option<(f64, f64)>),
+    /// Its measures, the headline first.
+    pub measures: Vec<Measure>,
 }
 
 /// One change a CI gate judges.
@@ -43,13 +57,15 @@ pub struct Judged {
     pub saved_us: Option<(f64, Option<(f64, f64)>)>,
     /// Whether it is judged at all (`compare`'s floor rows are not).
     pub judged: bool,
+    /// Which way is better: higher for a rate, lower for a count.
+    pub better: Better,
 }
 
 impl Judged {
     /// A judged change that is a regression beyond `threshold_percent`
     /// ([`Change::is_regression`], the rule `ab` and `compare` apply too).
     pub fn regression(&self, threshold_percent: f64) -> bool {
-        self.judged && self.change.is_regression(threshold_percent, Better::Higher)
+        self.judged && self.change.is_regression(threshold_percent, self.better)
     }
 }
 
@@ -71,7 +87,24 @@ pub fn tracked(results: &Results) -> Vec<Tracked> {
         .map(|(name, runs)| {
             let rates: Vec<f64> = runs.iter().filter_map(|r| r.figures.requests_per_s).collect();
             let p99: Vec<f64> = runs.iter().filter_map(|r| r.figures.latency_us).map(|l| l.p99 as f64 * 1e3).collect();
-            Tracked { name, per_s: geometric_mean_interval(&rates), p99_ns: geometric_mean_interval(&p99) }
+            let p99_ns = geometric_mean_interval(&p99);
+            Tracked {
+                name,
+                measures: vec![
+                    Measure {
+                        key: "throughput",
+                        unit: "requests/s",
+                        value: geometric_mean_interval(&rates),
+                        shown: String::new(),
+                    },
+                    Measure {
+                        key: "latency",
+                        unit: "ns",
+                        value: p99_ns,
+                        shown: format!("p99 {:.0} µs", p99_ns.0 / 1e3),
+                    },
+                ],
+            }
         })
         .collect()
 }
@@ -88,6 +121,7 @@ pub fn judged_deltas(results: &Results) -> Vec<Judged> {
                 change: d.change,
                 saved_us: d.saved_us.map(|s| (s, d.saved_ci_us)),
                 judged: true,
+                better: Better::Higher,
             }
         })
         .collect()
@@ -109,6 +143,46 @@ pub fn judged_rows(comparison: &Comparison) -> Vec<Judged> {
             change: r.change,
             saved_us: None,
             judged: comparison.judged(r),
+            better: Better::Higher,
+        })
+        .collect()
+}
+
+/// The routes of a `count`: per server and route, instructions,
+/// allocations and system calls per request, the mean over the repeats with
+/// its 95 % interval.
+pub fn tracked_counts(report: &CountReport) -> Vec<Tracked> {
+    let measure = |key, unit, values: &[f64]| {
+        let value = OverRepeats::of(values).map_or((0.0, None), |o| (o.mean, o.interval));
+        Measure { key, unit, value, shown: format!("{key} {:.2}", value.0) }
+    };
+    report
+        .rows
+        .iter()
+        .map(|r| Tracked {
+            name: format!("{} {}", r.framework, r.route),
+            measures: vec![
+                measure("instructions", "instructions/request", &r.instructions_per_request),
+                measure("allocations", "allocations/request", &r.allocations_per_request),
+                measure("system-calls", "system calls/request", &r.system_calls_per_request),
+            ],
+        })
+        .filter(|t| t.measures[0].value.0 > 0.0)
+        .collect()
+}
+
+/// The counted deltas of a `count` (two builds): each route's change of
+/// instructions per request, a regression when it grows.
+pub fn judged_counts(report: &CountReport) -> Vec<Judged> {
+    report
+        .deltas
+        .iter()
+        .map(|d| Judged {
+            name: format!("{} {} → {} instructions", d.route, d.before, d.after),
+            change: d.instructions.as_change(),
+            saved_us: None,
+            judged: true,
+            better: Better::Lower,
         })
         .collect()
 }
@@ -186,8 +260,10 @@ mod tests {
         assert_eq!(tracked[0].name, "axum /api/devices");
         // Rounds 1 and 2 (round 3 is incomplete): √(1000 × 4000) = 2000 per s
         // over the fixtures' one-second runs.
-        assert!((tracked[0].per_s.0 - 2000.0).abs() < 1e-6, "{tracked:?}");
-        let (low, high) = tracked[0].per_s.1.unwrap();
+        let per_s = tracked[0].measures[0].value;
+        assert_eq!(tracked[0].measures[0].key, "throughput");
+        assert!((per_s.0 - 2000.0).abs() < 1e-6, "{tracked:?}");
+        let (low, high) = per_s.1.unwrap();
         assert!(low < 1000.0 && high > 4000.0, "two rounds, t(1) = 12.7: {low} … {high}");
     }
 }
