@@ -47,6 +47,9 @@ pub struct CompareArgs {
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let ci = CiPlan::new(&args.ci, args.threshold)?;
+    if let Some(outcome) = super::compare_count::run(&args.a, &args.b, args.threshold, &ci)? {
+        return Ok(outcome);
+    }
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
     let (a, b) = (args.a.display(), args.b.display());
     let file = |p: &Path| if p.is_dir() { p.join("results.json") } else { p.to_path_buf() };

@@ -14,6 +14,7 @@ mod args;
 mod calibrate;
 mod ci;
 mod compare;
+mod compare_count;
 mod count;
 mod flamegraph;
 mod k8s;
@@ -97,7 +98,8 @@ pub enum Commands {
     /// The canned responder `calibrate` starts (internal).
     #[command(hide = true)]
     Responder(ResponderArgs),
-    /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI.
+    /// Compare two results (files or run folders): per run type, the change from A to B with its 95 % CI;
+    /// two `count` sessions: each server and route's counts, B against A.
     ///
     /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one; 2 bad input or
     /// different settings without --force.

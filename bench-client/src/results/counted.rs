@@ -57,6 +57,23 @@ pub struct CountDelta {
     pub system_calls: Option<CountChange>,
 }
 
+impl CountDelta {
+    /// `after` against `before` on their route: each count's change with
+    /// Welch's interval over the repeats (system calls when both have them).
+    pub fn of(before: &CountRow, after: &CountRow) -> Self {
+        let calls = (!before.system_calls_per_request.is_empty() && !after.system_calls_per_request.is_empty())
+            .then(|| CountChange::of(&before.system_calls_per_request, &after.system_calls_per_request));
+        Self {
+            route: before.route.clone(),
+            before: before.framework.clone(),
+            after: after.framework.clone(),
+            instructions: CountChange::of(&before.instructions_per_request, &after.instructions_per_request),
+            allocations: CountChange::of(&before.allocations_per_request, &after.allocations_per_request),
+            system_calls: calls,
+        }
+    }
+}
+
 /// How one count changed: percent, with Welch's 95 % interval over the
 /// repeats (on logs), and what the interval says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use super::servers::route_load;
 use crate::measure::{Callgrind, Counted, exchange};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{COUNT_SCHEMA_VERSION, CountChange, CountDelta, CountReport, CountRow};
+use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow};
 use crate::sys::CpuList;
 
 /// How long a server under valgrind may take to listen.
@@ -194,16 +194,7 @@ fn count_deltas(rows: &[CountRow], servers: &[CountedServer], pairs: &[(usize, u
         .flat_map(|(before, after)| {
             rows.iter()
                 .filter(|r| r.framework == before.name)
-                .filter_map(move |b| of(&after.name, &b.route).map(|a| (before, after, b, a)))
-        })
-        .map(|(before, after, b, a)| CountDelta {
-            route: b.route.clone(),
-            before: before.name.clone(),
-            after: after.name.clone(),
-            instructions: CountChange::of(&b.instructions_per_request, &a.instructions_per_request),
-            allocations: CountChange::of(&b.allocations_per_request, &a.allocations_per_request),
-            system_calls: (!b.system_calls_per_request.is_empty() && !a.system_calls_per_request.is_empty())
-                .then(|| CountChange::of(&b.system_calls_per_request, &a.system_calls_per_request)),
+                .filter_map(move |b| of(&after.name, &b.route).map(|a| CountDelta::of(b, a)))
         })
         .collect()
 }

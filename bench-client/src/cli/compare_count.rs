@@ -1,0 +1,66 @@
+//! `compare A B` of two `count` sessions: every server and route counted in
+//! both, B's counts against A's (Welch's interval over the repeats), a
+//! regression when instructions grow beyond the threshold.
+
+use std::path::Path;
+
+use super::Outcome;
+use super::ci::CiPlan;
+use crate::analysis::Better;
+use crate::report;
+use crate::results::{CountDelta, CountReport};
+
+/// The `count.json` at `path` (or in the folder `path`), if it is one.
+fn read(path: &Path) -> Option<CountReport> {
+    let file = if path.is_dir() { path.join("count.json") } else { path.to_path_buf() };
+    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+}
+
+/// Compares `a` and `b` when both are `count` sessions: prints both
+/// sessions' rows and B against A, writes the CI files, and says how it
+/// ended; `None` when either is not a `count.json` (a suite's results).
+///
+/// # Errors
+/// The CI files cannot be written.
+pub(super) fn run(a: &Path, b: &Path, threshold_percent: f64, ci: &CiPlan) -> anyhow::Result<Option<Outcome>> {
+    let (Some(ra), Some(rb)) = (read(a), read(b)) else { return Ok(None) };
+    let side = |report: &CountReport, name: &str| {
+        report.rows.iter().cloned().map(move |mut row| {
+            row.framework = format!("{} {name}", row.framework);
+            row
+        })
+    };
+    let rows: Vec<_> = side(&ra, "A").chain(side(&rb, "B")).collect();
+    let deltas: Vec<CountDelta> = ra
+        .rows
+        .iter()
+        .filter_map(|x| rb.rows.iter().find(|y| y.framework == x.framework && y.route == x.route).map(|y| (x, y)))
+        .map(|(x, y)| {
+            let mut d = CountDelta::of(x, y);
+            (d.before, d.after) = (format!("{} A", x.framework), format!("{} B", y.framework));
+            d
+        })
+        .collect();
+    let both = CountReport {
+        commit: format!("A {} · B {}", ra.commit, rb.commit),
+        started_utc: format!("A {} · B {}", ra.started_utc, rb.started_utc),
+        complete: ra.complete && rb.complete,
+        rows,
+        deltas,
+        ..ra.clone()
+    };
+    println!("{}", report::count_table(&both));
+    ci.write("compare", &report::ci::tracked_counts(&both), &report::ci::judged_counts(&both))?;
+    let costlier: Vec<&CountDelta> = both
+        .deltas
+        .iter()
+        .filter(|d| d.instructions.as_change().is_regression(threshold_percent, Better::Lower))
+        .collect();
+    for d in &costlier {
+        println!(
+            "REGRESSION: {} {} → {}: {:+.2} % instructions per request (beyond {threshold_percent} %)",
+            d.route, d.before, d.after, d.instructions.change_percent
+        );
+    }
+    Ok(Some(if costlier.is_empty() && !both.deltas.is_empty() { Outcome::Success } else { Outcome::Failed }))
+}
