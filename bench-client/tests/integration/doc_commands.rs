@@ -142,11 +142,7 @@ fn check(command: &str) -> Result<(), String> {
             common::ServerArgs::try_parse_from(&argv).map(drop).map_err(|e| first_line(&e.to_string()))
         }
         "make" => check_make(&argv[1..]),
-        "git" if argv.get(1).is_some_and(|w| w == "apply") => {
-            let out = Command::new("git").current_dir(root()).arg("apply").arg("--check").args(&argv[2..]).output();
-            let out = out.map_err(|e| format!("git: {e}"))?;
-            out.status.success().then_some(()).ok_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
+        "git" if argv.get(1).is_some_and(|w| w == "apply") => applies_to_head(&argv[2..]),
         script if script.starts_with("bench/") && script.ends_with(".sh") => {
             let meta = std::fs::metadata(root().join(script)).map_err(|e| format!("{script}: {e}"))?;
             let executable = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
@@ -154,6 +150,24 @@ fn check(command: &str) -> Result<(), String> {
         }
         other => Err(format!("`{other}` is neither checked nor in NOT_CHECKED")),
     }
+}
+
+/// Why `git apply ARGS` would not apply to HEAD, checked in an index read
+/// from HEAD (`--cached --check`), so that local edits do not count.
+fn applies_to_head(args: &[String]) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    let git = |argv: &[&str]| {
+        let out = Command::new("git")
+            .current_dir(root())
+            .env("GIT_INDEX_FILE", dir.path().join("index"))
+            .args(argv)
+            .args(if argv[0] == "apply" { args } else { &[] })
+            .output()
+            .map_err(|e| format!("git: {e}"))?;
+        out.status.success().then_some(()).ok_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_owned())
+    };
+    git(&["read-tree", "HEAD"])?;
+    git(&["apply", "--cached", "--check"])
 }
 
 /// Why `make ARGS` would not run as written: a variable the Makefile does
@@ -231,6 +245,13 @@ fn a_command_that_would_not_run_is_refused_with_why() {
     assert!(refused("make ab CONNECTIONS=-1").contains("make -n would run"), "{}", refused("make ab CONNECTIONS=-1"));
     assert!(refused("make ab BEFORE_CMD='target/release/server-axum --nope {addr}' AFTER_CMD=x").contains("--nope"));
     assert!(refused("git apply bench/no-such.patch").contains("no-such.patch"));
+    let stale = tempfile::tempdir().unwrap();
+    let patch = stale.path().join("stale.patch");
+    let text =
+        "diff --git a/Makefile b/Makefile\n--- a/Makefile\n+++ b/Makefile\n@@ -1 +1 @@\n-# not the first line\n+# x\n";
+    std::fs::write(&patch, text).unwrap();
+    let why = refused(&format!("git apply {}", patch.display()));
+    assert!(why.contains("patch failed: Makefile:1"), "{why}");
     assert!(refused("bench/no-such.sh OUT").contains("bench/no-such.sh"));
     assert!(refused("curl http://127.0.0.1/").contains("neither checked nor in NOT_CHECKED"));
     assert_eq!(check("make ab FRAMEWORKS=axum ROUTES=/plaintext ROUNDS=12"), Ok(()));
