@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::block::{BEGIN_MARKER, blocks};
-use super::{LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
+use super::{CountReport, LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
 
 /// Reads a `results.json`, given as the file or the run folder holding it
 /// (its `results.json`, else its `results.json.gz`), gzipped or not.
@@ -53,6 +53,14 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
         .read_to_string(&mut text)
         .with_context(|| format!("cannot read {} as gzip (truncated or corrupted?)", path.display()))?;
     Ok(text)
+}
+
+/// Reads what `count` wrote (`count.json`), gzipped or not.
+///
+/// # Errors
+/// A file that cannot be read, or is not a `count.json`; the message names it.
+pub fn read_count(path: &Path) -> anyhow::Result<CountReport> {
+    serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))
 }
 
 /// Reads what `load --json` (or `merge --json`) wrote.
@@ -239,6 +247,35 @@ mod tests {
             err.starts_with(&format!("{}: run axum floor plaintext round 1: `sent` is 39", path.display())),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `bytes` gzipped.
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut encoder, bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzipped_file_reads_as_the_plain_one_and_a_folder_falls_back_to_it() {
+        let dir = std::env::temp_dir().join(format!("bench-file-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = results(vec![run(crate::model::Framework::Axum, "floor", "plaintext", 1, 40, true)]);
+        let text = serde_json::to_string(&r).unwrap();
+        std::fs::write(dir.join("results.json.gz"), gzip(text.as_bytes())).unwrap();
+        assert_eq!(results_file(&dir), dir.join("results.json.gz"));
+        assert_eq!(serde_json::to_value(read(&dir).unwrap()).unwrap(), serde_json::to_value(&r).unwrap());
+        // Gzip by its bytes under any name, as `gzip -c > x.json` leaves it.
+        std::fs::write(dir.join("renamed.json"), gzip(text.as_bytes())).unwrap();
+        assert_eq!(read(&dir.join("renamed.json")).unwrap().runs.len(), 1);
+        std::fs::write(dir.join("results.json"), &text).unwrap();
+        assert_eq!(results_file(&dir), dir.join("results.json"), "the plain file first");
+
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-03-count/make-count.json");
+        std::fs::write(dir.join("count.json.gz"), gzip(&std::fs::read(&committed).unwrap())).unwrap();
+        let (plain, gzipped) = (read_count(&committed).unwrap(), read_count(&dir.join("count.json.gz")).unwrap());
+        assert_eq!(serde_json::to_value(gzipped).unwrap(), serde_json::to_value(plain).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
