@@ -133,7 +133,7 @@ ROUNDS_OVERHEAD ?= 6
 metrics-overhead: ## Scraped vs unscraped load side by side (paired rounds): is serving /metrics free?
 	bash bench/metrics-overhead.sh $(ROUNDS_OVERHEAD)
 
-# Container images for Kubernetes (README, "On Kubernetes"): REGISTRY=registry.example/bench TAG=1
+# Container images for Kubernetes (docs/SCALE-OUT.md, "On Kubernetes"): REGISTRY=registry.example/bench TAG=1
 REGISTRY ?= registry.example/bench
 TAG      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 IMAGES    = bench-client server-actix server-axum server-rocket

@@ -327,7 +327,7 @@ pub fn robust_paired_change(runs: &[Vec<f64>]) -> Change {
 /// when each run compares a new pair of processes: `ab` restarts both
 /// servers every round. A process keeps its own code and heap layout for its
 /// whole life, and two processes of one binary can differ by about 1 % for
-/// as long as they run (the A/A runs in the README), a term no number of
+/// as long as they run (the A/A runs in docs/FINDINGS.md), a term no number of
 /// slices inside one round averages away. The rounds are then the
 /// independent units: each round gives the median of its log ratios, and
 /// their mean has a Student-t interval with rounds − 1 degrees of freedom

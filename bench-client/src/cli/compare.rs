@@ -16,9 +16,9 @@ use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
 /// Flags of `compare`, as typed.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: a results.json or the run folder holding it.
+    /// The baseline: a results.json or the run folder holding it (gzipped or not: `*.results.json.gz`).
     pub a: PathBuf,
-    /// The candidate: a results.json or the run folder holding it.
+    /// The candidate: a results.json or the run folder holding it (gzipped or not).
     pub b: PathBuf,
     /// Smallest significant slowdown, percent, that counts as a regression.
     #[arg(long = "threshold-percent", visible_alias = "threshold", default_value = "2", value_parser = percent)]
@@ -28,7 +28,7 @@ pub struct CompareArgs {
     pub force: bool,
     /// How much one session's speed differs from another's for the same code,
     /// beyond what its rounds show: SD, percent per session, added to each
-    /// side's interval. Default: this project's machine (README); A/A pairs of
+    /// side's interval. Default: this project's machine (docs/CLIENT.md, its A/A sessions); A/A pairs of
     /// your own print your machine's value. 0 trusts the rounds alone.
     #[arg(long, default_value_t = SESSION_SD_PERCENT, value_parser = percent)]
     pub session_sd_percent: f64,
@@ -52,8 +52,8 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     }
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
     let (a, b) = (args.a.display(), args.b.display());
-    let file = |p: &Path| if p.is_dir() { p.join("results.json") } else { p.to_path_buf() };
-    let same = std::fs::canonicalize(file(&args.a)).ok().zip(std::fs::canonicalize(file(&args.b)).ok());
+    let file = |p: &Path| std::fs::canonicalize(results::results_file(p)).ok();
+    let same = file(&args.a).zip(file(&args.b));
     ensure!(
         same.is_none_or(|(x, y)| x != y),
         "{a} and {b} are the same results: compare reads two sessions (run make bench twice; an A/A pair is two)"

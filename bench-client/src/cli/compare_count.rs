@@ -13,7 +13,7 @@ use crate::results::{CountDelta, CountReport};
 /// The `count.json` at `path` (or in the folder `path`), if it is one.
 fn read(path: &Path) -> Option<CountReport> {
     let file = if path.is_dir() { path.join("count.json") } else { path.to_path_buf() };
-    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+    crate::results::read_count(&file).ok()
 }
 
 /// Compares `a` and `b` when both are `count` sessions: prints both

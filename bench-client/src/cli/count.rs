@@ -67,10 +67,7 @@ pub struct CountArgs {
 /// # Errors
 /// A file that cannot be read or is not a `count.json`.
 pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let report: crate::results::CountReport =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a count.json", path.display()))?;
-    Ok(report::count_table(&report))
+    Ok(report::count_table(&crate::results::read_count(path)?))
 }
 
 impl CountArgs {

@@ -104,7 +104,8 @@ pub enum Commands {
     /// Exit codes: 0 no significant regression beyond --threshold-percent; 1 at least one; 2 bad input or
     /// different settings without --force.
     #[command(
-        after_help = "Example:\n  bench-client compare results/2026-11-30T*-release results/latest --threshold-percent 5"
+        after_help = "Examples:\n  bench-client compare results/20261130T083717Z-release results/latest --threshold-percent 5\n  \
+        bench-client compare bench/runs/2026-12-01-front-page results/latest   (a committed session, gzipped)"
     )]
     Compare(CompareArgs),
     /// Merge several clients' `load --json` files of one load (--clients N --segment i) exactly:

@@ -50,7 +50,7 @@ impl Sampling {
 
 /// User stack copied per sample for DWARF unwinding, bytes: perf's largest
 /// (65528). With 32 KiB, 7–18 % of axum's `/state` samples and 10–13 % of
-/// Rocket's never reached their thread entry on these servers (README).
+/// Rocket's never reached their thread entry on these servers (docs/PROFILING.md).
 pub(super) const DWARF_STACK_BYTES: u32 = 65528;
 
 /// perf's ring buffer (`-m`), pages of 4 KiB: 16 MiB, about a second of

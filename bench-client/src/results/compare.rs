@@ -142,7 +142,7 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
 
 /// The session-to-session SD `compare` assumes by default, percent per
 /// session, on the rate over the floor. From this project's 2-core VM
-/// (README, `compare`): six A/A pairs of suites gave pair estimates of
+/// (docs/CLIENT.md, `compare`): six A/A pairs of suites gave pair estimates of
 /// 0.0–1.0 % (pooled, the root of the mean square: 0.5 %); per run type over
 /// three sessions the largest was 1.9 %; in `ab`, one server process differs
 /// from another of the same binary by about 1.9 % (the floor cancels part of

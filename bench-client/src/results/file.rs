@@ -1,25 +1,66 @@
 //! Reading and writing results files: the schema-version check on the way
 //! in, an atomic rename on the way out. `load`, `watch` and `merge` results
 //! may also be read from a log holding them between marker lines
-//! ([`super::block`]), such as `kubectl logs` of their pods.
+//! ([`super::block`]), such as `kubectl logs` of their pods. Any of them
+//! may be gzipped (`*.gz`, as the sessions under `bench/runs/` are): read
+//! as if it were not.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::block::{BEGIN_MARKER, blocks};
-use super::{LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
+use super::{CountReport, LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
 
-/// Reads a `results.json`, given as the file or the run folder holding it.
+/// Reads a `results.json`, given as the file or the run folder holding it
+/// (its `results.json`, else its `results.json.gz`), gzipped or not.
 ///
 /// # Errors
 /// A missing, unreadable, truncated or corrupted file, or one of another
 /// schema version; the message names the file.
 pub fn read(path: &Path) -> anyhow::Result<Results> {
-    let file = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
-    read_as(&file, "the results layout", OLDEST_READABLE_SCHEMA_VERSION)
+    read_as(&results_file(path), "the results layout", OLDEST_READABLE_SCHEMA_VERSION)
+}
+
+/// The file [`read`] reads for `path`: `path` itself, or in a folder its
+/// `results.json`, or its `results.json.gz` when only that one is there.
+pub fn results_file(path: &Path) -> PathBuf {
+    if !path.is_dir() {
+        return path.to_path_buf();
+    }
+    let plain = path.join("results.json");
+    let gzipped = path.join("results.json.gz");
+    if !plain.exists() && gzipped.exists() { gzipped } else { plain }
+}
+
+/// The first bytes of every gzip stream (RFC 1952, section 2.3.1).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The text of `path`, decompressed when it is gzip (its name ends in `.gz`,
+/// or its bytes start as gzip's do).
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let gzipped = path.extension().is_some_and(|e| e == "gz") || bytes.starts_with(&GZIP_MAGIC);
+    if !gzipped {
+        return String::from_utf8(bytes)
+            .with_context(|| format!("cannot read {}: not UTF-8 text, nor gzip", path.display()));
+    }
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {} as gzip (truncated or corrupted?)", path.display()))?;
+    Ok(text)
+}
+
+/// Reads what `count` wrote (`count.json`), gzipped or not.
+///
+/// # Errors
+/// A file that cannot be read, or is not a `count.json`; the message names it.
+pub fn read_count(path: &Path) -> anyhow::Result<CountReport> {
+    serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))
 }
 
 /// Reads what `load --json` (or `merge --json`) wrote.
@@ -60,7 +101,7 @@ fn read_all<T: DeserializeOwned + Consistent>(
     layout: &str,
     oldest: u32,
 ) -> anyhow::Result<Vec<(String, T)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path)?;
     let name = path.display().to_string();
     if !text.contains(BEGIN_MARKER) {
         return Ok(vec![(name.clone(), parse_as(&text, &name, layout, oldest)?)]);
@@ -137,7 +178,7 @@ fn kind_of(value: &serde_json::Value) -> Option<(&'static str, &'static str)> {
 
 /// Reads `file` as `T`, of schema `oldest` to [`SCHEMA_VERSION`].
 fn read_as<T: DeserializeOwned + Consistent>(file: &Path, layout: &str, oldest: u32) -> anyhow::Result<T> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = read_text(file)?;
     parse_as(&text, &file.display().to_string(), layout, oldest)
 }
 
@@ -233,6 +274,35 @@ mod tests {
         (r.runs[0].figures.failed_total, r.runs[0].figures.counts.sent) = (1, 41);
         write(&path, &r).unwrap();
         assert_eq!(read(&path).unwrap().runs[0].figures.failed.status, BTreeMap::from([(404, 1)]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `bytes` gzipped.
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut encoder, bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzipped_file_reads_as_the_plain_one_and_a_folder_falls_back_to_it() {
+        let dir = std::env::temp_dir().join(format!("bench-file-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = results(vec![run(crate::model::Framework::Axum, "floor", "plaintext", 1, 40, true)]);
+        let text = serde_json::to_string(&r).unwrap();
+        std::fs::write(dir.join("results.json.gz"), gzip(text.as_bytes())).unwrap();
+        assert_eq!(results_file(&dir), dir.join("results.json.gz"));
+        assert_eq!(serde_json::to_value(read(&dir).unwrap()).unwrap(), serde_json::to_value(&r).unwrap());
+        // Gzip by its bytes under any name, as `gzip -c > x.json` leaves it.
+        std::fs::write(dir.join("renamed.json"), gzip(text.as_bytes())).unwrap();
+        assert_eq!(read(&dir.join("renamed.json")).unwrap().runs.len(), 1);
+        std::fs::write(dir.join("results.json"), &text).unwrap();
+        assert_eq!(results_file(&dir), dir.join("results.json"), "the plain file first");
+
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-03-count/make-count.json");
+        std::fs::write(dir.join("count.json.gz"), gzip(&std::fs::read(&committed).unwrap())).unwrap();
+        let (plain, gzipped) = (read_count(&committed).unwrap(), read_count(&dir.join("count.json.gz")).unwrap());
+        assert_eq!(serde_json::to_value(gzipped).unwrap(), serde_json::to_value(plain).unwrap());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

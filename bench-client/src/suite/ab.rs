@@ -259,7 +259,7 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
 /// with its own answers to `variants` (see [`Started::of_answers`]), a new
 /// pair every round: a process keeps its code and heap layout for life, and
 /// two processes of one binary differ by about 1 % for as long as they run
-/// (A/A, README), so each round draws new layouts and the deltas' interval
+/// (A/A, docs/FINDINGS.md), so each round draws new layouts and the deltas' interval
 /// spans the rounds ([`results::ab_deltas`]). The side started first
 /// alternates (the first may find a colder page cache).
 fn start_pair(

@@ -1,5 +1,5 @@
 //! `bench-client compare`: exit codes for no change, a regression, different
-//! settings, and unreadable files.
+//! settings, and unreadable files; gzipped sessions as committed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -190,6 +190,43 @@ fn every_unreadable_file_is_one_line_naming_it_and_exit_2() {
             assert!(out.stdout.is_empty(), "{name}: no table");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gzipped_sessions_are_read_as_they_are_committed() {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs");
+    let reproduce = runs.join("2026-12-01-reproduce");
+    let (a, b) = (reproduce.join("m0-1.results.json.gz"), reproduce.join("m0-2.results.json.gz"));
+    let (code, text) = compare(&[&a, &b], &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("| axum | 10 | state | fat | 13342 | 12174 | -18.1 % [-29.4 … -5.0] | slower |"), "{text}");
+    assert!(text.contains("REGRESSION: axum state/fat -18.1 %"), "{text}");
+    // A run folder holding only results.json.gz is read through it: given with that file, the same session.
+    let folder = runs.join("2026-12-01-front-page");
+    let (code, text) = compare(&[&folder, &folder.join("results.json.gz")], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("are the same results"), "{text}");
+
+    let dir = util::temp_dir("compare-gzip");
+    let plain = write(&dir, "a.json", &fake(1.0, 64));
+    let gzip = |r: &Results| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut encoder, serde_json::to_string(r).unwrap().as_bytes()).unwrap();
+        encoder.finish().unwrap()
+    };
+    let slower = dir.join("slower.results.json.gz");
+    std::fs::write(&slower, gzip(&fake(0.90, 64))).unwrap();
+    let (code, text) = compare(&[&plain, &slower], &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("REGRESSION: axum payload/per_request -10.0 %"), "{text}");
+    let bytes = gzip(&fake(1.0, 64));
+    let cut = dir.join("cut.results.json.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, text) = compare(&[&plain, &cut], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains(&format!("cannot read {} as gzip", cut.display())), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

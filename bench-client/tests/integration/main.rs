@@ -14,6 +14,10 @@ mod ab;
 mod clock_step;
 // `bench-client compare`: exit codes and verdicts, unreadable files.
 mod compare;
+// The docs' commands work as written: make -n, clap, git apply --check; nothing run.
+mod doc_commands;
+// The docs' relative links, anchors and prose pointers to sections lead somewhere.
+mod docs;
 // Every server answers every route of the table alike, refusals included.
 mod conformance;
 // `bench-client count`: instructions and allocations per request under callgrind.
