@@ -5,6 +5,7 @@
 //! marker lines for a pod's log), optionally serving live metrics. An
 //! `https://` URL is loaded over TLS (`--insecure` or `--ca FILE`).
 
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use common::address::{Authority, Host, Reach, first_accepting};
 use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, on_off, rate, timeout};
-use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target, TlsClient, Trust};
+use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Request, Segment, Target, TlsClient, Trust};
 use crate::results::parse_slo;
 use crate::runner::LoadPlan;
 use crate::sys::{CpuList, hostname};
@@ -41,6 +42,11 @@ fn segment_arg(text: &str) -> Result<SegmentArg, String> {
     }
 }
 
+/// `-n`: a whole number of requests, at least 1.
+fn request_count(text: &str) -> Result<NonZeroU64, String> {
+    text.trim().parse().map_err(|_| format!("'{text}' is not a number of requests of at least 1"))
+}
+
 /// Flags of `load`, as typed.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
@@ -52,6 +58,11 @@ pub struct LoadArgs {
     /// Duration, warm-up and window.
     #[command(flatten, next_help_heading = "Load")]
     pub timing: TimingArgs,
+    /// End the run once N requests succeeded in the measured windows (closed loop only), or at the end
+    /// of --duration if sooner: a cap, so raise -d for a slow server. No request is written beyond N
+    /// (none is left in flight); the last window is partial, those after it empty.
+    #[arg(help_heading = "Load", short = 'n', long, value_name = "N", value_parser = request_count)]
+    pub requests: Option<NonZeroU64>,
     /// Engine threads (one event loop each).
     #[arg(help_heading = "Load", short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
@@ -75,6 +86,9 @@ pub struct LoadArgs {
     /// waking it. 0 waits in epoll.
     #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub nap_us: Option<u32>,
+    /// Method, headers and body of every request.
+    #[command(flatten, next_help_heading = "Request")]
+    pub request: RequestArgs,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(help_heading = "Target and checks", long)]
     pub cpus: Option<CpuList>,
@@ -124,6 +138,47 @@ pub struct LoadArgs {
     /// TLS for an https:// URL.
     #[command(flatten, next_help_heading = "TLS")]
     pub tls: TlsArgs,
+}
+
+/// What every request of `load` says, as typed.
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// Request method, e.g. POST. Preflight sends the very same request (three times for an answer
+    /// not in the route table) before the load: a request that changes the server's state (a POST
+    /// that creates) changes it then too, and an answer that differs each time is refused.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// A header, 'Name: value' (repeatable, sent in order). `Host` replaces the URL's authority;
+    /// Content-Length, Transfer-Encoding and Connection are the client's own and refused.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body, sent with its Content-Length (the method stays GET unless -m says); `@FILE`
+    /// reads it from FILE.
+    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from FILE (oha's -D; -d is the duration, as in wrk).
+    #[arg(short = 'D', long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+}
+
+impl RequestArgs {
+    /// The checked request, its body read.
+    ///
+    /// # Errors
+    /// A body file that cannot be read; what [`Request::new`] refuses.
+    fn request(&self) -> anyhow::Result<Request> {
+        let file = match (&self.body, &self.body_file) {
+            (Some(text), _) => text.strip_prefix('@').map(PathBuf::from),
+            (None, file) => file.clone(),
+        };
+        let body = match (file, &self.body) {
+            (Some(path), _) => Some(
+                std::fs::read(&path).with_context(|| format!("cannot read the body file {}", path.display()))?,
+            ),
+            (None, text) => text.as_ref().map(|t| t.as_bytes().to_vec()),
+        };
+        Ok(Request::new(&self.method, &self.headers, body)?)
+    }
 }
 
 /// How an `https://` target's certificate is checked and whether sessions resume.
@@ -212,7 +267,9 @@ impl LoadArgs {
         if let Some(cpus) = &self.cpus {
             cpus.check_available().context("--cpus")?;
         }
+        let request = self.request.request()?;
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
+        let target = Target { request, ..target };
         let n = self.clients;
         let segment = match self.segment {
             None if n == 1 => Segment::WHOLE,
@@ -240,6 +297,11 @@ impl LoadArgs {
             self.connections
         );
         let connections = segment.share(u64::from(self.connections));
+        if let Some(count) = self.requests {
+            ensure!(self.rate_per_s.is_none(), "-n ends a closed loop; an open loop's length is its --duration");
+            ensure!(count.get() >= u64::from(n), "-n {count} is below --clients {n}: every client needs a request");
+        }
+        let requests = self.requests.and_then(|r| NonZeroU64::new(segment.share(r.get())));
         let barrier = self.start.barrier()?;
         Ok(LoadPlan {
             url,
@@ -258,6 +320,7 @@ impl LoadArgs {
                     (None, None) => DEFAULT_NAP,
                 },
                 requests_per_connection: self.requests_per_connection.map(nonzero),
+                requests,
             },
             cpus: self.cpus,
             json: super::args::checked_json(self.json)?,

@@ -169,6 +169,21 @@ impl RunStats {
         self.window_latency_us = vec![None; self.windows.len()];
     }
 
+    /// Successful requests over all measured windows, in constant time:
+    /// every one is recorded once in `latency_us` (clamped into its bounds).
+    pub fn measured_successes(&self) -> u64 {
+        self.latency_us.len()
+    }
+
+    /// Requests written and not settled otherwise than by a success of the
+    /// measured windows: those successes and the requests in flight, by the
+    /// accounting identity (every write is the warm-up's, a measured
+    /// success or failure, in flight, or written again as a retry).
+    pub fn succeeded_or_in_flight(&self) -> u64 {
+        let c = &self.counts;
+        c.sent.saturating_sub(c.warmup_completed + self.failures.requests() + c.retried)
+    }
+
     /// Successful requests over all measured windows.
     pub fn successful(&self) -> u64 {
         self.windows.iter().map(|w| w.successful).sum()
