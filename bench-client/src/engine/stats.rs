@@ -27,6 +27,7 @@ pub struct Failures {
     pub timeout: u64,
     /// Responses with another status than the expected (200 unless
     /// `--expect-status`), by status code.
+    #[serde(deserialize_with = "status_codes")]
     pub status: BTreeMap<u16, u64>,
     /// Status 200 with a body other than the expected bytes.
     pub body: u64,
@@ -43,6 +44,18 @@ pub struct Failures {
     /// `connect`: no request, so not among the failed requests.
     #[serde(default)]
     pub stray: u64,
+}
+
+/// `status` as JSON writes it, keys as strings: read through a map of
+/// strings, since serde cannot read integer keys inside a flattened struct
+/// (serde-rs/serde#1183; `load --json` flattens its figures).
+fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    BTreeMap::<String, u64>::deserialize(deserializer)?
+        .into_iter()
+        .map(|(code, n)| {
+            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("'{code}' is not a status code")))
+        })
+        .collect()
 }
 
 impl Failures {
@@ -305,6 +318,18 @@ mod tests {
             stray: 128,
         };
         assert_eq!(f.requests(), 127, "connect and stray are connections'");
+        // Inside a flattened struct, as `load --json` writes its figures.
+        #[derive(Serialize, Deserialize)]
+        struct Outer {
+            #[serde(flatten)]
+            failed: Failures,
+        }
+        let text = serde_json::to_string(&Outer { failed: f.clone() }).unwrap();
+        assert!(text.contains(r#""status":{"404":32,"503":4}"#), "{text}");
+        assert_eq!(serde_json::from_str::<Outer>(&text).unwrap().failed, f, "status codes read back");
+        assert_eq!(serde_json::from_str::<Failures>(&serde_json::to_string(&f).unwrap()).unwrap(), f);
+        let bad = text.replace("\"404\"", "\"x\"");
+        assert!(serde_json::from_str::<Outer>(&bad).is_err());
     }
 
     #[test]
@@ -387,6 +412,7 @@ mod tests {
         s.record_success(0, 0, 0);
         s.record_success(0, u64::MAX, 0);
         assert_eq!(s.latency_us.len(), 2);
+        assert_eq!(s.measured_successes(), s.successful(), "every success in the histogram, clamped");
         assert_eq!(s.latency_us.min(), 1);
         assert!(s.latency_summary().max >= MAX_LATENCY_US);
     }
