@@ -460,3 +460,72 @@ mod tests {
         assert_eq!(plan.label, "pod-1");
     }
 }
+
+#[cfg(test)]
+mod request_tests {
+    use std::num::NonZeroU64;
+    use std::time::Duration;
+
+    use super::super::{Commands, parsed};
+    use crate::runner::LoadPlan;
+
+    fn load(argv: &[&str]) -> anyhow::Result<LoadPlan> {
+        match parsed(&[&["load", "http://127.0.0.1:8080/api"], argv].concat())? {
+            Commands::Load(args) => args.plan(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn request_text(plan: &LoadPlan) -> String {
+        String::from_utf8(plan.target.request_bytes()).unwrap()
+    }
+
+    #[test]
+    fn method_headers_and_body_reach_the_request_bytes() {
+        let plan = load(&["-m", "POST", "-H", "Authorization: Bearer x", "-H", "X-B:2", "--body", "-a b"]).unwrap();
+        assert_eq!(
+            request_text(&plan),
+            "POST /api HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer x\r\nX-B: 2\r\nContent-Length: 4\r\n\r\n-a b"
+        );
+        let file = std::env::temp_dir().join(format!("loadapi-body-{}.json", std::process::id()));
+        std::fs::write(&file, b"{\"k\":1}\n").unwrap();
+        let path = file.to_str().unwrap();
+        for argv in [&["--body", &format!("@{path}")][..], &["-D", path], &["--body-file", path]] {
+            let plan = load(argv).unwrap();
+            assert!(request_text(&plan).ends_with("Content-Length: 8\r\n\r\n{\"k\":1}\n"), "{argv:?}");
+            assert_eq!(plan.target.request.method(), "GET", "a body alone keeps GET, as oha and hey");
+        }
+        std::fs::remove_file(&file).unwrap();
+        assert!(load(&[]).unwrap().target.request.is_plain_get());
+    }
+
+    #[test]
+    fn requests_and_z_are_parsed_and_dealt_to_the_clients() {
+        assert_eq!(load(&["-n", "500"]).unwrap().settings.requests, NonZeroU64::new(500));
+        assert_eq!(load(&[]).unwrap().settings.requests, None);
+        let z = load(&["-z", "3s"]).unwrap().settings.timing;
+        assert_eq!(z.duration(), Duration::from_secs(3));
+        assert_eq!(z, load(&["-d", "3s"]).unwrap().settings.timing);
+        let shares: Vec<u64> = (0..3)
+            .map(|i| {
+                let argv = ["-n", "500", "--clients", "3", "--segment", &i.to_string()];
+                load(&argv).unwrap().settings.requests.unwrap().get()
+            })
+            .collect();
+        assert_eq!(shares, [167, 167, 166]);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_the_reason() {
+        let err = |argv: &[&str]| format!("{:#}", load(argv).unwrap_err());
+        assert!(err(&["-m", "GET /x"]).contains("'GET /x' is not an HTTP method"));
+        assert!(err(&["-H", "Authorization"]).contains("has no colon"));
+        assert!(err(&["-H", "Content-Length: 9"]).contains("written by the client"));
+        assert!(err(&["--body", "@/nonexistent/body"]).contains("cannot read the body file /nonexistent/body"));
+        assert!(err(&["-D", "/nonexistent/body"]).contains("cannot read the body file"));
+        assert!(err(&["-n", "0"]).contains("'0' is not a number of requests"));
+        assert!(err(&["-n", "5", "-R", "100"]).contains("-n ends a closed loop"));
+        assert!(err(&["-n", "2", "--clients", "3", "--segment", "0"]).contains("below --clients 3"));
+        assert!(err(&["--body", "a", "-D", "/etc/hostname"]).contains("cannot be used with"));
+    }
+}
