@@ -108,7 +108,10 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
     let mut eof = false;
     let unframeable = |why: String| Error {
         kind: Kind::Unframeable,
-        message: format!("{addr} answered {method} {}, but the load engine cannot count this answer: {why}", target.path),
+        message: format!(
+            "{addr} answered {method} {}, but the load engine cannot count this answer: {why}",
+            target.path
+        ),
     };
     loop {
         match target.protocol.frame_response(&buf, target.request.is_head(), eof) {
@@ -127,7 +130,9 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
                     framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(&v).into_owned());
                 return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
             }
-            Ok(None) if eof => bail!("{method} {} on {addr}: the connection closed before a complete response", target.path),
+            Ok(None) if eof => {
+                bail!("{method} {} on {addr}: the connection closed before a complete response", target.path)
+            }
             Ok(None) => {}
             Err(e) => return Err(unframeable(e.to_string()).into()),
         }
@@ -149,7 +154,9 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             // TLS: the end of the stream without close_notify.
             Err(e) if e.kind() == ErrorKind::UnexpectedEof => eof = true,
-            Err(e) => return Err(e).with_context(|| format!("{method} {} on {addr}: reading the response", target.path)),
+            Err(e) => {
+                return Err(e).with_context(|| format!("{method} {} on {addr}: reading the response", target.path));
+            }
         }
     }
 }

@@ -172,9 +172,9 @@ impl RequestArgs {
             (None, file) => file.clone(),
         };
         let body = match (file, &self.body) {
-            (Some(path), _) => Some(
-                std::fs::read(&path).with_context(|| format!("cannot read the body file {}", path.display()))?,
-            ),
+            (Some(path), _) => {
+                Some(std::fs::read(&path).with_context(|| format!("cannot read the body file {}", path.display()))?)
+            }
             (None, text) => text.as_ref().map(|t| t.as_bytes().to_vec()),
         };
         Ok(Request::new(&self.method, &self.headers, body)?)

@@ -524,7 +524,8 @@ pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<
         reached &= finished.reached;
         ended = ended.max(finished.ended);
     }
-    let measured = if stopped || reached { ended.min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
+    let measured =
+        if stopped || reached { ended.min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
     Ok(Outcome { stats: merged, by_route, measured, stopped, reached })
 }
 

@@ -53,7 +53,9 @@ fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTr
     BTreeMap::<String, u64>::deserialize(deserializer)?
         .into_iter()
         .map(|(code, n)| {
-            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("'{code}' is not a status code")))
+            code.parse()
+                .map(|code| (code, n))
+                .map_err(|_| serde::de::Error::custom(format!("'{code}' is not a status code")))
         })
         .collect()
 }

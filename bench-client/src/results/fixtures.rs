@@ -24,7 +24,13 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
     }
     stats.counts.sent = successful;
     let measured = Measured {
-        outcome: Outcome { stats, by_route: Vec::new(), measured: Duration::from_secs(1), stopped: !complete, reached: false },
+        outcome: Outcome {
+            stats,
+            by_route: Vec::new(),
+            measured: Duration::from_secs(1),
+            stopped: !complete,
+            reached: false,
+        },
         interrupted: !complete,
         server_lost: false,
         cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },

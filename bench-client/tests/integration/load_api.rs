@@ -83,7 +83,12 @@ fn assert_accounted(r: &LoadReport) {
     let c = &f.counts;
     assert_eq!(
         c.sent,
-        c.warmup_completed + f.successful + f.failed_total + f.transition_completed + c.in_flight_at_deadline + c.retried,
+        c.warmup_completed
+            + f.successful
+            + f.failed_total
+            + f.transition_completed
+            + c.in_flight_at_deadline
+            + c.retried,
         "successful {}, failed {}, transition {}, counts {:?}",
         f.successful,
         f.failed_total,
@@ -179,7 +184,7 @@ fn body_text_at_file_and_methods_are_sent_as_given() {
 
 /// 200 `ok`, but 503 to every 7th request after preflight's three.
 fn some_fail(k: usize, _: &[u8]) -> &'static [u8] {
-    if k >= 3 && k % 7 == 0 {
+    if k >= 3 && k.is_multiple_of(7) {
         b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy"
     } else {
         b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"

@@ -194,7 +194,9 @@ mod tests {
         let err = |m: &str, h: &[&str]| Request::new(m, &headers(h), None).unwrap_err();
         assert_eq!(err("GET", &["Host: a", "Host: b"]), RequestError::TwoHosts);
         for name in ["Content-Length", "transfer-encoding", "CONNECTION"] {
-            assert!(matches!(err("GET", &[&format!("{name}: 1")]), RequestError::Reserved { name: n, .. } if n == name));
+            assert!(
+                matches!(err("GET", &[&format!("{name}: 1")]), RequestError::Reserved { name: n, .. } if n == name)
+            );
         }
         assert_eq!(err("GET", &["X-Token abc"]), RequestError::NoColon("X-Token abc".to_owned()));
         assert_eq!(err("GET", &[": v"]), RequestError::Name(": v".to_owned()));

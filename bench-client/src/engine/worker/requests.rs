@@ -37,7 +37,8 @@ impl Worker<'_> {
         }
         if let Some(quota) = self.quota {
             // Measured successes and requests in flight stay within the quota.
-            room = room.min(usize::try_from(quota.saturating_sub(self.stats.succeeded_or_in_flight())).unwrap_or(usize::MAX));
+            room = room
+                .min(usize::try_from(quota.saturating_sub(self.stats.succeeded_or_in_flight())).unwrap_or(usize::MAX));
         }
         let n = match &self.schedule {
             None => room,

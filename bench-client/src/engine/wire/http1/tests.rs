@@ -406,7 +406,10 @@ content-type: application/json\r\nContent-Length: 15\r\n\r\n"
     assert_eq!(body.len(), 15);
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
     assert_eq!(got, want, "byte for byte, the body's CR LF and NUL included");
-    assert_eq!(request_of("PUT", &[], None), b"PUT /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(
+        request_of("PUT", &[], None),
+        b"PUT /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n"
+    );
     assert_eq!(
         request_of("GET", &[], Some(b"")),
         b"GET /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n",
