@@ -2,11 +2,13 @@
 //! the load will verify (every route of `common::ROUTES` its status,
 //! `Content-Type` and body).
 //!
-//! Preflight sends the engine's own request bytes (`Protocol::get_request`) on a
-//! plain socket and frames the answer with the engine's own framer
-//! (`Protocol::frame_response`), so it can never pass a target the engine then
-//! fails on: no redirect is followed, and what the engine cannot frame is
-//! refused here, before anything is measured, with the reason.
+//! Preflight sends the engine's own request bytes (`Target::request_bytes`:
+//! method, headers and body included) on a plain socket and frames the
+//! answer with the engine's own framer (`Protocol::frame_response`), so it
+//! can never pass a target the engine then fails on: no redirect is
+//! followed, and what the engine cannot frame is refused here, before
+//! anything is measured, with the reason. Those requests reach the server
+//! like any other: a request that changes its state (a `POST`) changes it.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -97,9 +99,8 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
         None => Box::new(tcp),
         Some(tls) => Box::new(tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?),
     };
-    stream
-        .write_all(&target.protocol.get_request(&target.host, &target.path))
-        .with_context(|| format!("GET {} on {addr}", target.path))?;
+    let method = target.request.method();
+    stream.write_all(&target.request_bytes()).with_context(|| format!("{method} {} on {addr}", target.path))?;
     socket.set_read_timeout(Some(STOP_POLL))?;
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let mut buf = Vec::with_capacity(4096);
@@ -107,10 +108,13 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
     let mut eof = false;
     let unframeable = |why: String| Error {
         kind: Kind::Unframeable,
-        message: format!("{addr} answered GET {}, but the load engine cannot count this answer: {why}", target.path),
+        message: format!(
+            "{addr} answered {method} {}, but the load engine cannot count this answer: {why}",
+            target.path
+        ),
     };
     loop {
-        match target.protocol.frame_response(&buf, false, eof) {
+        match target.protocol.frame_response(&buf, target.request.is_head(), eof) {
             // The engine counts every byte after a response with no request
             // outstanding as a failure: so does preflight, with what arrived.
             Ok(Some(framed)) if framed.len < buf.len() => {
@@ -126,13 +130,15 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
                     framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(&v).into_owned());
                 return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
             }
-            Ok(None) if eof => bail!("GET {} on {addr}: the connection closed before a complete response", target.path),
+            Ok(None) if eof => {
+                bail!("{method} {} on {addr}: the connection closed before a complete response", target.path)
+            }
             Ok(None) => {}
             Err(e) => return Err(unframeable(e.to_string()).into()),
         }
         if Instant::now() >= deadline {
             bail!(
-                "GET {} on {addr}: no complete response within {}",
+                "{method} {} on {addr}: no complete response within {}",
                 target.path,
                 humantime::format_duration(REQUEST_TIMEOUT)
             );
@@ -142,13 +148,15 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-                    bail!("GET {} on {addr}: interrupted while waiting for the answer", target.path);
+                    bail!("{method} {} on {addr}: interrupted while waiting for the answer", target.path);
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             // TLS: the end of the stream without close_notify.
             Err(e) if e.kind() == ErrorKind::UnexpectedEof => eof = true,
-            Err(e) => return Err(e).with_context(|| format!("GET {} on {addr}: reading the response", target.path)),
+            Err(e) => {
+                return Err(e).with_context(|| format!("{method} {} on {addr}: reading the response", target.path));
+            }
         }
     }
 }
@@ -157,8 +165,9 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
 pub const STABLE_FETCHES: usize = 3;
 
 /// What every response of a load of `target` must carry, checked now: for a
-/// path of the route table answered with status 200, the table's body
-/// (after checking that the server answers it); for any other path or
+/// plain `GET` of a path of the route table answered with status 200, the
+/// table's body
+/// (after checking that the server answers it); for any other request or
 /// `status`, the answer fetched now, which must come with `status` and be
 /// the same [`STABLE_FETCHES`] times (no redirect is followed: the engine
 /// does not follow them either).
@@ -174,7 +183,7 @@ pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> a
     let fetched = fetch_until(target, Some(stop))
         .map_err(|e| if e.is::<Error>() { e } else { e.context(format!("cannot reach {} for {url}", target.addr)) })?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
-    if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200) {
+    if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200 && target.request.is_plain_get()) {
         return match difference(route, &fetched) {
             None => Ok(RouteLoad::ok(target.clone(), route.expected_body())),
             Some(diff) => Err(mismatch(diff).into()),

@@ -129,8 +129,8 @@ impl From<CallGraphChoice> for CallGraph {
 /// Warm-up, measured duration and window of `load` and `watch`.
 #[derive(Debug, Clone, Args)]
 pub struct TimingArgs {
-    /// Measured duration (a whole number of windows), e.g. 10s.
-    #[arg(short = 'd', long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
+    /// Measured duration (a whole number of windows), e.g. 10s (-z as oha has it).
+    #[arg(short = 'd', visible_short_alias = 'z', long, default_value = "10s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before the first window, e.g. 2s (0s allowed).
     #[arg(long, default_value = "2s", value_parser = duration, allow_hyphen_values = true)]

@@ -5,6 +5,7 @@
 //! marker lines for a pod's log), optionally serving live metrics. An
 //! `https://` URL is loaded over TLS (`--insecure` or `--ca FILE`).
 
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use common::address::{Authority, Host, Reach, first_accepting};
 use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, on_off, rate, timeout};
-use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Segment, Target, TlsClient, Trust};
+use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Request, Segment, Target, TlsClient, Trust};
 use crate::results::parse_slo;
 use crate::runner::LoadPlan;
 use crate::sys::{CpuList, hostname};
@@ -41,6 +42,11 @@ fn segment_arg(text: &str) -> Result<SegmentArg, String> {
     }
 }
 
+/// `-n`: a whole number of requests, at least 1.
+fn request_count(text: &str) -> Result<NonZeroU64, String> {
+    text.trim().parse().map_err(|_| format!("'{text}' is not a number of requests of at least 1"))
+}
+
 /// Flags of `load`, as typed.
 #[derive(Debug, Args)]
 pub struct LoadArgs {
@@ -52,6 +58,11 @@ pub struct LoadArgs {
     /// Duration, warm-up and window.
     #[command(flatten, next_help_heading = "Load")]
     pub timing: TimingArgs,
+    /// End the run once N requests succeeded in the measured windows (closed loop only), or at the end
+    /// of --duration if sooner: a cap, so raise -d for a slow server. No request is written beyond N
+    /// (none is left in flight); the last window is partial, those after it empty.
+    #[arg(help_heading = "Load", short = 'n', long, value_name = "N", value_parser = request_count)]
+    pub requests: Option<NonZeroU64>,
     /// Engine threads (one event loop each).
     #[arg(help_heading = "Load", short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: u16,
@@ -75,6 +86,9 @@ pub struct LoadArgs {
     /// waking it. 0 waits in epoll.
     #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub nap_us: Option<u32>,
+    /// Method, headers and body of every request.
+    #[command(flatten, next_help_heading = "Request")]
+    pub request: RequestArgs,
     /// CPUs to pin the client to, e.g. 1 or 2-3 (default: not pinned).
     #[arg(help_heading = "Target and checks", long)]
     pub cpus: Option<CpuList>,
@@ -124,6 +138,47 @@ pub struct LoadArgs {
     /// TLS for an https:// URL.
     #[command(flatten, next_help_heading = "TLS")]
     pub tls: TlsArgs,
+}
+
+/// What every request of `load` says, as typed.
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// Request method, e.g. POST. Preflight sends the very same request (three times for an answer
+    /// not in the route table) before the load: a request that changes the server's state (a POST
+    /// that creates) changes it then too, and an answer that differs each time is refused.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// A header, 'Name: value' (repeatable, sent in order). `Host` replaces the URL's authority;
+    /// Content-Length, Transfer-Encoding and Connection are the client's own and refused.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body, sent with its Content-Length (the method stays GET unless -m says); `@FILE`
+    /// reads it from FILE.
+    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from FILE (oha's -D; -d is the duration, as in wrk).
+    #[arg(short = 'D', long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+}
+
+impl RequestArgs {
+    /// The checked request, its body read.
+    ///
+    /// # Errors
+    /// A body file that cannot be read; what [`Request::new`] refuses.
+    fn request(&self) -> anyhow::Result<Request> {
+        let file = match (&self.body, &self.body_file) {
+            (Some(text), _) => text.strip_prefix('@').map(PathBuf::from),
+            (None, file) => file.clone(),
+        };
+        let body = match (file, &self.body) {
+            (Some(path), _) => {
+                Some(std::fs::read(&path).with_context(|| format!("cannot read the body file {}", path.display()))?)
+            }
+            (None, text) => text.as_ref().map(|t| t.as_bytes().to_vec()),
+        };
+        Ok(Request::new(&self.method, &self.headers, body)?)
+    }
 }
 
 /// How an `https://` target's certificate is checked and whether sessions resume.
@@ -212,7 +267,9 @@ impl LoadArgs {
         if let Some(cpus) = &self.cpus {
             cpus.check_available().context("--cpus")?;
         }
+        let request = self.request.request()?;
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
+        let target = Target { request, ..target };
         let n = self.clients;
         let segment = match self.segment {
             None if n == 1 => Segment::WHOLE,
@@ -240,6 +297,11 @@ impl LoadArgs {
             self.connections
         );
         let connections = segment.share(u64::from(self.connections));
+        if let Some(count) = self.requests {
+            ensure!(self.rate_per_s.is_none(), "-n ends a closed loop; an open loop's length is its --duration");
+            ensure!(count.get() >= u64::from(n), "-n {count} is below --clients {n}: every client needs a request");
+        }
+        let requests = self.requests.and_then(|r| NonZeroU64::new(segment.share(r.get())));
         let barrier = self.start.barrier()?;
         Ok(LoadPlan {
             url,
@@ -258,6 +320,7 @@ impl LoadArgs {
                     (None, None) => DEFAULT_NAP,
                 },
                 requests_per_connection: self.requests_per_connection.map(nonzero),
+                requests,
             },
             cpus: self.cpus,
             json: super::args::checked_json(self.json)?,
@@ -395,5 +458,74 @@ mod tests {
         let plan = with_env(&["--start-at", &(now_s + 60).to_string(), "--label", "pod-1"], None).unwrap();
         assert_eq!(plan.barrier.map(|b| b.at_unix_ms), Some((now_s + 60) * 1000));
         assert_eq!(plan.label, "pod-1");
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use std::num::NonZeroU64;
+    use std::time::Duration;
+
+    use super::super::{Commands, parsed};
+    use crate::runner::LoadPlan;
+
+    fn load(argv: &[&str]) -> anyhow::Result<LoadPlan> {
+        match parsed(&[&["load", "http://127.0.0.1:8080/api"], argv].concat())? {
+            Commands::Load(args) => args.plan(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn request_text(plan: &LoadPlan) -> String {
+        String::from_utf8(plan.target.request_bytes()).unwrap()
+    }
+
+    #[test]
+    fn method_headers_and_body_reach_the_request_bytes() {
+        let plan = load(&["-m", "POST", "-H", "Authorization: Bearer x", "-H", "X-B:2", "--body", "-a b"]).unwrap();
+        assert_eq!(
+            request_text(&plan),
+            "POST /api HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer x\r\nX-B: 2\r\nContent-Length: 4\r\n\r\n-a b"
+        );
+        let file = std::env::temp_dir().join(format!("loadapi-body-{}.json", std::process::id()));
+        std::fs::write(&file, b"{\"k\":1}\n").unwrap();
+        let path = file.to_str().unwrap();
+        for argv in [&["--body", &format!("@{path}")][..], &["-D", path], &["--body-file", path]] {
+            let plan = load(argv).unwrap();
+            assert!(request_text(&plan).ends_with("Content-Length: 8\r\n\r\n{\"k\":1}\n"), "{argv:?}");
+            assert_eq!(plan.target.request.method(), "GET", "a body alone keeps GET, as oha and hey");
+        }
+        std::fs::remove_file(&file).unwrap();
+        assert!(load(&[]).unwrap().target.request.is_plain_get());
+    }
+
+    #[test]
+    fn requests_and_z_are_parsed_and_dealt_to_the_clients() {
+        assert_eq!(load(&["-n", "500"]).unwrap().settings.requests, NonZeroU64::new(500));
+        assert_eq!(load(&[]).unwrap().settings.requests, None);
+        let z = load(&["-z", "3s"]).unwrap().settings.timing;
+        assert_eq!(z.duration(), Duration::from_secs(3));
+        assert_eq!(z, load(&["-d", "3s"]).unwrap().settings.timing);
+        let shares: Vec<u64> = (0..3)
+            .map(|i| {
+                let argv = ["-n", "500", "--clients", "3", "--segment", &i.to_string()];
+                load(&argv).unwrap().settings.requests.unwrap().get()
+            })
+            .collect();
+        assert_eq!(shares, [167, 167, 166]);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_the_reason() {
+        let err = |argv: &[&str]| format!("{:#}", load(argv).unwrap_err());
+        assert!(err(&["-m", "GET /x"]).contains("'GET /x' is not an HTTP method"));
+        assert!(err(&["-H", "Authorization"]).contains("has no colon"));
+        assert!(err(&["-H", "Content-Length: 9"]).contains("written by the client"));
+        assert!(err(&["--body", "@/nonexistent/body"]).contains("cannot read the body file /nonexistent/body"));
+        assert!(err(&["-D", "/nonexistent/body"]).contains("cannot read the body file"));
+        assert!(err(&["-n", "0"]).contains("'0' is not a number of requests"));
+        assert!(err(&["-n", "5", "-R", "100"]).contains("-n ends a closed loop"));
+        assert!(err(&["-n", "2", "--clients", "3", "--segment", "0"]).contains("below --clients 3"));
+        assert!(err(&["--body", "a", "-D", "/etc/hostname"]).contains("cannot be used with"));
     }
 }

@@ -65,7 +65,9 @@ pub struct Cli {
 pub enum Commands {
     /// Load one URL and report successful requests per window and latency.
     #[command(after_help = "Examples:\n  bench-client load http://127.0.0.1:8080/plaintext -c 64 -d 10s\n  \
-        bench-client load http://127.0.0.1:8080/api/devices -R 20000 --slo 'p99<2ms'   (open loop, judged)")]
+        bench-client load http://127.0.0.1:8080/api/devices -R 20000 --slo 'p99<2ms'   (open loop, judged)\n  \
+        bench-client load http://127.0.0.1:8080/api/items -m POST -H 'Content-Type: application/json' \
+        --body @item.json --expect-status 201 -n 10000 -d 60s")]
     Load(LoadArgs),
     /// Build, start and measure every framework and scenario, interleaved over rounds.
     #[command(after_help = "Examples:\n  bench-client suite   (what `make bench` runs)\n  \

@@ -65,7 +65,7 @@ mod wire;
 mod worker;
 
 use std::net::SocketAddr;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,7 @@ pub use self::stats::{
     latency_histogram,
 };
 pub use self::tls::{TlsClient, Trust};
-pub use self::wire::{FrameError, Framed, Protocol};
+pub use self::wire::{FrameError, Framed, Protocol, Request, RequestError};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused
@@ -285,6 +285,11 @@ pub struct LoadSettings {
     /// after this many responses and opened again (a TLS connection then
     /// pays a handshake, full or resumed); `None`: keep-alive throughout.
     pub requests_per_connection: Option<NonZeroUsize>,
+    /// End the run once this many requests succeeded in the measured
+    /// windows (`load -n`, closed loop, one route), dealt to the engine
+    /// threads with connections as the connections are; `None`: the run
+    /// lasts its duration. See [`Outcome::reached`].
+    pub requests: Option<NonZeroU64>,
 }
 
 impl LoadSettings {
@@ -300,6 +305,7 @@ impl LoadSettings {
             segment: Segment::WHOLE,
             nap: DEFAULT_NAP,
             requests_per_connection: None,
+            requests: None,
         }
     }
 
@@ -319,6 +325,8 @@ pub struct Target {
     pub host: String,
     /// Path (and query) of the one URL every request fetches.
     pub path: String,
+    /// Method, added headers and body ([`Request::get`] unless `load` says).
+    pub request: Request,
     /// `https://`: the TLS client its connections share.
     pub tls: Option<TlsClient>,
     /// What its connections speak.
@@ -328,7 +336,19 @@ pub struct Target {
 impl Target {
     /// `path` on `addr` over plain HTTP, with `addr` as the `Host` header.
     pub fn new(addr: SocketAddr, path: &str) -> Self {
-        Self { addr, host: addr.to_string(), path: path.to_owned(), tls: None, protocol: Protocol::Http1 }
+        Self {
+            addr,
+            host: addr.to_string(),
+            path: path.to_owned(),
+            request: Request::get(),
+            tls: None,
+            protocol: Protocol::Http1,
+        }
+    }
+
+    /// The bytes of its request, as its protocol writes them (built once).
+    pub fn request_bytes(&self) -> Vec<u8> {
+        self.protocol.request(&self.host, &self.path, &self.request)
     }
 
     /// This target over TLS with `client`.
@@ -418,6 +438,11 @@ pub struct Outcome {
     pub measured: Duration,
     /// One of the stop flags ended the run before its deadline.
     pub stopped: bool,
+    /// [`LoadSettings::requests`] successful requests were counted before
+    /// the deadline: every thread ended once its share succeeded, writing
+    /// no request beyond it (none left in flight). `measured` ends with the
+    /// last thread; the windows after it are empty, its own is partial.
+    pub reached: bool,
 }
 
 /// Why [`run`] could not run.
@@ -462,9 +487,13 @@ pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<
                 // The threads with connections share this client's segment
                 // of the open-loop schedule in turn (schedule.rs).
                 let stream = s.segment.stream(t as u64, threads.min(s.connections.get()) as u64);
+                let quota = s.requests.map(|n| {
+                    let (n, k) = (n.get(), threads.min(s.connections.get()) as u64);
+                    n / k + u64::from((t as u64) < n % k)
+                });
                 std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(scope, move || {
                     let times = Times { start, measure_start, end };
-                    Worker::new(load, connections, stream, times, live.map(|l| l.slot(t)))?.run(stop)
+                    Worker::new(load, connections, stream, times, live.map(|l| l.slot(t)))?.run(stop, quota)
                 })
             })
             .collect();
@@ -479,6 +508,8 @@ pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<
     let mut merged = RunStats::new(s.timing.windows(), s.rate.is_some());
     let mut by_route: Vec<RunStats> = Vec::new();
     let mut stopped = false;
+    let mut reached = s.requests.is_some();
+    let mut ended = measure_start;
     for r in results {
         let finished = r?;
         merged += &finished.stats;
@@ -490,10 +521,12 @@ pub fn run_live(load: &Load, start: Instant, stop: &[&AtomicBool], live: Option<
             }
         }
         stopped |= finished.stopped;
+        reached &= finished.reached;
+        ended = ended.max(finished.ended);
     }
     let measured =
-        if stopped { Instant::now().min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
-    Ok(Outcome { stats: merged, by_route, measured, stopped })
+        if stopped || reached { ended.min(end).saturating_duration_since(measure_start) } else { s.timing.duration() };
+    Ok(Outcome { stats: merged, by_route, measured, stopped, reached })
 }
 
 #[cfg(test)]

@@ -61,6 +61,20 @@ pub struct Failures {
     pub stray: u64,
 }
 
+/// `status` as JSON writes it, keys as strings: read through a map of
+/// strings, since serde cannot read integer keys inside a flattened struct
+/// (serde-rs/serde#1183; `load --json` flattens its figures).
+fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    BTreeMap::<String, u64>::deserialize(deserializer)?
+        .into_iter()
+        .map(|(code, n)| {
+            code.parse()
+                .map(|code| (code, n))
+                .map_err(|_| serde::de::Error::custom(format!("'{code}' is not a status code")))
+        })
+        .collect()
+}
+
 impl Failures {
     /// Failed requests: every kind but `connect`, which sends no request.
     pub fn requests(&self) -> u64 {
@@ -183,6 +197,21 @@ impl RunStats {
     /// window's first success).
     pub fn keep_window_latency(&mut self) {
         self.window_latency_us = vec![None; self.windows.len()];
+    }
+
+    /// Successful requests over all measured windows, in constant time:
+    /// every one is recorded once in `latency_us` (clamped into its bounds).
+    pub fn measured_successes(&self) -> u64 {
+        self.latency_us.len()
+    }
+
+    /// Requests written and not settled otherwise than by a success of the
+    /// measured windows: those successes and the requests in flight, by the
+    /// accounting identity (every write is the warm-up's, a measured
+    /// success or failure, in flight, or written again as a retry).
+    pub fn succeeded_or_in_flight(&self) -> u64 {
+        let c = &self.counts;
+        c.sent.saturating_sub(c.warmup_completed + self.failures.requests() + c.retried)
     }
 
     /// Successful requests over all measured windows.
@@ -320,6 +349,18 @@ mod tests {
             stray: 128,
         };
         assert_eq!(f.requests(), 127, "connect and stray are connections'");
+        // Inside a flattened struct, as `load --json` writes its figures.
+        #[derive(Serialize, Deserialize)]
+        struct Outer {
+            #[serde(flatten)]
+            failed: Failures,
+        }
+        let text = serde_json::to_string(&Outer { failed: f.clone() }).unwrap();
+        assert!(text.contains(r#""status":{"404":32,"503":4}"#), "{text}");
+        assert_eq!(serde_json::from_str::<Outer>(&text).unwrap().failed, f, "status codes read back");
+        assert_eq!(serde_json::from_str::<Failures>(&serde_json::to_string(&f).unwrap()).unwrap(), f);
+        let bad = text.replace("\"404\"", "\"x\"");
+        assert!(serde_json::from_str::<Outer>(&bad).is_err());
     }
 
     #[test]
@@ -402,6 +443,7 @@ mod tests {
         s.record_success(0, 0, 0);
         s.record_success(0, u64::MAX, 0);
         assert_eq!(s.latency_us.len(), 2);
+        assert_eq!(s.measured_successes(), s.successful(), "every success in the histogram, clamped");
         assert_eq!(s.latency_us.min(), 1);
         assert!(s.latency_summary().unwrap().max >= MAX_LATENCY_US);
     }

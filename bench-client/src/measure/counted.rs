@@ -196,7 +196,7 @@ pub fn exchange(route: &RouteLoad, requests: u64, stop: &AtomicBool) -> anyhow::
         .with_context(|| format!("connect to {}", target.addr))?;
     stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
     stream.set_nodelay(true)?;
-    let request = target.protocol.get_request(&target.host, &target.path);
+    let request = target.request_bytes();
     let mut buf = vec![0u8; 64 * 1024];
     let (mut start, mut end) = (0, 0);
     for i in 0..requests {
@@ -205,7 +205,7 @@ pub fn exchange(route: &RouteLoad, requests: u64, stop: &AtomicBool) -> anyhow::
         }
         stream.write_all(&request).with_context(|| format!("request {i} of {}", target.path))?;
         loop {
-            match target.protocol.frame_response(&buf[start..end], false, false) {
+            match target.protocol.frame_response(&buf[start..end], target.request.is_head(), false) {
                 Ok(Some(framed)) => {
                     let unread = &buf[start..end];
                     if framed.status != route.expected_status || !framed.body_eq(unread, &route.expected_body) {

@@ -214,9 +214,10 @@ impl RunFigures {
         figures
     }
 
-    /// Whole windows the run lived through (all of them unless interrupted).
+    /// Whole windows the run lived through (all of them unless interrupted,
+    /// or ended by `load -n`: then its last window is partial, and left out).
     fn lived(run: &Measured, settings: &LoadSettings, s: &RunStats) -> usize {
-        if run.interrupted || run.server_lost {
+        if run.interrupted || run.server_lost || run.outcome.reached {
             let (measured_s, window_s) = (run.outcome.measured.as_secs_f64(), settings.timing.window().as_secs_f64());
             usize::try_from((measured_s / window_s.max(1e-9)).floor() as u64).unwrap_or(0).min(s.windows.len())
         } else {
@@ -353,7 +354,7 @@ pub(super) mod tests {
         cpu: CpuWindows,
     ) -> Measured {
         Measured {
-            outcome: Outcome { stats, by_route, measured, stopped: false },
+            outcome: Outcome { stats, by_route, measured, stopped: false, reached: false },
             interrupted: false,
             server_lost: false,
             cpu,

@@ -78,21 +78,26 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
     let timing = load.settings.timing;
     let measure_start = start.instant + timing.warmup();
     let lost = AtomicBool::new(false);
+    // The observers' stop: set once the engine has returned before its
+    // deadline (`stop`, the server lost, `-n` reached, an error), so they end
+    // with it; at the deadline they take their last samples.
+    let halt = AtomicBool::new(false);
     let (outcome, cpu, folded) = std::thread::scope(|scope| {
+        let halt = &halt;
         let sampler = scope
-            .spawn(|| sample_windows(observers.servers, measure_start, timing.window(), timing.windows(), stop, &lost));
+            .spawn(|| sample_windows(observers.servers, measure_start, timing.window(), timing.windows(), halt, &lost));
         let recorder = scope.spawn(|| {
             let perf = observers.perf?;
             let pid = *observers.servers.first()?;
             let file = std::env::temp_dir().join(format!("bench-{}-{pid}.perf.data", std::process::id()));
-            if !sleep_until(measure_start, stop) {
+            if !sleep_until(measure_start, halt) {
                 return None;
             }
             let recording = match perf.attach(pid, &file) {
                 Ok(r) => r,
                 Err(e) => return Some(Err(e)),
             };
-            sleep_until(measure_start + timing.duration(), stop);
+            sleep_until(measure_start + timing.duration(), halt);
             let start_ns = monotonic_ns(measure_start);
             let window_ns = Slicing::slice_ns(timing.window());
             let offset =
@@ -101,6 +106,9 @@ pub fn run(load: &Load, observers: Observers<'_>, start: Start, stop: &AtomicBoo
             Some(recording.finish(load.routes.len(), &part_of))
         });
         let outcome = engine::run_live(load, start.instant, &[stop, &lost], observers.live);
+        if !matches!(&outcome, Ok(o) if !o.stopped && !o.reached) {
+            halt.store(true, Ordering::Relaxed);
+        }
         let cpu = sampler.join().unwrap_or_default();
         let folded = recorder.join().unwrap_or_else(|_| Some(Err(anyhow::anyhow!("the profiler thread panicked"))));
         (outcome, cpu, folded)

@@ -24,7 +24,13 @@ pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: 
     }
     stats.counts.sent = successful;
     let measured = Measured {
-        outcome: Outcome { stats, by_route: Vec::new(), measured: Duration::from_secs(1), stopped: !complete },
+        outcome: Outcome {
+            stats,
+            by_route: Vec::new(),
+            measured: Duration::from_secs(1),
+            stopped: !complete,
+            reached: false,
+        },
         interrupted: !complete,
         server_lost: false,
         cpu: CpuWindows { server: vec![100.0], client: vec![50.0] },
@@ -122,7 +128,7 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
     settings.segment = segment;
     stats.counts.connections_established = connections.get() as u64;
     let measured = Measured {
-        outcome: Outcome { stats, by_route: Vec::new(), measured: 2 * second, stopped: false },
+        outcome: Outcome { stats, by_route: Vec::new(), measured: 2 * second, stopped: false, reached: false },
         interrupted: false,
         server_lost: false,
         cpu: CpuWindows { server: Vec::new(), client: vec![10.0, 12.0] },

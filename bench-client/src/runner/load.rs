@@ -100,8 +100,11 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     };
     // Said once the start is certain: a missed barrier is a one-line refusal.
     let mode = s.rate.map_or_else(|| "closed loop".to_owned(), |r| format!("open loop at {:.0} requests/s", r.per_s()));
+    let method = plan.target.request.method();
+    let method = if method == "GET" { String::new() } else { format!("{method} ") };
+    let until = s.requests.map_or_else(String::new, |n| format!(", or until {n} successful requests"));
     eprintln!(
-        "loading {} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}",
+        "loading {method}{} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}{until}",
         plan.url,
         s.connections,
         humantime::format_duration(s.timing.warmup()),

@@ -38,6 +38,8 @@ mod k8s;
 mod layers;
 // `suite --load-percent`: latency deltas at a fixed load, with intervals.
 mod latency_at_fixed_load;
+// `load` for any API: -m, -H, --body, -D byte for byte; -n N successes exactly; -z; bad input.
+mod load_api;
 // `load` modes: open loop, pipelining, fd limits, calibrate, bad input.
 mod load_modes;
 // Malformed and unusual requests to each server.

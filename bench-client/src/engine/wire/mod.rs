@@ -3,7 +3,8 @@
 //! through [`Protocol`], so a second protocol is one new module here plus
 //! its variant (docs/ARCHITECTURE.md, "To add a protocol").
 //!
-//! What a protocol supplies: the bytes of one request, built once and
+//! What a protocol supplies: the bytes of one request (a [`Request`]:
+//! method, added headers, body), built once and
 //! written for every request of its route; a framer that finds the first
 //! complete response in a connection's read buffer (its status, where its
 //! head and body lie, and whether the server closes after it); and, for the
@@ -12,8 +13,10 @@
 //! resolves with the one variant there is.
 
 mod http1;
+mod request;
 
 pub use self::http1::{FrameError, Framed};
+pub use self::request::{Request, RequestError};
 
 /// The protocol a target's connections speak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,11 +35,11 @@ impl Protocol {
         }
     }
 
-    /// The bytes of a `GET` of `path` with `host` as its authority, written
-    /// as they are for every request.
-    pub fn get_request(self, host: &str, path: &str) -> Vec<u8> {
+    /// The bytes of `request` (method, added headers, body) of `path` with
+    /// `host` as its authority, written as they are for every request.
+    pub fn request(self, host: &str, path: &str, request: &Request) -> Vec<u8> {
         match self {
-            Self::Http1 => http1::get_request(host, path),
+            Self::Http1 => http1::request(host, path, request),
         }
     }
 

@@ -40,6 +40,11 @@ pub(super) struct Finished {
     pub(super) by_route: Vec<RunStats>,
     /// A stop flag ended it before the deadline.
     pub(super) stopped: bool,
+    /// Its share of `LoadSettings::requests` succeeded before the deadline
+    /// (vacuously, with no connections); false without a share.
+    pub(super) reached: bool,
+    /// When its loop ended (the deadline at the latest).
+    pub(super) ended: Instant,
 }
 
 /// One engine thread: its connections, its event loop, its measurements.
@@ -53,8 +58,9 @@ pub(super) struct Worker<'a> {
     requests: Vec<Vec<u8>>,
     /// Per route, the bytes of one request.
     request_lens: Vec<usize>,
-    /// Per route, the exact body of a successful response.
-    expected: Vec<(u16, &'a [u8])>,
+    /// Per route, the status and exact body of a successful response, and
+    /// whether its request is a `HEAD` (answered without a body).
+    expected: Vec<(u16, &'a [u8], bool)>,
     /// The routes' alternation; its slices are the windows.
     slicing: Option<&'a Slicing>,
     /// Per route, the server address (with its TLS client, if any, and the
@@ -95,6 +101,9 @@ pub(super) struct Worker<'a> {
     live: Option<&'a Slot>,
     /// When the latency buckets are published next (window boundaries).
     next_live_latency: Instant,
+    /// This thread's share of `LoadSettings::requests`: no request is
+    /// written beyond it, and the loop ends once it succeeded.
+    quota: Option<u64>,
     /// When the connection slots are checked for having been established
     /// once (the measure start, or the end of the first window without a
     /// warm-up); `None` once checked.
@@ -116,10 +125,13 @@ impl<'a> Worker<'a> {
         let servers: Vec<_> =
             load.routes.iter().map(|r| (r.target.addr, r.target.tls.clone(), r.target.protocol)).collect();
         let pools = if servers.iter().any(|a| *a != servers[0]) { servers.len() } else { 1 };
-        let requests: Vec<Vec<u8>> =
-            load.routes.iter().map(|r| r.target.protocol.get_request(&r.target.host, &r.target.path)).collect();
+        let requests: Vec<Vec<u8>> = load.routes.iter().map(|r| r.target.request_bytes()).collect();
         let connections = connections * pools;
-        let expected = load.routes.iter().map(|r| (r.expected_status, r.expected_body.as_slice())).collect();
+        let expected = load
+            .routes
+            .iter()
+            .map(|r| (r.expected_status, r.expected_body.as_slice(), r.target.request.is_head()))
+            .collect();
         let open_loop = s.rate.is_some();
         let schedule = s.rate.map(|rate| Schedule::new(times.start, rate.per_s(), stream.0, stream.1));
         Ok(Self {
@@ -176,6 +188,7 @@ impl<'a> Worker<'a> {
                 None => Vec::new(),
             },
             live,
+            quota: None,
             next_live_latency: times.measure_start + s.timing.window(),
             ramp_check: Some(if s.timing.warmup().is_zero() {
                 times.measure_start + s.timing.window()
@@ -185,13 +198,17 @@ impl<'a> Worker<'a> {
         })
     }
 
-    /// Runs until the deadline (returns `false`) or until one of the `stop`
-    /// flags is set (returns `true`), with the thread's measurements.
-    pub(super) fn run(mut self, stop: &[&AtomicBool]) -> Result<Finished, Error> {
+    /// Runs until the deadline, until one of the `stop` flags is set, or
+    /// (with a `quota`) once `quota` requests succeeded in the measured
+    /// windows, with the thread's measurements. With a quota, no request is
+    /// written beyond it: successes and requests in flight stay within it.
+    pub(super) fn run(mut self, stop: &[&AtomicBool], quota: Option<u64>) -> Result<Finished, Error> {
         if self.conns.is_empty() {
             self.publish(true);
-            return Ok(Finished { stats: self.stats, by_route: self.by_route, stopped: false });
+            let (stats, by_route, ended) = (self.stats, self.by_route, self.times.start);
+            return Ok(Finished { stats, by_route, stopped: false, reached: quota.is_some(), ended });
         }
+        self.quota = quota;
         let timeout = self.load.settings.timeout;
         let tick = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
@@ -205,13 +222,16 @@ impl<'a> Worker<'a> {
             // Best effort: with the default slack a nap only lasts longer.
             let _ = nix::sys::prctl::set_timerslack(NAP_TIMER_SLACK_NS);
         }
-        let stopped = loop {
+        let (stopped, reached) = loop {
             let now = Instant::now();
             if now >= self.times.end {
-                break false;
+                break (false, false);
             }
             if stop.iter().any(|s| s.load(Ordering::Relaxed)) {
-                break true;
+                break (true, false);
+            }
+            if self.quota.is_some_and(|q| self.stats.measured_successes() >= q) {
+                break (false, true);
             }
             if let Some(at) = self.ramp_check
                 && now >= at
@@ -313,7 +333,7 @@ impl<'a> Worker<'a> {
                 self.answered.clear();
             }
         };
-        if !stopped && self.ramp_check.is_some() {
+        if !stopped && !reached && self.ramp_check.is_some() {
             // One window and no warm-up: the ramp is judged at the deadline.
             self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
         }
@@ -334,7 +354,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.publish(true);
-        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped })
+        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped, reached, ended: stopped_at })
     }
 
     /// Copies this thread's totals into its live slot, if it has one, with

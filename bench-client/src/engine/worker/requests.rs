@@ -35,6 +35,11 @@ impl Worker<'_> {
             // No request beyond the connection's last: it closes once answered.
             room = room.min(limit.get().saturating_sub(c.served as usize + c.outstanding.len()));
         }
+        if let Some(quota) = self.quota {
+            // Measured successes and requests in flight stay within the quota.
+            room = room
+                .min(usize::try_from(quota.saturating_sub(self.stats.succeeded_or_in_flight())).unwrap_or(usize::MAX));
+        }
         let n = match &self.schedule {
             None => room,
             Some(s) => room.min(usize::try_from(s.pending(now)).unwrap_or(usize::MAX)),
@@ -180,13 +185,14 @@ impl Worker<'_> {
                 break;
             }
             let unread = &c.buf[c.start..c.end];
-            let framed = match protocol.frame_response(unread, false, eof) {
+            let route = c.outstanding.front().map_or(0, |o| o.route);
+            let framed = match protocol.frame_response(unread, self.expected[route].2, eof) {
                 Ok(Some(framed)) => framed,
                 Ok(None) => break,
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
             };
             let request = c.outstanding.pop_front().expect("a request is outstanding: looked at above");
-            let (expected_status, expected_body) = self.expected[request.route];
+            let (expected_status, expected_body, _) = self.expected[request.route];
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
                 Err(FailureKind::Timeout)

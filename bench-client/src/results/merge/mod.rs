@@ -118,7 +118,7 @@ pub fn merge(
     let earliest = decoded.iter().map(|d| d.measure_start_unix_ms).min().unwrap_or(0);
     let warmup_ms = u64::try_from(warmup.as_millis()).unwrap_or(u64::MAX);
     let run = Measured {
-        outcome: Outcome { stats, by_route: Vec::new(), measured, stopped: !all_complete },
+        outcome: Outcome { stats, by_route: Vec::new(), measured, stopped: !all_complete, reached: false },
         interrupted: !all_complete && !server_lost,
         server_lost,
         cpu: CpuWindows {
@@ -146,6 +146,7 @@ pub fn merge(
         segment: Segment::WHOLE,
         nap: Duration::from_micros(f0.nap_us),
         requests_per_connection: None,
+        requests: None,
     };
     let mut figures = RunFigures::new(&run, &settings, server.and_then(|s| s.report.server_cpus));
     figures.label = format!("merged ({} clients)", decoded.len());

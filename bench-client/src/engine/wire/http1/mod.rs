@@ -36,6 +36,8 @@ use std::ops::Range;
 
 use thiserror::Error;
 
+use super::Request;
+
 /// Headers parsed on the fast path; a head with more is parsed again with
 /// room for more (up to [`MAX_HEADERS`]).
 const FAST_HEADERS: usize = 32;
@@ -51,10 +53,22 @@ fn parser() -> httparse::ParserConfig {
     config
 }
 
-/// Builds the bytes of `GET path HTTP/1.1` with a `Host` header (keep-alive
-/// is HTTP/1.1's default). Sent as is for every request.
-pub(super) fn get_request(host: &str, path: &str) -> Vec<u8> {
-    format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes()
+/// Builds the bytes of `METHOD path HTTP/1.1`: `Host` first (the request's
+/// own, else `host`), the added headers in order, a `Content-Length` when
+/// the request has one, then the body (keep-alive is HTTP/1.1's default).
+/// Sent as is for every request.
+pub(super) fn request(host: &str, path: &str, request: &Request) -> Vec<u8> {
+    let host = request.host().unwrap_or(host);
+    let mut out = format!("{} {path} HTTP/1.1\r\nHost: {host}\r\n", request.method()).into_bytes();
+    for (name, value) in request.headers() {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    if let Some(length) = request.content_length() {
+        out.extend_from_slice(format!("Content-Length: {length}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(request.body().unwrap_or_default());
+    out
 }
 
 /// An answer with status 200, `headers` and `body` (`Content-Length` added).

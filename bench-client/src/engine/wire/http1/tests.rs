@@ -159,7 +159,8 @@ fn connection_close_wins_wherever_it_stands_and_http10_closes_unless_kept_alive(
 
 #[test]
 fn request_bytes_are_minimal_http11() {
-    assert_eq!(get_request("127.0.0.1:80", "/plaintext"), b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n");
+    let get = request("127.0.0.1:80", "/plaintext", &Request::get());
+    assert_eq!(get, b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n");
 }
 
 /// What the framer must make of one row's bytes.
@@ -381,4 +382,42 @@ fn a_folded_header_is_read_with_spaces_for_its_folds() {
     assert_eq!(f.header(buf, "content-type").as_deref(), Some(&b"text/plain;   charset=utf-8"[..]));
     assert_eq!(f.header(buf, "content-length").as_deref(), Some(&b"2"[..]));
     assert_eq!(f.header(buf, "x-absent"), None);
+}
+
+fn request_of(method: &str, headers: &[&str], body: Option<&[u8]>) -> Vec<u8> {
+    let headers: Vec<String> = headers.iter().map(|&h| h.to_owned()).collect();
+    request("127.0.0.1:8080", "/api?x=1", &Request::new(method, &headers, body.map(<[u8]>::to_vec)).unwrap())
+}
+
+#[test]
+fn a_plain_get_is_the_request_line_and_host_alone() {
+    assert_eq!(request_of("GET", &[], None), b"GET /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
+    assert_eq!(request("h", "/", &Request::get()), b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+}
+
+#[test]
+fn method_headers_and_body_are_written_in_order_with_the_body_s_length() {
+    let body = b"{\"a\":\"\xc3\xa9\r\n\r\n\"}\x00";
+    let got = request_of("POST", &["Authorization: Bearer t:1", "content-type:application/json"], Some(body));
+    let mut want = b"POST /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer t:1\r\n\
+content-type: application/json\r\nContent-Length: 15\r\n\r\n"
+        .to_vec();
+    want.extend_from_slice(body);
+    assert_eq!(body.len(), 15);
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+    assert_eq!(got, want, "byte for byte, the body's CR LF and NUL included");
+    assert_eq!(
+        request_of("PUT", &[], None),
+        b"PUT /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n"
+    );
+    assert_eq!(
+        request_of("GET", &[], Some(b"")),
+        b"GET /api?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n",
+        "an empty body given is said"
+    );
+    assert_eq!(
+        request_of("DELETE", &["Host: api.test", "X-A: 1", "X-A: 2"], None),
+        b"DELETE /api?x=1 HTTP/1.1\r\nHost: api.test\r\nX-A: 1\r\nX-A: 2\r\n\r\n",
+        "Host replaces the URL's, in its place; a repeated header is sent each time"
+    );
 }
