@@ -24,13 +24,13 @@ fn read(path: &Path) -> Option<CountReport> {
 /// The CI files cannot be written.
 pub(super) fn run(a: &Path, b: &Path, threshold_percent: f64, ci: &CiPlan) -> anyhow::Result<Option<Outcome>> {
     let (Some(ra), Some(rb)) = (read(a), read(b)) else { return Ok(None) };
-    let side = |report: &CountReport, name: &str| {
-        report.rows.iter().cloned().map(move |mut row| {
+    let side = |report: &CountReport, name: &str| -> Vec<_> {
+        report.rows.iter().cloned().map(|mut row| {
             row.framework = format!("{} {name}", row.framework);
             row
-        })
+        }).collect()
     };
-    let rows: Vec<_> = side(&ra, "A").chain(side(&rb, "B")).collect();
+    let rows: Vec<_> = [side(&ra, "A"), side(&rb, "B")].concat();
     let deltas: Vec<CountDelta> = ra
         .rows
         .iter()

@@ -14,19 +14,6 @@ use super::counters::Counts;
 /// saturate at this value.
 pub const MAX_LATENCY_US: u64 = 60_000_000;
 
-/// Reads `Failures::status`, whose keys are status codes written as strings.
-///
-/// # Errors
-/// A key that is not a status code.
-fn status_codes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
-    BTreeMap::<String, u64>::deserialize(d)?
-        .into_iter()
-        .map(|(code, n)| {
-            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("status {code:?}")))
-        })
-        .collect()
-}
-
 /// Failures by kind, over the measured windows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failures {

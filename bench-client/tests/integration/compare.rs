@@ -344,3 +344,50 @@ fn ci_files_carry_every_row_in_the_shapes_their_tools_publish() {
     assert_eq!(text.trim_end().lines().count(), 1, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two `count` sessions: the committed one against itself is no change (exit
+/// 0, every row of both printed); a copy whose axum `/plaintext` costs 3 %
+/// more instructions on every repeat is a regression beyond 2 % (exit 1,
+/// named), and within 5 % not; its CI files carry the counted measures.
+#[test]
+fn two_count_sessions_compare_route_by_route_and_costlier_instructions_are_a_regression() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-03-count/make-count.json");
+    let dir = util::temp_dir("compare-count");
+    let mut session: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
+    let rows = session["rows"].as_array_mut().unwrap();
+    let axum_plaintext =
+        rows.iter_mut().find(|r| r["framework"] == "axum" && r["route"] == "/plaintext").expect("axum /plaintext counted");
+    let before: Vec<f64> =
+        axum_plaintext["instructions_per_request"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    axum_plaintext["instructions_per_request"] = before.iter().map(|v| v * 1.03).collect();
+    let costlier = dir.join("costlier.json");
+    std::fs::write(&costlier, serde_json::to_string(&session).unwrap()).unwrap();
+    let compare = |b: &Path, threshold: &str, extra: &[&str]| {
+        let out = Command::new(CLIENT)
+            .arg("compare")
+            .args([committed.as_os_str(), b.as_os_str()])
+            .args(["--threshold-percent", threshold])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+
+    let (code, same) = compare(&committed, "2", &[]);
+    assert_eq!(code, Some(0), "{same}");
+    assert!(!same.contains("REGRESSION"), "{same}");
+    assert!(same.contains("axum A") && same.contains("axum B") && same.contains("rocket B"), "{same}");
+
+    let bmf = dir.join("bmf.json");
+    let (code, worse) = compare(&costlier, "2", &["--bmf", bmf.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{worse}");
+    let regressions: Vec<&str> = worse.lines().filter(|l| l.starts_with("REGRESSION")).collect();
+    assert_eq!(regressions.len(), 1, "only axum /plaintext grew: {worse}");
+    assert!(regressions[0].contains("/plaintext axum A → axum B: +3.00 %"), "{}", regressions[0]);
+    let bmf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&bmf).unwrap()).unwrap();
+    assert!(bmf.to_string().contains("instructions"), "{bmf}");
+
+    let (code, within) = compare(&costlier, "5", &[]);
+    assert_eq!(code, Some(0), "3 % is within a 5 % threshold: {within}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
