@@ -25,10 +25,15 @@ fn read(path: &Path) -> Option<CountReport> {
 pub(super) fn run(a: &Path, b: &Path, threshold_percent: f64, ci: &CiPlan) -> anyhow::Result<Option<Outcome>> {
     let (Some(ra), Some(rb)) = (read(a), read(b)) else { return Ok(None) };
     let side = |report: &CountReport, name: &str| -> Vec<_> {
-        report.rows.iter().cloned().map(|mut row| {
-            row.framework = format!("{} {name}", row.framework);
-            row
-        }).collect()
+        report
+            .rows
+            .iter()
+            .cloned()
+            .map(|mut row| {
+                row.framework = format!("{} {name}", row.framework);
+                row
+            })
+            .collect()
     };
     let rows: Vec<_> = [side(&ra, "A"), side(&rb, "B")].concat();
     let deltas: Vec<CountDelta> = ra

@@ -355,8 +355,10 @@ fn two_count_sessions_compare_route_by_route_and_costlier_instructions_are_a_reg
     let dir = util::temp_dir("compare-count");
     let mut session: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
     let rows = session["rows"].as_array_mut().unwrap();
-    let axum_plaintext =
-        rows.iter_mut().find(|r| r["framework"] == "axum" && r["route"] == "/plaintext").expect("axum /plaintext counted");
+    let axum_plaintext = rows
+        .iter_mut()
+        .find(|r| r["framework"] == "axum" && r["route"] == "/plaintext")
+        .expect("axum /plaintext counted");
     let before: Vec<f64> =
         axum_plaintext["instructions_per_request"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     axum_plaintext["instructions_per_request"] = before.iter().map(|v| v * 1.03).collect();
