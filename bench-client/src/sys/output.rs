@@ -54,7 +54,7 @@ fn folder_of(path: &Path) -> &Path {
 
 /// Checks, before anything runs, that `flag`'s file `path` can be written:
 /// its folder made if missing (as `mkdir -p`), a file created in it and
-/// removed, the path not a folder.
+/// removed, the folders made removed again; the path not a folder.
 ///
 /// # Errors
 /// [`Unwritable`], naming the flag, the path and the step that failed.
@@ -78,12 +78,22 @@ pub fn prepare_folder(flag: &str, dir: &Path) -> Result<(), Unwritable> {
     probe(dir).map_err(|(what, at, source)| Unwritable { flag: flag.to_owned(), path: dir.into(), what, at, source })
 }
 
-/// Makes `dir` and creates and removes a temporary file in it.
+/// Makes `dir`, creates and removes a temporary file in it, and removes
+/// again the folders it made, so a run refused later leaves nothing behind
+/// (the run makes them when it writes).
 fn probe(dir: &Path) -> Result<(), (&'static str, PathBuf, std::io::Error)> {
-    std::fs::create_dir_all(dir).map_err(|e| ("cannot create the folder", dir.to_path_buf(), e))?;
-    let tmp = temporary(&dir.join("probe"));
-    std::fs::File::create_new(&tmp).map_err(|e| ("cannot write in the folder", dir.to_path_buf(), e))?;
-    std::fs::remove_file(&tmp).map_err(|e| ("cannot remove a file in the folder", dir.to_path_buf(), e))
+    let made: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    let tried = (|| {
+        std::fs::create_dir_all(dir).map_err(|e| ("cannot create the folder", dir.to_path_buf(), e))?;
+        let tmp = temporary(&dir.join("probe"));
+        std::fs::File::create_new(&tmp).map_err(|e| ("cannot write in the folder", dir.to_path_buf(), e))?;
+        std::fs::remove_file(&tmp).map_err(|e| ("cannot remove a file in the folder", dir.to_path_buf(), e))
+    })();
+    for folder in made {
+        // Deepest first; a folder something else wrote into meanwhile stays.
+        let _ = std::fs::remove_dir(folder);
+    }
+    tried
 }
 
 /// A temporary name beside `path`, unique to this process and this call.
@@ -93,14 +103,15 @@ fn temporary(path: &Path) -> PathBuf {
     folder_of(path).join(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
-/// Writes `bytes` to `path` atomically: into a temporary file of this
-/// process in the same folder, flushed to disk, then renamed over `path`; a
+/// Writes `bytes` to `path` atomically: its folder made if missing, into a
+/// temporary file of this process in the same folder, flushed to disk, then renamed over `path`; a
 /// reader sees the old file or the whole new one, and a failure leaves no
 /// temporary file behind.
 ///
 /// # Errors
 /// The first write, flush or rename that fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(folder_of(path))?;
     let tmp = temporary(path);
     let written = std::fs::File::create_new(&tmp).and_then(|mut f| {
         f.write_all(bytes)?;
@@ -147,8 +158,11 @@ mod tests {
         let dir = scratch("prepare");
         let nested = dir.join("a/b/c.json");
         prepare_file("--json", &nested).unwrap();
-        assert!(dir.join("a/b").is_dir(), "made as mkdir -p");
-        assert_eq!(std::fs::read_dir(dir.join("a/b")).unwrap().count(), 0, "the probe removed");
+        assert!(!dir.join("a").exists(), "the folders the check made are removed again");
+        write_atomic(&nested, b"{}").unwrap();
+        assert_eq!(std::fs::read(&nested).unwrap(), b"{}", "made as mkdir -p when written");
+        prepare_file("--json", &nested).unwrap();
+        assert_eq!(std::fs::read_dir(dir.join("a/b")).unwrap().count(), 1, "the probe removed, the file kept");
         std::fs::write(dir.join("file"), "x").unwrap();
         let under = dir.join("file/sub/c.json");
         let err = format!("{:#}", anyhow::Error::from(prepare_file("--json", &under).unwrap_err()));
@@ -169,7 +183,9 @@ mod tests {
         write_or_keep(&path, b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+        // Its folder replaced by a file: a folder cannot be made there.
         std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&dir, "a file").unwrap();
         let err = write_or_keep(&path, b"figures").unwrap_err();
         let kept = err.kept().unwrap().to_path_buf();
         assert_eq!(std::fs::read(&kept).unwrap(), b"figures");
@@ -177,11 +193,12 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "cannot write {} (No such file or directory (os error 2)); kept in {} instead",
+                "cannot write {} (File exists (os error 17)); kept in {} instead",
                 path.display(),
                 kept.display()
             )
         );
         std::fs::remove_file(kept).unwrap();
+        std::fs::remove_file(&dir).unwrap();
     }
 }

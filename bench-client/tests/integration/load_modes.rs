@@ -54,9 +54,15 @@ fn open_loop_latency_counts_the_backlog_and_the_uncorrected_does_not() {
     assert_eq!(n("sent") + n("unsent_at_deadline"), 801, "{run}");
     assert_eq!(n("sent"), n("successful") + n("in_flight_at_deadline") + n("failed_total") + n("warmup_completed"));
     assert_eq!(run["rate_per_s"].as_f64(), Some(400.0));
-    // A quarter of the schedule offered: said, and not a clean run.
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("SHORT: the schedule was offered"));
+    // A quarter of the schedule offered, every late or unwritten request
+    // behind the one connection busy with the server: its latency (above),
+    // said with the connections that would keep up, not the client's
+    // shortfall (a clean run).
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(n("waited_on_server") + 2 >= n("late_sends") + n("unsent_at_deadline"), "{run}");
+    assert!(text.contains("while all 1 connections waited on the server"), "{text}");
+    assert!(!text.contains("SHORT"), "{text}");
 }
 
 /// A child process killed and reaped when dropped, so a failed assertion
