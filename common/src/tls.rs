@@ -2,7 +2,8 @@
 //! generated at its start (`--tls`: nothing secret is committed or kept on
 //! disk) or read from PEM files (`--tls-cert`, `--tls-key`), and the rustls
 //! server configuration actix-web and axum serve it with (Rocket takes the
-//! PEM text itself). One crypto provider in the workspace: ring.
+//! PEM text itself), offering HTTP/2 and HTTP/1.1 by ALPN. One crypto
+//! provider in the workspace: ring.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,7 +15,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 /// a server under test is reached at, by name and by address.
 pub const GENERATED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// The only application protocol the servers speak over TLS (ALPN).
+/// HTTP/2's ALPN name, the servers' first choice over TLS.
+pub const ALPN_H2: &[u8] = b"h2";
+/// HTTP/1.1's ALPN name: what a client that does not offer `h2` gets.
 pub const ALPN_HTTP_1_1: &[u8] = b"http/1.1";
 
 /// Why a server cannot have its certificate.
@@ -100,9 +103,10 @@ impl TlsIdentity {
         PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes()).ok()
     }
 
-    /// The rustls server configuration of this identity, speaking HTTP/1.1
-    /// only (ALPN), with rustls's defaults otherwise (TLS 1.3 and 1.2,
-    /// session tickets and a session cache for resumption).
+    /// The rustls server configuration of this identity, offering HTTP/2
+    /// then HTTP/1.1 by ALPN (rustls picks the first of the server's list
+    /// the client offers), with rustls's defaults otherwise (TLS 1.3 and
+    /// 1.2, session tickets and a session cache for resumption).
     ///
     /// # Errors
     /// When rustls refuses the pair.
@@ -110,7 +114,7 @@ impl TlsIdentity {
         let key = self.private_key().ok_or(TlsError::Pem { path: "the key".to_owned(), what: "private key" })?;
         let mut config =
             rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(self.certificates(), key)?;
-        config.alpn_protocols = vec![ALPN_HTTP_1_1.to_vec()];
+        config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP_1_1.to_vec()];
         Ok(Arc::new(config))
     }
 }
@@ -125,7 +129,7 @@ mod tests {
         assert_eq!(identity.certificates().len(), 1);
         assert!(identity.private_key().is_some());
         let config = identity.server_config().unwrap();
-        assert_eq!(config.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        assert_eq!(config.alpn_protocols, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
         assert!(!format!("{identity:?}").contains("PRIVATE KEY"), "the key is never printed");
         // Two starts, two keys.
         assert_ne!(TlsIdentity::generate().unwrap().key_pem, identity.key_pem);

@@ -239,7 +239,9 @@ async fn state_layer<S: AsRef<FatState> + Clone + 'static>(
 /// as actix-web's own signal handling does, but with the handlers installed
 /// before the listening line is printed: creates the fortunes database
 /// (removed once the server has stopped), binds, prints the listening line,
-/// serves with `config.workers` workers.
+/// serves with `config.workers` workers: HTTP/1.1 and h2c (prior
+/// knowledge) on a plain listener, h2 or HTTP/1.1 by ALPN on a TLS one
+/// (feature `http2`, with actix-http's HTTP/2 settings).
 ///
 /// The graceful stop completes in-flight responses and closes idle
 /// connections; it is raced against the stop deadline
@@ -263,10 +265,19 @@ fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
         for listener in config.listeners() {
             let bound = match (listener.tls, &config.tls) {
                 (true, Some(identity)) => match identity.server_config() {
-                    Ok(tls) => server.bind_rustls_0_23(listener.addr, Arc::unwrap_or_clone(tls)),
+                    Ok(tls) => {
+                        // actix-http puts its own ALPN list (`h2`, then
+                        // `http/1.1`: common's offer) in front of the one
+                        // it is given, so it is given none.
+                        let mut tls = Arc::unwrap_or_clone(tls);
+                        tls.alpn_protocols.clear();
+                        server.bind_rustls_0_23(listener.addr, tls)
+                    }
                     Err(e) => return tls_failed(&e),
                 },
-                _ => server.bind(listener.addr),
+                // HTTP/1.1 and HTTP/2 with prior knowledge (h2c), told apart
+                // by the first 12 bytes a connection sends (a peek).
+                _ => server.bind_auto_h2c(listener.addr),
             };
             server = match bound {
                 Ok(s) => s,

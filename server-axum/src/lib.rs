@@ -218,6 +218,10 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// Runs the server until SIGTERM or SIGINT: creates the fortunes database
 /// (removed once the server has stopped), binds, prints the listening line,
 /// serves on a multi-threaded tokio runtime of `config.workers` threads.
+/// `axum::serve` (feature `http2`) reads each connection's first bytes and
+/// serves HTTP/1.1 or HTTP/2 (hyper-util's auto builder): h2c with prior
+/// knowledge on the plain listener, h2 after ALPN on the TLS one, with
+/// hyper's HTTP/2 settings.
 ///
 /// On the signal, axum's graceful shutdown stops accepting, completes
 /// in-flight responses and closes idle connections, but waits for ever for

@@ -290,7 +290,11 @@ async fn state_layer(request: &Request<'_>) {
 /// listening line, then Rocket's graceful shutdown):
 /// creates the fortunes database (removed once the server has stopped),
 /// binds, prints the listening line at lift-off, serves on a multi-threaded
-/// tokio runtime of `config.workers` threads.
+/// tokio runtime of `config.workers` threads. With its `http2` feature,
+/// Rocket serves every connection through hyper-util's auto builder, which
+/// reads the first bytes: HTTP/1.1, or HTTP/2 with prior knowledge (h2c) on
+/// the plain listener, and h2 or HTTP/1.1 by ALPN (Rocket's own list) on the
+/// TLS one, with Rocket's HTTP/2 settings (no bound on concurrent streams).
 ///
 /// Rocket's graceful stop completes in-flight responses and closes idle
 /// connections, but if any connection is still open when it looks, right

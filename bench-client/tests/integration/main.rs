@@ -30,6 +30,8 @@ mod faults;
 mod framing;
 // RFC 9112's grammar under load: obs-fold counted, bytes of no response a failure by kind.
 mod grammar;
+// HTTP/2 on the servers (h2c and h2 over TLS) byte for byte against HTTP/1.1, through curl.
+mod http2;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
 // `k8s render`: golden manifests, typed round trips, kubernetes-validate, refusals.
