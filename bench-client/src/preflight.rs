@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{RouteLoad, Target};
+use crate::engine::{RouteLoad, Target, http2};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,6 +76,34 @@ pub struct Fetched {
 /// ([`Error::is_unframeable`]).
 pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
     fetch_until(target, None)
+}
+
+/// What the server at `addr` grants HTTP/2 with prior knowledge (h2c): the
+/// client's preface sent, the server's first `SETTINGS` read and
+/// acknowledged, the connection closed.
+///
+/// # Errors
+/// No connection, no answer within the request timeout, or an answer that
+/// is not HTTP/2's start (HTTP/1.x, another frame), the address in the
+/// message.
+pub fn http2_settings(addr: std::net::SocketAddr) -> anyhow::Result<http2::Settings> {
+    let mut tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    tcp.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    tcp.write_all(&http2::client_preface()).with_context(|| format!("HTTP/2 preface to {addr}"))?;
+    let mut buf = Vec::with_capacity(256);
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(settings) = http2::server_settings(&buf).with_context(|| format!("h2c to {addr}"))? {
+            // Owed (RFC 9113 §6.5.3); the server may have closed already.
+            let _ = tcp.write_all(&http2::settings_ack());
+            return Ok(settings);
+        }
+        match tcp.read(&mut chunk).with_context(|| format!("h2c to {addr}: no SETTINGS within {REQUEST_TIMEOUT:?}"))? {
+            0 => bail!("h2c to {addr}: closed after {} bytes, before its SETTINGS", buf.len()),
+            n => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
 }
 
 /// A connection preflight reads and writes: plain, or TLS.

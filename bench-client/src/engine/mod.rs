@@ -79,7 +79,7 @@ pub use self::stats::{
     latency_histogram,
 };
 pub use self::tls::{TlsClient, Trust};
-pub use self::wire::{FrameError, Framed, Protocol, Request, RequestError};
+pub use self::wire::{FrameError, Framed, Protocol, Request, RequestError, http2};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused

@@ -192,11 +192,7 @@ mod tests {
         assert!(kept.file_name().unwrap().to_string_lossy().ends_with("-r.json"), "{}", kept.display());
         assert_eq!(
             err.to_string(),
-            format!(
-                "cannot write {} (File exists (os error 17)); kept in {} instead",
-                path.display(),
-                kept.display()
-            )
+            format!("cannot write {} (File exists (os error 17)); kept in {} instead", path.display(), kept.display())
         );
         std::fs::remove_file(kept).unwrap();
         std::fs::remove_file(&dir).unwrap();

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::process::Command;
 
-use bench_client::engine::Target;
+use bench_client::engine::{Target, http2};
 use bench_client::preflight::{self, Fetched};
 use bench_client::sys::ServerProcess;
 
@@ -51,10 +51,9 @@ fn curl(flags: &[&str], url: &str) -> Got {
 
 /// Whether this curl speaks HTTP/2 (its features list `HTTP2`).
 fn curl_speaks_http2() -> bool {
-    Command::new("curl")
-        .arg("-V")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).lines().any(|l| l.starts_with("Features:") && l.contains("HTTP2")))
+    Command::new("curl").arg("-V").output().is_ok_and(|out| {
+        String::from_utf8_lossy(&out.stdout).lines().any(|l| l.starts_with("Features:") && l.contains("HTTP2"))
+    })
 }
 
 fn url(scheme: &str, addr: SocketAddr, path: &str) -> String {
@@ -95,4 +94,36 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
         let asked = curl(&["--http2"], &url("http", server.addr, "/plaintext"));
         assert_eq!((asked.status, asked.version.as_str()), (200, "1.1"), "{f}: no h2c upgrade");
     }
+}
+
+/// Each framework's HTTP/2 defaults, as its server grants them over h2c:
+/// hyper's 1 MiB window under all three (actix-http sets the same), hyper's
+/// 200 streams and 16 KiB header list under axum (hyper 1), no bound on
+/// streams under actix and Rocket (hyper 0.14: a 16 MiB header list).
+fn granted() -> [(&'static str, http2::Settings); 3] {
+    let mib = 1_048_576;
+    let defaults = http2::Settings { initial_window_size: mib, ..http2::Settings::default() };
+    [
+        ("actix", defaults),
+        ("axum", http2::Settings { max_concurrent_streams: Some(200), max_header_list_size: Some(16_384), ..defaults }),
+        ("rocket", http2::Settings { max_header_list_size: Some(16 * mib), ..defaults }),
+    ]
+}
+
+#[test]
+fn each_server_grants_its_frameworks_http2_settings_and_an_http1_answer_is_named() {
+    let _lock = util::exclusive();
+    for (f, expected) in granted() {
+        let server = ServerProcess::start(&util::server_binary(f), &[], &util::all_cpus()).unwrap();
+        let got = preflight::http2_settings(server.addr).unwrap_or_else(|e| panic!("{f}: {e:#}"));
+        assert_eq!(got, expected, "{f}: {got}");
+    }
+    // A server that answers HTTP/2's preface with HTTP/1.1.
+    let addr = util::serve_each(|mut stream| {
+        let mut preface = [0u8; 33];
+        let _ = std::io::Read::read_exact(&mut stream, &mut preface);
+        let _ = std::io::Write::write_all(&mut stream, b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+    });
+    let err = format!("{:#}", preflight::http2_settings(addr).unwrap_err());
+    assert_eq!(err, format!("h2c to {addr}: answered HTTP/1.x to HTTP/2's preface (no h2c with prior knowledge here)"));
 }

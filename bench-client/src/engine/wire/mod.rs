@@ -13,6 +13,7 @@
 //! resolves with the one variant there is.
 
 mod http1;
+pub mod http2;
 mod request;
 
 pub use self::http1::{FrameError, Framed};
