@@ -112,7 +112,7 @@ pub fn server_settings(buf: &[u8]) -> Result<Option<Settings>, StartError> {
     if kind != SETTINGS || flags & ACK != 0 || stream != 0 {
         return Err(StartError::NotSettings { kind, flags, stream });
     }
-    if length % 6 != 0 {
+    if !length.is_multiple_of(6) {
         return Err(StartError::Length(length));
     }
     let Some(payload) = buf.get(HEAD..HEAD + length) else { return Ok(None) };
