@@ -102,8 +102,9 @@ fn a_results_file_that_fails_at_the_end_is_kept_elsewhere_and_named() {
     let (url, _) = counted_server();
     let folder = dir.join("run");
     let path = folder.join("run.json");
-    // The folder checked when the plan is made, then replaced by a file
-    // during the 2 s of load.
+    // The folder, there before the run and checked when the plan is made,
+    // replaced by a file during the 2 s of load.
+    std::fs::create_dir_all(&folder).unwrap();
     let saboteur = {
         let folder = folder.clone();
         std::thread::spawn(move || {
@@ -122,7 +123,7 @@ fn a_results_file_that_fails_at_the_end_is_kept_elsewhere_and_named() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let last = stderr.trim_end().lines().last().unwrap();
-    let prefix = format!("error: cannot write {} (Not a directory (os error 20)); kept in ", path.display());
+    let prefix = format!("error: cannot write {} (File exists (os error 17)); kept in ", path.display());
     let kept = last.strip_prefix(&prefix).and_then(|l| l.strip_suffix(" instead")).unwrap_or_else(|| panic!("{last}"));
     let kept = Path::new(kept);
     assert!(kept.starts_with(std::env::temp_dir()) && kept.to_string_lossy().ends_with("-run.json"), "{last}");
