@@ -5,13 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bench_client::measure::unix_ms_now;
 
-use crate::util::{self, CLIENT, HELLO};
+use crate::util::{self, CLIENT};
 
 /// libfaketime's shared object, where Debian and others install it.
 fn libfaketime() -> PathBuf {
@@ -41,17 +40,9 @@ fn faked(offset: &Path, args: &[String]) -> Command {
 fn a_clock_step_while_waiting_at_the_barrier_is_refused_in_one_line_and_nothing_is_measured() {
     let _exclusive = util::exclusive();
     let dir = util::temp_dir("clock-step");
-    let requests = Arc::new(AtomicU64::new(0));
-    let seen = Arc::clone(&requests);
-    let addr = util::serve_each(move |mut stream| {
-        util::answer_heads(&mut stream, |s, _| {
-            seen.fetch_add(1, Ordering::Relaxed);
-            std::io::Write::write_all(s, HELLO).is_ok()
-        });
-    });
+    let (url, requests) = util::counted_server();
     let json = dir.join("stepped.json");
     let watch_json = dir.join("watch.json");
-    let url = format!("http://{addr}/hello");
     let pid = std::process::id().to_string();
     for name in ["load", "watch"] {
         // The barrier 4 s ahead; the clock steps 30 s forward 1.5 s into the wait.

@@ -8,26 +8,12 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{self, CLIENT, HELLO};
-
-/// A server answering `Hello, World!` to every request, and the requests it saw.
-fn counted_server() -> (String, Arc<AtomicU64>) {
-    let requests = Arc::new(AtomicU64::new(0));
-    let seen = Arc::clone(&requests);
-    let addr = util::serve_each(move |mut stream| {
-        util::answer_heads(&mut stream, |s, _| {
-            seen.fetch_add(1, Ordering::Relaxed);
-            std::io::Write::write_all(s, HELLO).is_ok()
-        });
-    });
-    (format!("http://{addr}/hello"), requests)
-}
+use crate::util::{self, CLIENT};
 
 /// `bench-client load URL` for `duration` on one connection, with `extra`.
 fn load(url: &str, duration: &str, extra: &[&str]) -> Command {
@@ -44,7 +30,7 @@ fn json(path: &Path) -> Value {
 fn json_into_a_missing_nested_folder_makes_it_and_writes_the_figures() {
     let _exclusive = util::exclusive();
     let dir = util::temp_dir("outputs-nested");
-    let (url, _) = counted_server();
+    let (url, _) = util::counted_server();
     let path = dir.join("no/such/dir/run.json");
     let out = util::output_within(&mut load(&url, "1s", &["--json", path.to_str().unwrap()]), Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -57,7 +43,7 @@ fn json_into_a_missing_nested_folder_makes_it_and_writes_the_figures() {
 #[test]
 fn an_output_place_under_a_regular_file_is_refused_in_one_line_before_any_request() {
     let dir = util::temp_dir("outputs-unwritable");
-    let (url, requests) = counted_server();
+    let (url, requests) = util::counted_server();
     let file = dir.join("a-file");
     std::fs::write(&file, "not a folder").unwrap();
     let under = file.join("sub/run.json");
@@ -99,7 +85,7 @@ fn an_output_place_under_a_regular_file_is_refused_in_one_line_before_any_reques
 fn a_results_file_that_fails_at_the_end_is_kept_elsewhere_and_named() {
     let _exclusive = util::exclusive();
     let dir = util::temp_dir("outputs-late");
-    let (url, _) = counted_server();
+    let (url, _) = util::counted_server();
     let folder = dir.join("run");
     let path = folder.join("run.json");
     // The folder, there before the run and checked when the plan is made,

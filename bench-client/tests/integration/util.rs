@@ -249,3 +249,18 @@ pub(crate) fn assert_schema(value: &serde_json::Value, def: Option<&str>) {
 pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
 }
+
+/// A server answering `Hello, World!` to every request: its `/hello` URL and
+/// the requests it saw.
+pub(crate) fn counted_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let requests = std::sync::Arc::new(AtomicU64::new(0));
+    let seen = std::sync::Arc::clone(&requests);
+    let addr = serve_each(move |mut stream| {
+        answer_heads(&mut stream, |s, _| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            s.write_all(HELLO).is_ok()
+        });
+    });
+    (format!("http://{addr}/hello"), requests)
+}
