@@ -107,9 +107,9 @@ pub struct AbArgs {
     /// this runner's false-alarm rate and the changes it resolves in this time, for --threshold-percent.
     #[arg(help_heading = "CI and gates", long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub aa: Option<u32>,
-    /// Count what a request costs each side (instructions, allocations and system calls per
-    /// request, under callgrind, as `count` does) instead of timing them: a change of 1 % shows
-    /// on any machine. Needs valgrind.
+    /// Count what a request costs each side (instructions, allocations, bytes, system calls,
+    /// context switches and page faults per request, as `count` does) instead of timing them: a
+    /// change of 1 % shows on any machine. Needs valgrind and perf (or --no-perf).
     #[arg(help_heading = "Counted, not timed", long, conflicts_with_all = ["aa", "load_percent"])]
     pub count: bool,
     /// With --count: the most requests of a route's short stretch (as `count --requests`).
@@ -118,6 +118,10 @@ pub struct AbArgs {
     /// With --count: repeats of every route's two stretches (as `count --repeats`).
     #[arg(help_heading = "Counted, not timed", long, requires = "count", default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=1000))]
     pub repeats: u64,
+    /// With --count: count without perf (no system calls, context switches or page faults of
+    /// the native process), where perf is missing or may not count.
+    #[arg(help_heading = "Counted, not timed", long, requires = "count")]
+    pub no_perf: bool,
 }
 
 impl AbArgs {
@@ -215,6 +219,7 @@ impl AbArgs {
             count: self.count.then(|| CountSettings {
                 requests: self.requests,
                 repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
+                perf: !self.no_perf,
             }),
             threshold_percent: self.threshold,
             ready_timeout: self.ready_timeout,
@@ -234,14 +239,15 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     }
     if let Some(settings) = plan.count {
         // Before anything is built: the tool the count needs.
-        if let Err(e) = crate::suite::check_tools() {
+        if let Err(e) = crate::suite::check_tools(settings.perf) {
             return Ok(super::report(&e, Outcome::Usage));
         }
         let counted = ab_count::count_plan(plan, settings)?;
         println!(
-            "BEFORE: {} · AFTER: {} · counted under callgrind",
+            "BEFORE: {} · AFTER: {} · counted under callgrind and memcheck{}",
             plan.before.revision.label(),
-            plan.after.revision.label()
+            plan.after.revision.label(),
+            if settings.perf { ", and by perf" } else { "" }
         );
         return Ok(super::count::run(&counted, ci, stop));
     }

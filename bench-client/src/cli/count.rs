@@ -1,5 +1,6 @@
 //! `bench-client count`: what a request costs each framework on each route,
-//! in instructions and allocations, counted under callgrind (`make count`).
+//! counted: instructions and allocations under callgrind, bytes under
+//! memcheck, system calls, context switches and page faults by perf (`make count`).
 
 use std::sync::atomic::AtomicBool;
 
@@ -50,6 +51,10 @@ pub struct CountArgs {
     /// State layers (server --layers).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
+    /// Count without perf: no system calls, context switches or page faults of the native
+    /// process (where perf is missing or may not count them); the rest as usual.
+    #[arg(long)]
+    pub no_perf: bool,
     /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
@@ -132,6 +137,7 @@ impl CountArgs {
             build: !self.served.no_build,
             out: self.served.out.checked()?,
             client_cpus: Some(self.served.cpus.client_cpus),
+            perf: !self.no_perf,
         })
     }
 }
@@ -150,7 +156,7 @@ pub(super) fn render(path: &std::path::Path) -> Outcome {
 /// Checks the tools, counts, prints the table and where the file went, and
 /// writes the CI files `ci` asks for.
 pub(super) fn run(plan: &CountPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
-    if let Err(e) = suite::check_tools() {
+    if let Err(e) = suite::check_tools(plan.perf) {
         return super::report(&e, Outcome::Usage);
     }
     match suite::count(plan, stop) {

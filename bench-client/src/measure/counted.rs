@@ -44,12 +44,48 @@ pub struct Counted {
     pub system_calls: u64,
 }
 
+/// A process running under one of valgrind's tools with `--vgdb=yes`,
+/// reached through `vgdb`'s monitor commands.
+#[derive(Debug)]
+pub(super) struct Vgdb {
+    pub(super) pid: u32,
+    /// The folder of its `--vgdb-prefix` (and of the tool's files).
+    pub(super) dir: PathBuf,
+}
+
+impl Vgdb {
+    /// valgrind's arguments that let `vgdb` reach a process, its pipes in `dir`.
+    pub(super) fn args(dir: &Path) -> [String; 2] {
+        ["--vgdb=yes".to_owned(), format!("--vgdb-prefix={}/vgdb-pipe", dir.display())]
+    }
+
+    /// Sends the monitor command `command` and waits for its answer.
+    ///
+    /// # Errors
+    /// When `vgdb` cannot be run or does not reach the process.
+    pub(super) fn monitor(&self, command: &[&str]) -> anyhow::Result<()> {
+        let out = Command::new("vgdb")
+            .arg(format!("--pid={}", self.pid))
+            .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dir.display()))
+            // Wake a server asleep in a system call after 1 ms, not vgdb's default 100 ms.
+            .arg("--max-invoke-ms=1")
+            .args(command)
+            .output()
+            .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
+        ensure!(
+            out.status.success(),
+            "vgdb {}: {}",
+            command.join(" "),
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("no answer")
+        );
+        Ok(())
+    }
+}
+
 /// A server process running under callgrind, driven by `vgdb`.
 #[derive(Debug)]
 pub struct Callgrind {
-    pid: u32,
-    /// The folder its dumps are written to (`--callgrind-out-file`'s).
-    dumps: PathBuf,
+    vgdb: Vgdb,
     /// Dumps taken so far (callgrind numbers them from 1).
     taken: u32,
 }
@@ -64,37 +100,15 @@ impl Callgrind {
             "--instr-atstart=no".to_owned(),
             // Counts the server's own system calls (`sysCount`), not valgrind's.
             "--collect-systime=usec".to_owned(),
-            "--vgdb=yes".to_owned(),
-            format!("--vgdb-prefix={}/vgdb-pipe", dumps.display()),
+            Vgdb::args(dumps)[0].clone(),
+            Vgdb::args(dumps)[1].clone(),
             format!("--callgrind-out-file={}/callgrind.out.%p", dumps.display()),
         ]
     }
 
     /// The process `pid`, started with [`Callgrind::wrapper`] and `dumps`.
     pub fn attach(pid: u32, dumps: &Path) -> Self {
-        Self { pid, dumps: dumps.to_owned(), taken: 0 }
-    }
-
-    /// Sends the monitor command `command` and waits for its answer.
-    ///
-    /// # Errors
-    /// When `vgdb` cannot be run or does not reach the process.
-    fn monitor(&self, command: &[&str]) -> anyhow::Result<()> {
-        let out = Command::new("vgdb")
-            .arg(format!("--pid={}", self.pid))
-            .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dumps.display()))
-            // Wake a server asleep in a system call after 1 ms, not vgdb's default 100 ms.
-            .arg("--max-invoke-ms=1")
-            .args(command)
-            .output()
-            .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
-        ensure!(
-            out.status.success(),
-            "vgdb {}: {}",
-            command.join(" "),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("no answer")
-        );
-        Ok(())
+        Self { vgdb: Vgdb { pid, dir: dumps.to_owned() }, taken: 0 }
     }
 
     /// Switches instrumentation on, once, before the first [`Callgrind::count`]:
@@ -105,7 +119,7 @@ impl Callgrind {
     /// # Errors
     /// When `vgdb` cannot reach the process.
     pub fn instrument(&self) -> anyhow::Result<()> {
-        self.monitor(&["instrumentation", "on"])
+        self.vgdb.monitor(&["instrumentation", "on"])
     }
 
     /// Counts what the server executes while `work` runs: counters zeroed,
@@ -114,14 +128,14 @@ impl Callgrind {
     /// # Errors
     /// A monitor command that fails, `work`'s error, or a dump that cannot be read.
     pub fn count(&mut self, work: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<Counted> {
-        self.monitor(&["zero"])?;
+        self.vgdb.monitor(&["zero"])?;
         let worked = work();
         // The stretch's own error (a server that died, a wrong answer) says more than a failed dump.
-        let dumped = self.monitor(&["dump"]);
+        let dumped = self.vgdb.monitor(&["dump"]);
         worked?;
         dumped?;
         self.taken += 1;
-        let path = self.dumps.join(format!("callgrind.out.{}.{}", self.pid, self.taken));
+        let path = self.vgdb.dir.join(format!("callgrind.out.{}.{}", self.vgdb.pid, self.taken));
         let text = read_dump(&path)?;
         let _ = std::fs::remove_file(&path);
         Ok(text)

@@ -15,7 +15,9 @@ mod barrier;
 mod blocks;
 mod counted;
 mod cpu;
+mod events;
 mod figures;
+mod heap;
 mod judged;
 mod perf;
 
@@ -25,7 +27,9 @@ pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, STEP_TOLERANCE
 pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
 pub use self::counted::{Callgrind, Counted, exchange};
 pub use self::cpu::{CpuWindows, sample_windows};
+pub use self::events::{Kernel, PerfStat};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};
+pub use self::heap::{Heap, Memcheck};
 pub use self::judged::{OFFERED_SHORTFALL_PERCENT, Shortfall};
 pub use self::perf::{CallGraph, DEFAULT_FREQUENCY_HZ, Perf, SAMPLE_PERIOD_NS, Sampling, fold};
 use crate::engine::{self, Live, Load, Outcome, Slicing};

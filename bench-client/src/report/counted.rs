@@ -3,21 +3,26 @@
 //! repeats, and what a connection costs apart.
 
 use super::table::{Left, Right, Table};
-use crate::results::{CountChange, CountReport, OverRepeats};
+use crate::results::{Count, CountChange, CountReport, NO_RATIO, OverRepeats};
 
-/// `mean ±half-width %` of `values`, `-` when there are none.
+/// `mean ±half-width %` of `values`, `-` when there are none; around a mean
+/// of 0 (page faults), where a share of it says nothing, `mean ±half-width`.
 fn cell(values: &[f64], decimals: usize) -> String {
-    match OverRepeats::of(values) {
-        None => "-".to_owned(),
-        Some(o) => match o.half_width_percent() {
-            Some(h) => format!("{:.decimals$} ±{h:.2} %", o.mean),
-            None => format!("{:.decimals$}", o.mean),
-        },
+    let Some(o) = OverRepeats::of(values) else { return "-".to_owned() };
+    // No `-0.00`: a mean that rounds to 0 is 0.
+    let mean = if (o.mean * 10f64.powi(decimals as i32)).abs() < 0.5 { 0.0 } else { o.mean };
+    match (o.half_width_percent(), o.interval) {
+        (Some(h), _) if h <= 100.0 => format!("{mean:.decimals$} ±{h:.2} %"),
+        (_, Some((lo, hi))) if hi > lo => format!("{mean:.decimals$} ±{:.decimals$}", (hi - lo) / 2.0),
+        _ => format!("{mean:.decimals$}"),
     }
 }
 
 /// `+1.23 % [+1.10 … +1.36]`, or the change alone without an interval.
 fn change_cell(c: &CountChange) -> String {
+    if c.verdict == NO_RATIO {
+        return c.verdict.clone();
+    }
     match (c.ci_low_percent, c.ci_high_percent) {
         (Some(l), Some(h)) => format!("{:+.2} % [{l:+.2} … {h:+.2}]", c.change_percent),
         _ => format!("{:+.2} %", c.change_percent),
@@ -25,34 +30,34 @@ fn change_cell(c: &CountChange) -> String {
 }
 
 /// The counted table of `report` (Markdown, also what the terminal prints),
-/// with the line that says what it holds.
+/// with the line that says what it holds: a column per count some row has
+/// ([`Count::shown`]), then what a connection costs apart.
 pub fn count_table(report: &CountReport) -> String {
-    let mut t = Table::of([
-        ("framework", Left),
-        ("route", Left),
-        ("instructions per request", Right),
-        ("allocations per request", Right),
-        ("system calls per request", Right),
-        ("instructions per connection", Right),
-        ("requests N", Right),
-        ("repeats", Right),
-    ]);
+    let counts = Count::shown(&report.rows);
+    let per_connection: Vec<Count> =
+        Count::ALL.into_iter().filter(|c| report.rows.iter().any(|r| !c.per_connection(r).is_empty())).collect();
+    let headers: Vec<String> = counts
+        .iter()
+        .map(|c| format!("{} per request", c.noun()))
+        .chain(per_connection.iter().map(|c| format!("{} per connection", c.noun())))
+        .collect();
+    let mut columns = vec![("framework", Left), ("route", Left)];
+    columns.extend(headers.iter().map(|h| (h.as_str(), Right)));
+    columns.extend([("requests N", Right), ("repeats", Right)]);
+    let mut t = Table::of(columns);
     for row in &report.rows {
-        t.row(&[
-            &row.framework,
-            &row.route,
-            &cell(&row.instructions_per_request, 0),
-            &cell(&row.allocations_per_request, 2),
-            &cell(&row.system_calls_per_request, 2),
-            &cell(&row.instructions_per_connection, 0),
-            &row.requests,
-            &row.instructions_per_request.len(),
-        ]);
+        let mut cells = vec![row.framework.clone(), row.route.clone()];
+        cells.extend(counts.iter().map(|c| cell(c.per_request(row), c.decimals())));
+        cells.extend(per_connection.iter().map(|c| cell(c.per_connection(row), c.decimals().min(1))));
+        cells.extend([row.requests.to_string(), row.instructions_per_request.len().to_string()]);
+        t.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
+    let perf = counts.contains(&Count::SystemCalls);
     let mut text = format!(
-        "Counted under callgrind (user-space instructions and system calls, every server thread; ± the 95 % \
-         interval of the repeats), the slope between N and 2N requests one after another on {} connection (N at most {}), {} \
-         build, commit {}, {}, {}:\n\n{}",
+        "Counted per request (± the 95 % interval of the repeats): instructions and allocations under callgrind, \
+         bytes under memcheck{}, every server thread; the slope between N and 2N requests one after another on {} \
+         connection (N at most {}), {} build, commit {}, {}, {}:\n\n{}",
+        if perf { ", system calls, context switches and page faults by perf on the native process" } else { "" },
         report.connections,
         report.requests,
         report.profile,
@@ -65,27 +70,22 @@ pub fn count_table(report: &CountReport) -> String {
         text.push_str("\nINCOMPLETE: interrupted or failed; the rows above are those counted before.\n");
     }
     if !report.deltas.is_empty() {
-        let mut d = Table::of([
-            ("route", Left),
-            ("change", Left),
-            ("instructions per request [95 % CI]", Right),
-            ("allocations per request [95 % CI]", Right),
-            ("system calls per request [95 % CI]", Right),
-            ("verdict", Left),
-        ]);
+        let changed: Vec<Count> =
+            counts.iter().copied().filter(|&c| report.deltas.iter().any(|d| d.change(c).is_some())).collect();
+        let headers: Vec<String> = changed.iter().map(|c| format!("{} per request [95 % CI]", c.noun())).collect();
+        let mut columns = vec![("route", Left), ("change", Left)];
+        columns.extend(headers.iter().map(|h| (h.as_str(), Right)));
+        columns.push(("verdict", Left));
+        let mut d = Table::of(columns);
         for delta in &report.deltas {
             let verdict = match delta.instructions.verdict.as_str() {
                 "more" | "fewer" => format!("**{} instructions**", delta.instructions.verdict),
                 other => other.to_owned(),
             };
-            d.row(&[
-                &delta.route,
-                &format!("{} → {}", delta.before, delta.after),
-                &change_cell(&delta.instructions),
-                &change_cell(&delta.allocations),
-                &delta.system_calls.as_ref().map_or_else(|| "-".to_owned(), change_cell),
-                &verdict,
-            ]);
+            let mut cells = vec![delta.route.clone(), format!("{} → {}", delta.before, delta.after)];
+            cells.extend(changed.iter().map(|&c| delta.change(c).map_or_else(|| "-".to_owned(), change_cell)));
+            cells.push(verdict);
+            d.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
         }
         text.push_str("\nThe second server against the first (Welch's interval over the repeats):\n\n");
         text.push_str(&d.finish());
@@ -98,9 +98,8 @@ mod tests {
     use super::*;
     use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountRow};
 
-    #[test]
-    fn each_row_shows_its_mean_and_the_repeats_interval() {
-        let report = CountReport {
+    fn report(rows: Vec<CountRow>, deltas: Vec<CountDelta>) -> CountReport {
+        CountReport {
             schema_version: COUNT_SCHEMA_VERSION,
             commit: "abc".to_owned(),
             cpu_model: "CPU".to_owned(),
@@ -109,31 +108,52 @@ mod tests {
             requests: 500,
             connections: 1,
             complete: true,
-            rows: vec![CountRow {
-                framework: "axum".to_owned(),
-                route: "/plaintext".to_owned(),
-                requests: 500,
-                instructions_per_request: vec![11_990.0, 12_000.0, 12_010.0],
-                allocations_per_request: vec![3.0, 3.0, 3.0],
-                system_calls_per_request: vec![4.0, 4.0, 4.0],
-                instructions_per_connection: vec![50_000.0],
-            }],
-            deltas: vec![CountDelta {
-                route: "/plaintext".to_owned(),
-                before: "old".to_owned(),
-                after: "new".to_owned(),
-                instructions: CountChange::of(&[100.0, 101.0, 100.5], &[102.0, 103.0, 102.5]),
-                allocations: CountChange::of(&[3.0, 3.0, 3.0], &[3.0, 3.0, 3.0]),
-                system_calls: Some(CountChange::of(&[4.0, 4.0, 4.0], &[3.0, 3.0, 3.0])),
-            }],
-        };
-        let text = count_table(&report);
+            rows,
+            deltas,
+        }
+    }
+
+    /// A row as a file of version 2 has it: callgrind's counts alone.
+    fn callgrind_row(framework: &str, instructions: [f64; 3], system_calls: f64) -> CountRow {
+        CountRow {
+            framework: framework.to_owned(),
+            route: "/plaintext".to_owned(),
+            requests: 500,
+            instructions_per_request: instructions.to_vec(),
+            allocations_per_request: vec![3.0, 3.0, 3.0],
+            system_calls_per_request: vec![system_calls; 3],
+            bytes_allocated_per_request: Vec::new(),
+            native_system_calls_per_request: Vec::new(),
+            context_switches_per_request: Vec::new(),
+            page_faults_per_request: Vec::new(),
+            instructions_per_connection: vec![50_000.0],
+            bytes_allocated_per_connection: Vec::new(),
+            system_calls_per_connection: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_row_shows_its_mean_and_the_repeats_interval() {
+        let before = callgrind_row("old", [100.0, 101.0, 100.5], 4.0);
+        let after = callgrind_row("new", [102.0, 103.0, 102.5], 3.0);
+        let text = count_table(&report(
+            vec![callgrind_row("axum", [11_990.0, 12_000.0, 12_010.0], 4.0)],
+            vec![CountDelta::of(&before, &after)],
+        ));
         // 12,000 ± t(2) × 10 / √3 = ± 24.84, 0.21 % of the mean.
+        assert!(
+            text.contains(
+                "| framework | route | instructions per request | allocations per request | \
+                 system calls under callgrind per request | instructions per connection | requests N | repeats |"
+            ),
+            "without perf's counts, callgrind's system calls are shown: {text}"
+        );
         assert!(
             text.contains("| axum | /plaintext | 12000 ±0.21 % | 3.00 ±0.00 % | 4.00 ±0.00 % | 50000 | 500 | 3 |"),
             "{text}"
         );
         assert!(text.contains("on 1 connection (N at most 500), release build, commit abc"), "{text}");
+        assert!(!text.contains("by perf"), "{text}");
         // +2 % over three repeats whose spread is 0.5 %: more, and allocations exactly equal.
         let delta = text.lines().find(|l| l.starts_with("| /plaintext | old → new |")).expect(&text);
         assert!(
@@ -141,5 +161,40 @@ mod tests {
                 && delta.ends_with("| +0.00 % [+0.00 … +0.00] | -25.00 % [-25.00 … -25.00] | **more instructions** |"),
             "{delta}"
         );
+    }
+
+    #[test]
+    fn with_perf_and_memcheck_every_count_has_its_column_and_its_change() {
+        let full = |framework: &str, bytes: f64, switches: f64| CountRow {
+            bytes_allocated_per_request: vec![bytes; 3],
+            native_system_calls_per_request: vec![3.0, 3.0, 3.0],
+            context_switches_per_request: vec![switches; 3],
+            page_faults_per_request: vec![0.0, 0.0, 0.0],
+            bytes_allocated_per_connection: vec![9_000.0; 3],
+            system_calls_per_connection: vec![6.0; 3],
+            ..callgrind_row(framework, [100.0, 100.0, 100.0], 7.0)
+        };
+        let (before, after) = (full("old", 1_000.0, 1.0), full("new", 1_100.0, 1.0));
+        let text = count_table(&report(vec![before.clone(), after.clone()], vec![CountDelta::of(&before, &after)]));
+        assert!(
+            text.contains(
+                "| framework | route | instructions per request | allocations per request | bytes allocated per request | \
+                 system calls per request | context switches per request | page faults per request | \
+                 instructions per connection | bytes allocated per connection | system calls per connection | requests N | repeats |"
+            ),
+            "perf's system calls replace callgrind's: {text}"
+        );
+        assert!(text.contains("| old | /plaintext | 100 ±0.00 % | 3.00 ±0.00 % | 1000 ±0.00 % | 3.00 ±0.00 % | 1.00 ±0.00 % | 0.00 | 50000 | 9000 ±0.00 % | 6.0 ±0.00 % | 500 | 3 |"), "{text}");
+        assert!(text.contains("by perf on the native process"), "{text}");
+        let delta = text.lines().find(|l| l.starts_with("| /plaintext | old → new |")).expect(&text);
+        assert_eq!(
+            delta,
+            "| /plaintext | old → new | +0.00 % [+0.00 … +0.00] | +0.00 % [+0.00 … +0.00] | +10.00 % [+10.00 … +10.00] | \
+             +0.00 % [+0.00 … +0.00] | +0.00 % [+0.00 … +0.00] | +0.00 % [+0.00 … +0.00] | no significant change |",
+            "equal counts, zero page faults included, are an exact 0 %"
+        );
+        let from_zero = CountChange::of(&[0.0, 0.0, 0.0], &[0.5, 0.6, 0.5]);
+        assert_eq!(change_cell(&from_zero), "no ratio: a side counted 0", "{from_zero:?}");
+        assert_eq!(from_zero.as_change().verdict, crate::analysis::Verdict::TooFewRounds, "never a regression");
     }
 }

@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 
 pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
 pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
-pub use self::counted::{COUNT_SCHEMA_VERSION, CountChange, CountDelta, CountReport, CountRow, OverRepeats};
+pub use self::counted::{
+    COUNT_SCHEMA_VERSION, Count, CountChange, CountDelta, CountReport, CountRow, NO_RATIO, OverRepeats,
+};
 pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_count, read_load, read_loads, read_watch, results_file, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};

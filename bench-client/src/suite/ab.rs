@@ -102,6 +102,8 @@ pub struct CountSettings {
     pub requests: u64,
     /// Repeats of every route's two stretches (`--repeats`).
     pub repeats: usize,
+    /// Count system calls, context switches and page faults with perf (not `--no-perf`).
+    pub perf: bool,
 }
 
 /// The two sides of an `ab` session, resolved to their binaries: `ab`'s

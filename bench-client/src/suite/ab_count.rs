@@ -64,5 +64,6 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
         client_cpus: Some(plan.base.client_cpus.clone()),
         threshold_percent: plan.threshold_percent,
         pairs,
+        perf: settings.perf,
     })
 }

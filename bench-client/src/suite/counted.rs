@@ -1,11 +1,13 @@
 //! `count`: what a request costs each framework on each route, counted
-//! rather than timed. Each route gets a server process of its own under
-//! callgrind, alone on its CPUs; per repeat it answers a short and a long
-//! stretch of requests (N and 2N, the order alternating), and the
-//! difference over N is what one request costs: whatever a stretch pays
-//! once (its connection, the measurement's own commands) cancels, as
-//! rustc-perf's and gungraun's counts cancel their harness. The spread of a
-//! route's repeats is its own noise floor, measured.
+//! rather than timed. Each route gets three server processes of its own in
+//! turn, alone on their CPUs: one under callgrind (instructions, calls into
+//! the allocator), one under memcheck (bytes allocated), one native under
+//! `perf stat` (system calls, context switches, page faults). Per repeat
+//! each answers a short and a long stretch of requests (N and 2N, the order
+//! alternating), and the difference over N is what one request costs:
+//! whatever a stretch pays once (its connection, the measurement's own
+//! commands) cancels, as rustc-perf's and gungraun's counts cancel their
+//! harness. The spread of a route's repeats is its own noise floor, measured.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +19,7 @@ use common::Route;
 use super::build::{build, server_binary};
 use super::command;
 use super::servers::route_load;
-use crate::measure::{Callgrind, Counted, exchange};
+use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
 use crate::model::{Framework, Profile};
 use crate::preflight;
 use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow};
@@ -34,6 +36,16 @@ const WARMUP_REQUESTS: u64 = 50;
 const STRETCH_INSTRUCTIONS: u64 = 24_000_000;
 /// The fewest requests a short stretch has, however heavy the route.
 const MIN_REQUESTS: u64 = 200;
+/// Memcheck's stretches are a quarter of callgrind's, at least this many
+/// requests: bytes allocated per request repeat exactly (±0.00 % over
+/// three repeats of every route here), so fewer requests lose nothing and
+/// save a third of the session.
+const MIN_HEAP_REQUESTS: u64 = 50;
+
+/// The short stretch of memcheck for a route whose callgrind stretch is `n`.
+fn heap_requests(n: u64) -> u64 {
+    (n / 4).max(MIN_HEAP_REQUESTS).min(n)
+}
 
 /// A checked `count` session.
 #[derive(Debug, Clone)]
@@ -65,6 +77,9 @@ pub struct CountPlan {
     /// the second against the first of two `--cmd`, each framework's two
     /// builds in `ab --count`; none otherwise.
     pub pairs: Vec<(usize, usize)>,
+    /// Count system calls, context switches and page faults of the native
+    /// process with perf (`--no-perf`: not).
+    pub perf: bool,
 }
 
 /// A server to count: its name in the table, and the program and
@@ -101,11 +116,12 @@ pub struct CountOutcome {
     pub file: PathBuf,
 }
 
-/// Checks that valgrind and vgdb can run, before anything is built or started.
+/// Checks that valgrind and vgdb can run, and with `perf` that perf may
+/// count the software events, before anything is built or started.
 ///
 /// # Errors
 /// One line naming what is missing and how to install it.
-pub fn check_tools() -> anyhow::Result<()> {
+pub fn check_tools(perf: bool) -> anyhow::Result<()> {
     // `vgdb --help` exits 0 (it knows no `--version`).
     for (tool, flag) in [("valgrind", "--version"), ("vgdb", "--help")] {
         let runs = std::process::Command::new(tool).arg(flag).output().is_ok_and(|o| o.status.success());
@@ -113,7 +129,7 @@ pub fn check_tools() -> anyhow::Result<()> {
             bail!("{tool} is not installed: counting runs the servers under callgrind (apt-get install valgrind)");
         }
     }
-    Ok(())
+    if perf { PerfStat::check() } else { Ok(()) }
 }
 
 /// Runs `plan`: builds (unless told not to), then counts every route of
@@ -125,7 +141,7 @@ pub fn check_tools() -> anyhow::Result<()> {
 /// A tool missing, a build that fails, a server that does not start under
 /// valgrind or answers a request wrongly, a file that cannot be written, or `stop`.
 pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome> {
-    check_tools()?;
+    check_tools(plan.perf)?;
     let frameworks: Vec<Framework> = plan.servers.iter().filter_map(|s| s.framework).collect();
     if plan.build && !frameworks.is_empty() {
         build(plan.profile, &frameworks)?;
@@ -199,11 +215,11 @@ fn count_deltas(rows: &[CountRow], servers: &[CountedServer], pairs: &[(usize, u
         .collect()
 }
 
-/// Counts `route` on a new process of `spec` under callgrind (a process
-/// per route, so that no route's count carries another's history: the
-/// allocator's state after a route that allocates hundreds of times per
-/// request moved the next routes' counts by 1 to 4 % in one process): a
-/// warm-up, a probe that sizes the stretches, then the repeats.
+/// Counts `route` on new processes of `spec`: under callgrind (which also
+/// sizes the stretches), under memcheck, and natively under perf (a process
+/// per route and tool, so that no route's count carries another's history:
+/// the allocator's state after a route that allocates hundreds of times per
+/// request moved the next routes' counts by 1 to 4 % in one process).
 fn count_route(
     plan: &CountPlan,
     spec: &CountedServer,
@@ -214,62 +230,134 @@ fn count_route(
     if let Some(framework) = spec.framework {
         crate::sys::ServerProcess::check_binary(&server_binary(plan.profile, framework))?;
     }
-    let shell = format!("exec {} {}", Callgrind::wrapper(dumps).join(" "), spec.command);
-    let name = format!("{} (callgrind)", spec.name);
+    let mut row = CountRow {
+        framework: spec.name.clone(),
+        route: route.path.to_owned(),
+        requests: 0,
+        instructions_per_request: Vec::new(),
+        allocations_per_request: Vec::new(),
+        system_calls_per_request: Vec::new(),
+        bytes_allocated_per_request: Vec::new(),
+        native_system_calls_per_request: Vec::new(),
+        context_switches_per_request: Vec::new(),
+        page_faults_per_request: Vec::new(),
+        instructions_per_connection: Vec::new(),
+        bytes_allocated_per_connection: Vec::new(),
+        system_calls_per_connection: Vec::new(),
+    };
+    on_server(plan, spec, route, &Callgrind::wrapper(dumps), "callgrind", stop, |pid, load| {
+        let mut callgrind = Callgrind::attach(pid, dumps);
+        callgrind.instrument()?;
+        // A heavy route needs fewer requests for the same precision: each stretch of N is sized
+        // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
+        let probe = callgrind.count(|| exchange(load, WARMUP_REQUESTS, stop))?;
+        let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
+        row.requests = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
+        let slopes = repeats(plan, row.requests, stop, |requests| {
+            let c = callgrind.count(|| exchange(load, requests, stop))?;
+            Ok([c.instructions, c.allocations, c.system_calls])
+        })?;
+        for (per_request, connection) in slopes {
+            row.instructions_per_request.push(per_request[0]);
+            row.allocations_per_request.push(per_request[1]);
+            row.system_calls_per_request.push(per_request[2]);
+            row.instructions_per_connection.push(connection[0]);
+        }
+        Ok(())
+    })?;
+    on_server(plan, spec, route, &Memcheck::wrapper(dumps), "memcheck", stop, |pid, load| {
+        let mut memcheck = Memcheck::attach(pid, dumps);
+        let slopes = repeats(plan, heap_requests(row.requests), stop, |requests| {
+            let heap = memcheck.count(|| exchange(load, requests, stop))?;
+            Ok([heap.bytes])
+        })?;
+        for (per_request, connection) in slopes {
+            row.bytes_allocated_per_request.push(per_request[0]);
+            row.bytes_allocated_per_connection.push(connection[0]);
+        }
+        Ok(())
+    })?;
+    if plan.perf {
+        on_server(plan, spec, route, &[], "native, perf stat", stop, |pid, load| {
+            let mut perf = PerfStat::attach(pid, dumps);
+            let slopes = repeats(plan, row.requests, stop, |requests| {
+                let k = perf.count(|| exchange(load, requests, stop))?;
+                Ok([k.system_calls, k.context_switches, k.page_faults])
+            })?;
+            for (per_request, connection) in slopes {
+                row.native_system_calls_per_request.push(per_request[0]);
+                row.context_switches_per_request.push(per_request[1]);
+                row.page_faults_per_request.push(per_request[2]);
+                row.system_calls_per_connection.push(connection[0]);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(row)
+}
+
+/// Starts `spec` under `wrapper` (a tool's command line, or none: native),
+/// waits until it is healthy, warms `route` up with requests nobody counts,
+/// and hands its pid and the route's load to `counted`; stops it after.
+#[allow(clippy::too_many_arguments)]
+fn on_server(
+    plan: &CountPlan,
+    spec: &CountedServer,
+    route: &Route,
+    wrapper: &[String],
+    tool: &str,
+    stop: &AtomicBool,
+    counted: impl FnOnce(u32, &crate::engine::RouteLoad) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let shell = format!("exec {} {}", wrapper.join(" "), spec.command);
+    let name = format!("{} ({tool})", spec.name);
     let mut server = command::start(&name, &shell, &plan.server_cpus, START_UNDER_VALGRIND, stop)?;
-    let counted = (|| {
+    let result = (|| {
         preflight::wait_healthy(&crate::engine::Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
         let load = route_load(server.addr, route);
         exchange(&load, WARMUP_REQUESTS, stop).with_context(|| format!("{name}: warm-up of {}", route.path))?;
-        let mut callgrind = Callgrind::attach(server.pid(), dumps);
-        callgrind.instrument()?;
-        // A heavy route needs fewer requests for the same precision: each stretch of N is sized
-        // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
-        let probe = callgrind.count(|| exchange(&load, WARMUP_REQUESTS, stop))?;
-        let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
-        let n = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
-        let mut row = CountRow {
-            framework: spec.name.clone(),
-            route: route.path.to_owned(),
-            requests: n,
-            instructions_per_request: Vec::new(),
-            allocations_per_request: Vec::new(),
-            system_calls_per_request: Vec::new(),
-            instructions_per_connection: Vec::new(),
-        };
-        for repeat in 0..plan.repeats {
-            if stop.load(Ordering::Relaxed) {
-                bail!("interrupted");
-            }
-            let mut stretch = |requests| callgrind.count(|| exchange(&load, requests, stop));
-            // The order alternates, so a drift over the session favours neither stretch.
-            let (short, long): (Counted, Counted) = if repeat % 2 == 0 {
-                let short = stretch(n)?;
-                (short, stretch(2 * n)?)
-            } else {
-                let long = stretch(2 * n)?;
-                (stretch(n)?, long)
-            };
-            if long.instructions <= short.instructions {
-                bail!(
-                    "{} requests counted {} instructions, {n} counted {}: a stretch was not counted whole",
-                    2 * n,
-                    long.instructions,
-                    short.instructions
-                );
-            }
-            let per = |a: u64, b: u64| (b as f64 - a as f64) / n as f64;
-            row.instructions_per_request.push(per(short.instructions, long.instructions));
-            row.allocations_per_request.push(per(short.allocations, long.allocations));
-            row.system_calls_per_request.push(per(short.system_calls, long.system_calls));
-            // A connection opened and closed with no request: what a connection costs, apart.
-            row.instructions_per_connection.push(stretch(0)?.instructions as f64);
-        }
-        Ok(row)
+        counted(server.pid(), &load)
     })();
     let status = server.stop();
-    counted.with_context(|| format!("{name} on {}: {}", route.path, server_said(status)))
+    result.with_context(|| format!("{name} on {}: {}", route.path, server_said(status)))
+}
+
+/// Per repeat, each of a stretch's `K` counts per request (the slope
+/// between a stretch of `n` requests and one of `2n`, the order
+/// alternating so that a drift over the session favours neither), and
+/// what a connection with no request counts.
+///
+/// # Errors
+/// A stretch's error; a long stretch that does not count more of the
+/// first count than the short one (a stretch not counted whole); `stop`.
+fn repeats<const K: usize>(
+    plan: &CountPlan,
+    n: u64,
+    stop: &AtomicBool,
+    mut stretch: impl FnMut(u64) -> anyhow::Result<[u64; K]>,
+) -> anyhow::Result<Vec<([f64; K], [f64; K])>> {
+    let mut out = Vec::with_capacity(plan.repeats);
+    for repeat in 0..plan.repeats {
+        if stop.load(Ordering::Relaxed) {
+            bail!("interrupted");
+        }
+        let (short, long) = if repeat % 2 == 0 {
+            let short = stretch(n)?;
+            (short, stretch(2 * n)?)
+        } else {
+            let long = stretch(2 * n)?;
+            (stretch(n)?, long)
+        };
+        if long[0] <= short[0] {
+            bail!("{} requests counted {}, {n} counted {}: a stretch was not counted whole", 2 * n, long[0], short[0]);
+        }
+        let per_request = std::array::from_fn(|i| (long[i] as f64 - short[i] as f64) / n as f64);
+        // A connection opened and closed with no request: what a connection costs, apart.
+        let connection = stretch(0)?.map(|v| v as f64);
+        out.push((per_request, connection));
+    }
+    Ok(out)
 }
 
 /// How the server ended, for an error's context.

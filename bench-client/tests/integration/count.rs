@@ -1,7 +1,8 @@
-//! `bench-client count` against the dev build of axum under callgrind: every
-//! route counted in instructions and allocations per request, the repeats
+//! `bench-client count` against the dev build of axum: every route counted
+//! in instructions and allocations (callgrind), bytes (memcheck), system
+//! calls, context switches and page faults (perf) per request, the repeats
 //! agreeing, the state cloned per use costing what the one `Arc` does not;
-//! without valgrind, one line and exit 2 before anything runs.
+//! without valgrind or perf, one line and exit 2 before anything runs.
 
 use std::process::Command;
 use std::time::Duration;
@@ -19,10 +20,16 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
     let _exclusive = util::exclusive();
     let (server_cpu, _) = util::cpu_pair();
     let out = util::temp_dir("bench-count");
+    // perf is in CI's image; without it the kernel's counts are left out, saying so.
+    let perf = util::on_path("perf").is_some();
+    if !perf {
+        eprintln!("perf is not installed: counting without system calls, context switches and page faults");
+    }
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum"])
             .args(["--routes", "/plaintext,/state/fat,/state/arc", "--requests", "100", "--repeats", "2"])
+            .args(if perf { &[][..] } else { &["--no-perf"][..] })
             .args(["--server-cpus", &server_cpu.to_string()])
             .arg("--out")
             .arg(&out)
@@ -52,6 +59,25 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
         assert!(mean(row, "allocations_per_request") >= 1.0, "a response allocates: {row}");
         // At least the read of the request and the write of its response.
         assert!(mean(row, "system_calls_per_request") >= 2.0, "a request is read and answered: {row}");
+        // Every block is at least a byte, and a response's buffers are more.
+        let bytes = mean(row, "bytes_allocated_per_request");
+        assert!(bytes >= mean(row, "allocations_per_request") && bytes > 500.0, "bytes per request: {row}");
+        assert!(mean(row, "bytes_allocated_per_connection") > 1_000.0, "a connection's buffers: {row}");
+        if perf {
+            // Natively: a read and a write at least, a few more (epoll), and the one worker
+            // sleeps after each answer until the next request arrives: one context switch each.
+            let calls = mean(row, "native_system_calls_per_request");
+            assert!((2.0..10.0).contains(&calls), "native system calls per request: {row}");
+            // At most one or two (a wake for the request, one for its write); fewer where the
+            // next request has arrived before the worker went back to sleep (a slow dev build).
+            let switches = mean(row, "context_switches_per_request");
+            assert!((0.0..3.0).contains(&switches), "context switches per request: {row}");
+            assert!(
+                mean(row, "page_faults_per_request").abs() < 1.0,
+                "a warm server faults no page per request: {row}"
+            );
+            assert!(mean(row, "system_calls_per_connection") >= 3.0, "accept, read the end, close: {row}");
+        }
         assert!(stdout.contains(&format!("| axum | {} |", row["route"].as_str().unwrap())), "{stdout}");
     }
     let (fat, arc) = (&rows[1], &rows[2]);
@@ -63,6 +89,10 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
     assert!(
         mean(fat, "allocations_per_request") > mean(arc, "allocations_per_request") + 10.0,
         "the clones allocate their strings: {fat} {arc}"
+    );
+    assert!(
+        mean(fat, "bytes_allocated_per_request") > mean(arc, "bytes_allocated_per_request") + 1_000.0,
+        "and their bytes: {fat} {arc}"
     );
     // Cloning in memory calls the kernel no more often.
     let calls = (mean(fat, "system_calls_per_request"), mean(arc, "system_calls_per_request"));
@@ -78,6 +108,34 @@ fn without_valgrind_count_says_so_in_one_line_before_anything_runs() {
     );
     let err = util::one_line_exit(&out, 2);
     assert!(err.contains("valgrind is not installed") && err.contains("apt-get install valgrind"), "{err}");
+}
+
+#[test]
+fn with_valgrind_but_without_perf_count_says_so_in_one_line_and_names_no_perf() {
+    let (Some(valgrind), Some(vgdb)) = (util::on_path("valgrind"), util::on_path("vgdb")) else {
+        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+        return;
+    };
+    // A PATH with valgrind and vgdb, and no perf.
+    let bin = util::temp_dir("bench-count-no-perf");
+    std::os::unix::fs::symlink(&valgrind, bin.join("valgrind")).unwrap();
+    std::os::unix::fs::symlink(vgdb, bin.join("vgdb")).unwrap();
+    // Debian's `valgrind` is a script that runs `$0.bin`.
+    let real = valgrind.with_extension("bin");
+    if real.is_file() {
+        std::os::unix::fs::symlink(real, bin.join("valgrind.bin")).unwrap();
+    }
+    let out = util::output_within(
+        Command::new(util::CLIENT).args(["count", "--no-build", "--frameworks", "axum"]).env("PATH", &bin),
+        Duration::from_secs(30),
+    );
+    let err = util::one_line_exit(&out, 2);
+    assert!(
+        err.contains("perf is not installed")
+            && err.contains("apt-get install linux-perf")
+            && err.contains("--no-perf"),
+        "{err}"
+    );
 }
 
 /// The processes whose command line names `text` (a test's own folder).
@@ -187,10 +245,17 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
     let xml = std::fs::read_to_string(out.join("ci/junit.xml")).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
-    assert_eq!(cases.len(), 1, "{xml}");
-    assert_eq!(cases[0].attribute("name"), Some("/state/fat own before → own after instructions"), "{xml}");
-    let failure = cases[0].children().find(|c| c.has_tag_name("failure")).expect(&xml);
+    // A case per count both sides have (perf's three where perf counted); instructions are judged.
+    let perf = delta["context_switches"].is_object();
+    assert_eq!(cases.len(), if perf { 7 } else { 4 }, "{xml}");
+    let case = |count: &str| {
+        let name = format!("/state/fat own before → own after {count}");
+        cases.iter().find(|c| c.attribute("name") == Some(name.as_str())).copied().expect(&xml)
+    };
+    let failure = case("instructions").children().find(|c| c.has_tag_name("failure")).expect(&xml);
     assert!(failure.attribute("message").unwrap().starts_with("costlier beyond 5 %: +"), "{xml}");
+    assert!(case("bytes allocated").children().all(|c| !c.has_tag_name("failure")), "only instructions gate: {xml}");
+    assert_eq!(delta["bytes_allocated"]["verdict"], "more", "nine clones allocate more: {delta}");
     let bmf: Value = serde_json::from_str(&std::fs::read_to_string(out.join("ci/bmf.json")).unwrap()).unwrap();
     for side in ["own before", "own after"] {
         let measures = &bmf[format!("{side} /state/fat")];
@@ -207,6 +272,7 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
             "{bmf}"
         );
         assert!(measures["system-calls"]["value"].as_f64().unwrap() >= 2.0, "{bmf}");
+        assert!(measures["bytes-allocated"]["value"].as_f64().unwrap() > 1_000.0, "{bmf}");
     }
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -18,7 +18,7 @@ mod github_benchmark;
 mod junit;
 
 use crate::analysis::{Better, Change, geometric_mean_interval};
-use crate::results::{Comparison, CountReport, OverRepeats, Results, RunRecord};
+use crate::results::{Comparison, Count, CountReport, OverRepeats, Results, RunRecord};
 
 /// One measure of a tracked route: its BMF key, unit, value with its 95 %
 /// interval, and how it reads in a line.
@@ -148,41 +148,45 @@ pub fn judged_rows(comparison: &Comparison) -> Vec<Judged> {
         .collect()
 }
 
-/// The routes of a `count`: per server and route, instructions,
-/// allocations and system calls per request, the mean over the repeats with
-/// its 95 % interval.
+/// The routes of a `count`: per server and route, every count it has
+/// ([`Count`]: instructions first), per request, the mean over the repeats
+/// with its 95 % interval.
 pub fn tracked_counts(report: &CountReport) -> Vec<Tracked> {
-    let measure = |key, unit, values: &[f64]| {
-        let value = OverRepeats::of(values).map_or((0.0, None), |o| (o.mean, o.interval));
-        Measure { key, unit, value, shown: format!("{key} {:.2}", value.0) }
-    };
     report
         .rows
         .iter()
         .map(|r| Tracked {
             name: format!("{} {}", r.framework, r.route),
-            measures: vec![
-                measure("instructions", "instructions/request", &r.instructions_per_request),
-                measure("allocations", "allocations/request", &r.allocations_per_request),
-                measure("system-calls", "system calls/request", &r.system_calls_per_request),
-            ],
+            measures: Count::ALL
+                .into_iter()
+                .filter(|c| !c.per_request(r).is_empty())
+                .map(|c| {
+                    let value = OverRepeats::of(c.per_request(r)).map_or((0.0, None), |o| (o.mean, o.interval));
+                    Measure { key: c.key(), unit: c.unit(), value, shown: format!("{} {:.2}", c.key(), value.0) }
+                })
+                .collect(),
         })
-        .filter(|t| t.measures[0].value.0 > 0.0)
+        .filter(|t| t.measures.first().is_some_and(|m| m.value.0 > 0.0))
         .collect()
 }
 
 /// The counted deltas of a `count` (two builds): each route's change of
-/// instructions per request, a regression when it grows.
+/// every count both sides have; instructions per request are judged (a
+/// regression when they grow beyond the threshold), the others shown.
 pub fn judged_counts(report: &CountReport) -> Vec<Judged> {
     report
         .deltas
         .iter()
-        .map(|d| Judged {
-            name: format!("{} {} → {} instructions", d.route, d.before, d.after),
-            change: d.instructions.as_change(),
-            saved_us: None,
-            judged: true,
-            better: Better::Lower,
+        .flat_map(|d| {
+            Count::ALL.into_iter().filter_map(move |c| {
+                d.change(c).map(|change| Judged {
+                    name: format!("{} {} → {} {}", d.route, d.before, d.after, c.noun()),
+                    change: change.as_change(),
+                    saved_us: None,
+                    judged: c == Count::Instructions,
+                    better: Better::Lower,
+                })
+            })
         })
         .collect()
 }
