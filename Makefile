@@ -32,6 +32,9 @@ NO_BUILD    ?=
 # round measures the baseline's closed-loop rate, then alternates the variants in the
 # open loop at that share of it; every delta gets p50/p90/p99/p99.9 with intervals.
 LOAD_PERCENT ?=
+# COUNT=1: `make bench` then counts every delta's two routes in each framework (as `make count`
+# does) and shows each delta's counted change beside its timed one (about 15 s per route counted).
+COUNT ?=
 
 CARGO   ?= cargo
 CLIENT   = target/release/bench-client
@@ -39,7 +42,8 @@ BUILD_CLIENT = $(if $(NO_BUILD),,build-client)
 SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds $(ROUNDS) \
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
-           --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
+           --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
+           $(if $(COUNT),--count $(if $(NO_PERF),--no-perf))
 
 .PHONY: help ab count mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
@@ -57,7 +61,7 @@ build-client: prereqs-bench
 
 # What a fresh machine lacks, named in one line with the command that installs it (exit 2).
 prereqs-%:
-	@bash bench/prereqs.sh $*
+	@NO_PERF=$(NO_PERF) bash bench/prereqs.sh $*
 
 # The suite builds the servers itself (cargo build --locked --profile …), so
 # the profiling build gets its frame pointers in one place.
@@ -98,18 +102,20 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
 	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
 
-# What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): a server process per
-# framework and route under callgrind answers N and 2N requests (N at most REQUESTS), REPEATS times;
-# the difference is one request's instructions and allocations. PROFILE=debug counts the
-# `profiling` build (release with debug = true, what `make bench-debug` measures); LAYERS is one
-# number here. Needs valgrind (apt-get install valgrind).
+# What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): per framework and
+# route, a server process under callgrind, one under memcheck and one native under perf stat each
+# answer N and 2N requests (N at most REQUESTS), REPEATS times; the difference is one request's
+# instructions, allocations, bytes, system calls, context switches and page faults. PROFILE=debug
+# counts the `profiling` build (release with debug = true, what `make bench-debug` measures); LAYERS
+# is one number here. Needs valgrind and perf (apt-get install valgrind linux-perf; NO_PERF=1 without perf).
+NO_PERF  ?=
 REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
-count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations and system calls per request, counted under callgrind: PROFILE=debug for the debug build
+count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system calls per request, counted (callgrind, memcheck, perf): PROFILE=debug for the debug build
 	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
-	  $(if $(NO_BUILD),--no-build)
+	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf)
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 

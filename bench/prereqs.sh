@@ -21,5 +21,8 @@ if [ "$need" = test ]; then
 fi
 if [ "$need" = count ]; then
   command -v valgrind >/dev/null || missing "valgrind (count runs the servers under callgrind)" "apt-get install -y valgrind"
+  [ -n "${NO_PERF:-}" ] || command -v perf >/dev/null ||
+    missing "perf (count reads system calls, context switches and page faults with perf stat; NO_PERF=1 counts without)" \
+      "apt-get install -y linux-perf"
 fi
 exit 0

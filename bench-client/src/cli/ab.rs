@@ -15,8 +15,9 @@ use crate::analysis::Better;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
 use crate::report::{self, change_with_ci};
+use crate::suite::CountSettings;
 use crate::suite::SuitePlan;
-use crate::suite::ab::{self, AbPlan, CountSettings, Revision, Side};
+use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::ab_count;
 use crate::suite::command;
 
@@ -211,6 +212,7 @@ impl AbArgs {
                 out: self.served.out.checked()?,
                 build: !self.served.no_build,
                 profiler: None,
+                count: None,
             },
             before,
             after,

@@ -14,7 +14,7 @@ use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Scenario};
 use crate::report;
-use crate::suite::{self, PrecisionTarget, SuitePlan};
+use crate::suite::{self, COUNT_REPEATS, COUNT_REQUESTS, CountSettings, PrecisionTarget, SuitePlan};
 
 /// Flags of `suite`, as typed.
 #[derive(Debug, Args)]
@@ -110,6 +110,16 @@ pub struct SuiteArgs {
     /// each response for the client's delayed ACK).
     #[arg(help_heading = "Servers, CPUs and output", long)]
     pub tcp_nodelay: bool,
+    /// After the timed rounds, count every delta's two routes in each framework (instructions,
+    /// allocations, bytes, system calls per request, as `count` does: under callgrind, memcheck
+    /// and perf) and show each delta's counted change beside its timed one. Needs valgrind and
+    /// perf (or --no-perf); adds about 15 s per route counted.
+    #[arg(help_heading = "Counted, not timed", long)]
+    pub count: bool,
+    /// With --count: without perf (no system calls, context switches or page faults of the
+    /// native process).
+    #[arg(help_heading = "Counted, not timed", long, requires = "count")]
+    pub no_perf: bool,
 }
 
 /// How to pair variants.
@@ -210,6 +220,11 @@ impl SuiteArgs {
             out: self.served.out.checked()?,
             build: !self.served.no_build,
             profiler: profiler.then_some(sampling),
+            count: self.count.then(|| CountSettings {
+                requests: COUNT_REQUESTS,
+                repeats: COUNT_REPEATS,
+                perf: !self.no_perf,
+            }),
             pairing,
             slice: self.slice,
             server_per_round: !self.keep_server,
@@ -227,6 +242,12 @@ impl SuiteArgs {
 /// # Errors
 /// See [`suite::run`].
 pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
+    if let Some(count) = plan.count {
+        // Before anything is built or timed: the tools the count needs.
+        if let Err(e) = suite::check_tools(count.perf) {
+            return Ok(super::report(&e, Outcome::Usage));
+        }
+    }
     let outcome = suite::run(plan, stop)?;
     let answer = report::Answer {
         results: &outcome.results,

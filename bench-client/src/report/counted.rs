@@ -3,7 +3,10 @@
 //! repeats, and what a connection costs apart.
 
 use super::table::{Left, Right, Table};
-use crate::results::{Count, CountChange, CountReport, NO_RATIO, OverRepeats};
+use std::cmp::Ordering;
+
+use crate::analysis::Verdict;
+use crate::results::{Count, CountChange, CountDelta, CountReport, Delta, NO_RATIO, OverRepeats, Results};
 
 /// `mean ±half-width %` of `values`, `-` when there are none; around a mean
 /// of 0 (page faults), where a share of it says nothing, `mean ±half-width`.
@@ -91,6 +94,110 @@ pub fn count_table(report: &CountReport) -> String {
         text.push_str(&d.finish());
     }
     text
+}
+
+/// What a delta's timed and counted changes say together.
+fn reading(d: &Delta, counted: &CountDelta) -> String {
+    // The timed side: µs of server CPU saved where measured (its interval beside zero), else the rate's verdict.
+    let timed = match (d.saved_us, d.saved_ci_us) {
+        (Some(_), Some((low, _))) if low > 0.0 => Some(Ordering::Less),
+        (Some(_), Some((_, high))) if high < 0.0 => Some(Ordering::Greater),
+        (Some(_), Some(_)) => None,
+        _ => match d.change.verdict {
+            Verdict::Faster => Some(Ordering::Less),
+            Verdict::Slower => Some(Ordering::Greater),
+            _ => None,
+        },
+    };
+    let moved = |c: Option<&CountChange>| {
+        c.and_then(|c| match c.verdict.as_str() {
+            "more" => Some(Ordering::Greater),
+            "fewer" => Some(Ordering::Less),
+            _ => None,
+        })
+    };
+    let instructions = moved(Some(&counted.instructions));
+    // What else moved, for a time that moves without instructions.
+    let others: Vec<String> =
+        [Count::SystemCalls, Count::CallgrindSystemCalls, Count::BytesAllocated, Count::Allocations]
+            .into_iter()
+            .filter_map(|c| {
+                counted
+                    .change(c)
+                    .filter(|x| moved(Some(x)).is_some())
+                    .map(|x| format!("{} {:+.1} %", c.noun(), x.change_percent))
+            })
+            .take(2)
+            .collect();
+    let cpu = |o: Ordering| if o == Ordering::Less { "less CPU" } else { "more CPU" };
+    let count = |o: Ordering| if o == Ordering::Less { "fewer instructions" } else { "more instructions" };
+    match (timed, instructions) {
+        (Some(t), Some(i)) if t == i => format!("agree: {}, {}", count(i), cpu(t)),
+        (Some(t), Some(i)) => {
+            format!("disagree: {}, {}: memory, kernel or contention outweigh the instructions", count(i), cpu(t))
+        }
+        (Some(t), None) if others.is_empty() => {
+            format!("time moves ({}), instructions do not: memory, kernel work or contention", cpu(t))
+        }
+        (Some(t), None) => format!("time moves ({}), instructions do not; {} moved", cpu(t), others.join(", ")),
+        (None, Some(i)) => format!(
+            "{} ({:+.2} %): real, smaller than the timed interval",
+            count(i),
+            counted.instructions.change_percent
+        ),
+        (None, None) => "neither resolves a change".to_owned(),
+    }
+}
+
+/// With `suite --count`: every delta's timed change (requests per second
+/// and µs of server CPU saved, over the rounds) beside its counted one
+/// (instructions, allocations, bytes and system calls per request, over the
+/// repeats), and what they say together; empty without counted deltas.
+pub fn counted_beside_timed(results: &Results) -> String {
+    let counted: Vec<(&Delta, &CountDelta)> =
+        results.deltas.iter().filter_map(|d| d.counted.as_ref().map(|c| (d, c))).collect();
+    if counted.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<Count> = [Count::Instructions, Count::Allocations, Count::BytesAllocated, Count::SystemCalls]
+        .into_iter()
+        .filter(|&c| counted.iter().any(|(_, x)| x.change(c).is_some()))
+        .collect();
+    let headers: Vec<String> = shown.iter().map(|c| format!("{} per request [95 % CI]", c.noun())).collect();
+    let mut columns = vec![
+        ("framework", Left),
+        ("change", Left),
+        ("requests/s [95 % CI]", Right),
+        ("server CPU saved per request [95 % CI]", Right),
+    ];
+    columns.extend(headers.iter().map(|h| (h.as_str(), Right)));
+    columns.push(("reading", Left));
+    let mut t = Table::of(columns);
+    for (d, c) in &counted {
+        let mut cells = vec![
+            d.framework.name().to_owned(),
+            format!("{} → {}", d.from, d.to),
+            super::change_with_ci(&d.change),
+            super::deltas::saved_with_ci(d),
+        ];
+        cells.extend(shown.iter().map(|&x| c.change(x).map_or_else(|| "-".to_owned(), change_cell)));
+        cells.push(reading(d, c));
+        t.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    }
+    let source = results.counted.as_ref().map_or_else(String::new, |r| {
+        format!(
+            ", counted on the {} build at commit {} ({} repeats of N and 2N requests on 1 connection)",
+            r.profile,
+            r.commit,
+            r.rows.first().map_or(0, |row| row.instructions_per_request.len())
+        )
+    });
+    format!(
+        "Each delta timed (over the rounds) beside the same change counted (over the repeats{source}); \
+         the reading says where they agree, and where only one of them resolves a change \
+         (docs/METHODOLOGY.md, \"Counted, not timed\"):\n\n{}",
+        t.finish()
+    )
 }
 
 #[cfg(test)]
@@ -196,5 +303,61 @@ mod tests {
         let from_zero = CountChange::of(&[0.0, 0.0, 0.0], &[0.5, 0.6, 0.5]);
         assert_eq!(change_cell(&from_zero), "no ratio: a side counted 0", "{from_zero:?}");
         assert_eq!(from_zero.as_change().verdict, crate::analysis::Verdict::TooFewRounds, "never a regression");
+    }
+
+    #[test]
+    fn each_delta_timed_beside_counted_says_where_they_agree_and_where_one_alone_resolves() {
+        use crate::model::Framework;
+        use crate::results::fixtures::{results, run};
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        for round in 1..=3 {
+            runs.push(run(f, "state", "fat", round, 1000, true));
+            runs.push(run(f, "state", "arc", round, 1100, true));
+            runs.push(run(f, "payload", "per_request", round, 1000, true));
+            runs.push(run(f, "payload", "preserialized", round, 1000, true));
+        }
+        let mut r = results(runs);
+        assert_eq!(counted_beside_timed(&r), "", "without --count, no section");
+        let row = |route: &str, instructions: f64, calls: f64| CountRow {
+            route: route.to_owned(),
+            native_system_calls_per_request: vec![calls; 3],
+            ..callgrind_row("axum", [instructions, instructions * 1.0001, instructions * 0.9999], 7.0)
+        };
+        for d in &mut r.deltas {
+            let (before, after, saved) = match d.to.as_str() {
+                // The clones gone: far fewer instructions, and the time resolves it.
+                "/state/arc" => (row(&d.from, 340_000.0, 3.0), row(&d.to, 76_000.0, 3.0), (2.0, (1.0, 3.0))),
+                // 1 % fewer instructions; the time's interval spans zero.
+                _ => (row(&d.from, 20_000.0, 3.0), row(&d.to, 19_800.0, 3.0), (0.1, (-0.5, 0.7))),
+            };
+            d.saved_us = Some(saved.0);
+            d.saved_ci_us = Some(saved.1);
+            d.counted = Some(CountDelta::of(&before, &after));
+        }
+        let text = counted_beside_timed(&r);
+        let line = |to: &str| {
+            text.lines().find(|l| l.contains(&format!("→ {to} |"))).unwrap_or_else(|| panic!("{text}")).to_owned()
+        };
+        assert!(line("/state/arc").ends_with("| agree: fewer instructions, less CPU |"), "{text}");
+        assert!(line("/state/arc").contains("| +2.00 µs [+1.00 … +3.00] | -77.6"), "{text}");
+        assert!(
+            line("/api/devices/preserialized")
+                .ends_with("| fewer instructions (-1.00 %): real, smaller than the timed interval |"),
+            "{text}"
+        );
+        // Time resolves a saving the instructions do not show, and the system calls moved.
+        let d = r.deltas.iter_mut().find(|d| d.to == "/api/devices/preserialized").unwrap();
+        d.saved_ci_us = Some((0.2, 0.4));
+        d.counted = Some(CountDelta::of(
+            &row("/api/devices", 20_000.0, 4.0),
+            &row("/api/devices/preserialized", 20_000.0, 3.0),
+        ));
+        let text = counted_beside_timed(&r);
+        assert!(
+            text.lines()
+                .any(|l| l.ends_with("| time moves (less CPU), instructions do not; system calls -25.0 % moved |")),
+            "{text}"
+        );
     }
 }

@@ -20,7 +20,7 @@ mod sections;
 mod table;
 mod terminal;
 
-pub use self::counted::count_table;
+pub use self::counted::{count_table, counted_beside_timed};
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
 pub use self::format::change_with_ci;
 pub use self::front::{changes_excerpt, floors_table, machine_line};

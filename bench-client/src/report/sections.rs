@@ -22,6 +22,8 @@ pub enum Section {
     Changes,
     /// The latency percentiles' changes at a fixed load.
     Latency,
+    /// With `suite --count`: each delta timed beside the same change counted.
+    Counted,
     /// µs of server CPU per request of every route, and what each delta
     /// saves (a suite's only: `ab` compares builds, not routes).
     Proportion,
@@ -48,9 +50,10 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Changes,
         Self::Latency,
+        Self::Counted,
         Self::Proportion,
         Self::Sweep,
         Self::Profiles,
@@ -67,6 +70,7 @@ impl Section {
             Self::Changes if results.meta.ab.is_some() => ab_table(results),
             Self::Changes => delta_table(results),
             Self::Latency => super::latency_table(results),
+            Self::Counted => super::counted_beside_timed(results),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
             Self::Profiles => {
@@ -103,7 +107,7 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
         .into_iter()
         .filter(|section| match (section, on) {
             (Section::Changes | Section::Latency, _) => true,
-            (Section::Proportion, _) => !ab,
+            (Section::Counted | Section::Proportion, _) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
             (_, Medium::Markdown) => true,
@@ -133,6 +137,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             }
             Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
             Section::Latency => writeln!(out, "{tables}"),
+            Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
         };
     }
@@ -169,6 +174,7 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         }
         let _ = match section {
             Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
+            Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
             Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
             Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),
             Section::Profiles => write!(
@@ -223,7 +229,10 @@ mod tests {
         use Section::*;
         let (suite, ab) = (suite(), ab(suite()));
         assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
-        assert_eq!(sections(&suite, Medium::Terminal), [Changes, Latency, Proportion, Sweep, Profiles, FlameGraphs]);
+        assert_eq!(
+            sections(&suite, Medium::Terminal),
+            [Changes, Latency, Counted, Proportion, Sweep, Profiles, FlameGraphs]
+        );
         assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency]);
         assert_eq!(
             sections(&ab, Medium::Markdown),

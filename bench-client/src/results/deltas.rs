@@ -83,6 +83,7 @@ fn delta_of(
         saved_us,
         saved_ci_us,
         latency: Vec::new(),
+        counted: None,
     }
 }
 

@@ -105,6 +105,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
         runs,
         deltas,
         failures: Vec::new(),
+        counted: None,
     }
 }
 

@@ -50,10 +50,11 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// `churn_allowed`); 9 a server per round, the
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
 /// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
-/// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`).
-pub const SCHEMA_VERSION: u32 = 12;
+/// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`);
+/// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`).
+pub const SCHEMA_VERSION: u32 = 13;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6 and 8 to 11 only added
+/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11 and 13 only added
 /// keys, each with a default when missing, and 7 only values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
@@ -148,6 +149,11 @@ pub struct Delta {
     /// offered rate, paired by blocks (`results/latency.rs`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyDelta>,
+    /// With `--count`: the same change counted (instructions, allocations,
+    /// bytes, system calls per request of `to` against `from`, each with
+    /// Welch's interval over the repeats); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<CountDelta>,
 }
 
 /// Where and how the suite ran.
@@ -310,6 +316,10 @@ pub struct Results {
     pub deltas: Vec<Delta>,
     /// Frameworks that failed.
     pub failures: Vec<FrameworkFailure>,
+    /// With `--count`: what each delta's routes cost per request, counted
+    /// (the `count.json` of the session's count, also written beside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<CountReport>,
 }
 
 fn rounds() -> Pairing {

@@ -92,18 +92,7 @@ pub struct AbPlan {
     /// The status every response of both sides carries (`--expect-status`).
     pub expect_status: u16,
     /// `--count`: the two sides counted under callgrind instead of timed.
-    pub count: Option<CountSettings>,
-}
-
-/// How many requests and repeats `ab --count` counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CountSettings {
-    /// The most requests of a route's short stretch (`--requests`).
-    pub requests: u64,
-    /// Repeats of every route's two stretches (`--repeats`).
-    pub repeats: usize,
-    /// Count system calls, context switches and page faults with perf (not `--no-perf`).
-    pub perf: bool,
+    pub count: Option<super::counted::CountSettings>,
 }
 
 /// The two sides of an `ab` session, resolved to their binaries: `ab`'s

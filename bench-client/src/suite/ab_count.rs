@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::ab::{AbPlan, CountSettings, Revision, Side, binaries_of};
+use super::ab::{AbPlan, Revision, Side, binaries_of};
+use super::counted::CountSettings;
 use super::counted::{CountPlan, CountedServer};
 
 /// The [`CountPlan`] of `plan`: its sides built (unless `--no-build`, then

@@ -9,7 +9,7 @@
 //! commands) cancels, as rustc-perf's and gungraun's counts cancel their
 //! harness. The spread of a route's repeats is its own noise floor, measured.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -18,11 +18,12 @@ use common::Route;
 
 use super::build::{build, server_binary};
 use super::command;
+use super::plan::SuitePlan;
 use super::servers::route_load;
 use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow};
+use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow, Delta};
 use crate::sys::CpuList;
 
 /// How long a server under valgrind may take to listen.
@@ -45,6 +46,22 @@ const MIN_HEAP_REQUESTS: u64 = 50;
 /// The short stretch of memcheck for a route whose callgrind stretch is `n`.
 fn heap_requests(n: u64) -> u64 {
     (n / 4).max(MIN_HEAP_REQUESTS).min(n)
+}
+
+/// `--requests` of `count` and `ab --count`, and what `suite --count` counts with.
+pub const COUNT_REQUESTS: u64 = 2000;
+/// `--repeats` of `count` and `ab --count`, and what `suite --count` counts with.
+pub const COUNT_REPEATS: usize = 3;
+
+/// How many requests and repeats `ab --count` and `suite --count` count, and whether with perf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountSettings {
+    /// The most requests of a route's short stretch (`--requests`).
+    pub requests: u64,
+    /// Repeats of every route's two stretches (`--repeats`).
+    pub repeats: usize,
+    /// Count system calls, context switches and page faults with perf (not `--no-perf`).
+    pub perf: bool,
 }
 
 /// A checked `count` session.
@@ -358,6 +375,67 @@ fn repeats<const K: usize>(
         out.push((per_request, connection));
     }
     Ok(out)
+}
+
+/// `suite --count`: after the timed rounds, counts the two routes of every
+/// delta (plain HTTP; of the first layer count) in each framework that has
+/// one, as a `count` session whose folder goes in the run folder `dir`,
+/// and sets each delta's counted change: `to` against `from`, Welch's
+/// interval over the repeats.
+///
+/// # Errors
+/// As [`count`].
+pub(super) fn count_suite(
+    plan: &SuitePlan,
+    settings: CountSettings,
+    dir: &Path,
+    deltas: &mut [Delta],
+    stop: &AtomicBool,
+) -> anyhow::Result<CountReport> {
+    let layers = plan.layers.first().copied().unwrap_or_default();
+    let mut frameworks: Vec<Framework> = Vec::new();
+    let mut routes: Vec<&'static Route> = Vec::new();
+    for d in deltas.iter().filter(|d| d.layers == layers) {
+        let (Some(from), Some(to)) = (Route::by_path(&d.from), Route::by_path(&d.to)) else { continue };
+        if !frameworks.contains(&d.framework) {
+            frameworks.push(d.framework);
+        }
+        for route in [from, to] {
+            if !routes.contains(&route) {
+                routes.push(route);
+            }
+        }
+    }
+    let counted = CountPlan {
+        profile: plan.profile,
+        servers: frameworks.iter().map(|&f| CountedServer::framework(f, plan.profile, layers)).collect(),
+        routes,
+        requests: settings.requests,
+        repeats: settings.repeats,
+        layers,
+        server_cpus: plan.server_cpus.clone(),
+        build: false,
+        out: dir.to_owned(),
+        // The session's thread is pinned to the client's CPUs already.
+        client_cpus: None,
+        threshold_percent: plan.threshold_percent,
+        pairs: Vec::new(),
+        perf: settings.perf,
+    };
+    let outcome = count(&counted, stop)?;
+    for d in deltas.iter_mut().filter(|d| d.layers == layers) {
+        let name = d.framework.name();
+        let row = |path: &str| outcome.report.rows.iter().find(|r| r.framework == name && r.route == path);
+        if let (Some(before), Some(after)) = (row(&d.from), row(&d.to)) {
+            d.counted = Some(CountDelta {
+                route: d.to.clone(),
+                before: format!("{name} {}", d.from),
+                after: format!("{name} {}", d.to),
+                ..CountDelta::of(before, after)
+            });
+        }
+    }
+    Ok(outcome.report)
 }
 
 /// How the server ended, for an error's context.

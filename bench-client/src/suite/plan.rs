@@ -61,6 +61,10 @@ pub struct SuitePlan {
     /// Attach perf to each server during the measured windows, sampling
     /// this way; `None`: no profiler.
     pub profiler: Option<Sampling>,
+    /// `--count`: after the timed rounds, count every delta's two routes in
+    /// each framework (as `count` does) and set each delta's counted change
+    /// beside its timed one; `None`: time only.
+    pub count: Option<super::CountSettings>,
 }
 
 /// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of

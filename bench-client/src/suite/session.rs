@@ -376,6 +376,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         runs: Vec::new(),
         deltas: Vec::new(),
         failures: Vec::new(),
+        counted: None,
     };
     design.record(&mut results.meta);
     let json = dir.join("results.json");
@@ -412,6 +413,20 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
     results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
+    if let Some(settings) = plan.count.filter(|_| !interrupted) {
+        // The timed results are written first: a count that fails or is interrupted loses nothing timed.
+        results::write(&json, &results)?;
+        eprintln!("counting every delta's routes (--count)");
+        match super::counted::count_suite(plan, settings, &dir, &mut results.deltas, stop) {
+            Ok(report) => results.counted = Some(report),
+            Err(e) => {
+                eprintln!("error: count: {e:#}");
+                results.complete = false;
+            }
+        }
+    }
+    // Ctrl-C during the count: the timed results stand, the session ends as interrupted.
+    let interrupted = interrupted || stop.load(Ordering::Relaxed);
     if let Some(target) = plan.target {
         for d in &mut results.deltas {
             d.target_reached = Some(target.reached(&d.change));

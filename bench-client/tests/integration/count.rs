@@ -276,3 +276,66 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
+    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
+        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+        return;
+    }
+    let _exclusive = util::exclusive();
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    let out = util::temp_dir("bench-suite-count");
+    let perf = util::on_path("perf").is_some();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+            .args(["--duration", "1s", "--warmup", "250ms", "--rounds", "2", "--connections", "8", "--count"])
+            .args(if perf { &[][..] } else { &["--no-perf"][..] })
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--bmf")
+            .arg(out.with_extension("bmf.json"))
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(600),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "suite --count failed: {}\n{stderr}\n{stdout}", output.status);
+    let latest = out.join("latest");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
+    // The file validates against the committed schema, counted parts included.
+    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> =
+        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The two routes of the one delta, counted in the one framework.
+    let rows = results["counted"]["rows"].as_array().unwrap();
+    let routes: Vec<&str> = rows.iter().map(|r| r["route"].as_str().unwrap()).collect();
+    assert_eq!(routes, ["/state/fat", "/state/arc"], "{}", results["counted"]);
+    let delta = &results["deltas"][0];
+    assert_eq!((delta["from"].as_str(), delta["to"].as_str()), (Some("/state/fat"), Some("/state/arc")));
+    let counted = &delta["counted"];
+    assert_eq!(counted["before"], "axum /state/fat", "{counted}");
+    // One Arc instead of ten clones of 35 fields: far fewer instructions, allocations and bytes.
+    for count in ["instructions", "allocations", "bytes_allocated"] {
+        assert_eq!(counted[count]["verdict"], "fewer", "{count}: {counted}");
+        assert!(counted[count]["change_percent"].as_f64().unwrap() < -30.0, "{count}: {counted}");
+    }
+    // The terminal and report.md: the delta timed beside counted, with a reading.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("| axum | /state/fat → /state/arc |"))
+        .unwrap_or_else(|| panic!("no counted-beside-timed row:\n{stdout}"));
+    assert!(line.contains("fewer instructions"), "{line}");
+    assert!(stdout.contains("Counted beside timed:"), "{stdout}");
+    let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    assert!(report.contains("## Counted beside timed") && report.contains(line), "{report}");
+    // The CI file: the counted changes beside the timed one.
+    let bmf: Value = serde_json::from_str(&std::fs::read_to_string(out.with_extension("bmf.json")).unwrap()).unwrap();
+    assert!(bmf.get("axum /state/fat → /state/arc instructions").is_some(), "{bmf}");
+    let _ = std::fs::remove_dir_all(&out);
+}

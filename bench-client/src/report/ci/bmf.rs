@@ -18,7 +18,7 @@ fn metric((value, interval): (f64, Option<(f64, f64)>)) -> Value {
 
 /// Bencher Metric Format: per route its measures (timed: `throughput`,
 /// successful requests per second, and `latency`, p99 in ns; counted:
-/// `instructions`, `allocations`, `system-calls` per request); per change `change-percent`
+/// a measure per count, `instructions`, `bytes-allocated`, … per request); per change `change-percent`
 /// and, for deltas, `server-cpu-saved-us`, each with its interval.
 pub(super) fn bmf(tracked: &[Tracked], judged: &[Judged]) -> Value {
     let mut out = BTreeMap::new();

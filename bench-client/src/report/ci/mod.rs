@@ -114,15 +114,29 @@ pub fn judged_deltas(results: &Results) -> Vec<Judged> {
     results
         .deltas
         .iter()
-        .map(|d| {
+        .flat_map(|d| {
             let route = if d.from == d.to { d.to.clone() } else { format!("{} → {}", d.from, d.to) };
-            Judged {
+            let timed = Judged {
                 name: format!("{} {route}", d.framework.name()),
                 change: d.change,
                 saved_us: d.saved_us.map(|s| (s, d.saved_ci_us)),
                 judged: true,
                 better: Better::Higher,
-            }
+            };
+            // With `--count`: the same change counted, shown beside it (the timed change is the gate).
+            let counted = d.counted.iter().flat_map(move |c| {
+                let route = route.clone();
+                Count::ALL.into_iter().filter_map(move |count| {
+                    c.change(count).map(|change| Judged {
+                        name: format!("{} {route} {}", d.framework.name(), count.noun()),
+                        change: change.as_change(),
+                        saved_us: None,
+                        judged: false,
+                        better: Better::Lower,
+                    })
+                })
+            });
+            std::iter::once(timed).chain(counted)
         })
         .collect()
 }
