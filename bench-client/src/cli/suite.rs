@@ -220,7 +220,7 @@ impl SuiteArgs {
             out: self.served.out.checked()?,
             build: !self.served.no_build,
             profiler: profiler.then_some(sampling),
-            count: self.count.then(|| CountSettings {
+            count: self.count.then_some(CountSettings {
                 requests: COUNT_REQUESTS,
                 repeats: COUNT_REPEATS,
                 perf: !self.no_perf,
