@@ -17,6 +17,8 @@ pub enum FrontTable {
     Floors,
     /// The deltas' first columns: what each change saves, with its interval and verdict.
     Changes,
+    /// With `suite --count`: each delta timed beside the same change counted.
+    Counted,
 }
 
 /// Flags of `report`, as typed.
@@ -39,6 +41,11 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
     let table = match args.table {
         FrontTable::Floors => report::floors_table(&results),
         FrontTable::Changes => report::changes_excerpt(&results),
+        FrontTable::Counted => {
+            let table = report::counted_beside_timed(&results);
+            anyhow::ensure!(!table.is_empty(), "{}: no counted deltas (a suite run with --count has them)", path.display());
+            table
+        }
     };
     Ok(format!("{}\n\n{}", report::machine_line(&results), table))
 }
