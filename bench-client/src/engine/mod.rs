@@ -219,7 +219,7 @@ impl Target {
 
     /// The bytes of its request, as its protocol writes them (built once).
     pub fn request_bytes(&self) -> Vec<u8> {
-        self.protocol.request(&self.host, &self.path, &self.request)
+        self.protocol.request(self.scheme(), &self.host, &self.path, &self.request)
     }
 
     /// This target over TLS with `client`.

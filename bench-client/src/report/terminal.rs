@@ -67,7 +67,7 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     writeln!(
         w,
         "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
-         connections with stray bytes {})",
+         connections with stray bytes {}{})",
         f.failed_total,
         f.failed.io,
         f.failed.timeout,
@@ -76,7 +76,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         f.failed.protocol,
         f.failed.tls,
         f.failed.connect,
-        f.failed.stray
+        f.failed.stray,
+        if f.failed.reset.is_empty() { String::new() } else { format!("; HTTP/2 streams reset {:?}", f.failed.reset) }
     )?;
     writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
     // The declared counters with a label: the schedule's (open loop), then the others.
