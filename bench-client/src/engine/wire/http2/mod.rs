@@ -17,6 +17,8 @@ use std::fmt;
 
 mod frame;
 mod session;
+#[cfg(test)]
+mod session_tests;
 
 pub(crate) use self::frame::request;
 use self::frame::{ACK, HEAD, SETTINGS, head as frame_head};
