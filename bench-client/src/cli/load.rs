@@ -272,10 +272,6 @@ impl LoadArgs {
         }
         ensure!(self.http2 || self.streams.is_none(), "--streams is HTTP/2's: add --http2 (HTTP/1.1 has --pipeline)");
         ensure!(!self.http2 || self.pipeline == 1, "--pipeline is HTTP/1.1's: with --http2, --streams N");
-        ensure!(
-            !self.http2 || self.rate_per_s.is_none(),
-            "--rate with --http2: the open loop over HTTP/2 is not measured yet (closed loop only)"
-        );
         let request = self.request.request()?;
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
         let target = match (self.http2, target.tls) {

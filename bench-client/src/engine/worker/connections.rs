@@ -252,8 +252,12 @@ impl Worker<'_> {
                     if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
                         if let Some(session) = &c.h2 {
                             // Bodies the server's window held back: a stall.
-                            let stalled = c.outstanding.iter().filter(|o| session.is_blocked(o.stream)).count();
-                            self.stats.counts.window_stalls += stalled as u64;
+                            for o in c.outstanding.iter().filter(|o| session.is_blocked(o.stream)) {
+                                self.stats.counts.window_stalls += 1;
+                                if let Some(r) = self.by_route.get_mut(o.route) {
+                                    r.counts.window_stalls += 1;
+                                }
+                            }
                         }
                         self.drop_conn(i, Disconnect::Failed(FailureKind::Timeout));
                     }
