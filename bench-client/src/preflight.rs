@@ -220,7 +220,13 @@ fn fetch_http2(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
         Some(tls) => {
             let mut s = tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?;
             while s.conn.is_handshaking() {
-                s.conn.complete_io(&mut s.sock).with_context(|| format!("TLS to {addr}"))?;
+                if let Err(e) = s.conn.complete_io(&mut s.sock) {
+                    let refused = rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol);
+                    if e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) == Some(&refused) {
+                        return Err(not_http2("it refused ALPN h2 over TLS (no_application_protocol)".into()).into());
+                    }
+                    return Err(e).with_context(|| format!("TLS to {addr}"));
+                }
             }
             if s.conn.alpn_protocol() != Some(b"h2") {
                 let chosen = s.conn.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());

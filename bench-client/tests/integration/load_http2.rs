@@ -2,8 +2,9 @@
 //! prior knowledge, and ALPN `h2` over TLS) every request verified with the
 //! counts adding up; against a tiny scripted HTTP/2 server (raw frames on a
 //! std `TcpListener`), every failure accounted for by kind and never a hang:
-//! `GOAWAY` mid-run, `RST_STREAM`, one concurrent stream granted, a window
-//! never updated, HTTP/1.1 answered to the preface.
+//! `GOAWAY` mid-run, `RST_STREAM`, one concurrent stream granted (and its
+//! `SETTINGS` acknowledged first), a window never updated, HTTP/1.1 answered
+//! to the preface, ALPN `h2` refused over TLS.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -134,6 +135,8 @@ enum Next {
 struct Peer {
     tcp: TcpStream,
     buf: Vec<u8>,
+    /// The client acknowledged the server's SETTINGS.
+    acked: bool,
 }
 
 impl Peer {
@@ -143,7 +146,7 @@ impl Peer {
         let mut magic = [0u8; 24];
         tcp.read_exact(&mut magic).ok()?;
         assert_eq!(&magic, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-        let mut peer = Self { tcp, buf: Vec::new() };
+        let mut peer = Self { tcp, buf: Vec::new(), acked: false };
         let payload: Vec<u8> = settings
             .iter()
             .flat_map(|(id, value)| [&id.to_be_bytes()[..], &value.to_be_bytes()[..]].concat())
@@ -170,6 +173,7 @@ impl Peer {
                     let head: Vec<u8> = self.buf.drain(..9).collect();
                     let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
                     let payload = self.buf.drain(..length).collect();
+                    self.acked |= head[3] == SETTINGS && head[4] & ACK != 0;
                     return Next::Frame(Frame { kind: head[3], flags: head[4], stream, payload });
                 }
             }
@@ -281,10 +285,14 @@ fn streams_the_server_resets_fail_counted_by_error_code() {
 fn one_concurrent_stream_granted_is_never_exceeded() {
     let _lock = util::exclusive();
     let exceeded = Arc::new(AtomicBool::new(false));
-    let seen = Arc::clone(&exceeded);
+    let unacked = Arc::new(AtomicBool::new(false));
+    let (seen, unacked_seen) = (Arc::clone(&exceeded), Arc::clone(&unacked));
     // SETTINGS_MAX_CONCURRENT_STREAMS 1; before answering, a look at whether
     // another stream opened meanwhile.
     let addr = h2_server(&[(0x3, 1)], move |peer, stream, _| {
+        if !peer.acked {
+            unacked_seen.store(true, Ordering::Relaxed);
+        }
         std::thread::sleep(Duration::from_millis(1));
         while let Next::Frame(f) = peer.next(Duration::from_millis(2)) {
             if f.kind == HEADERS {
@@ -297,6 +305,7 @@ fn one_concurrent_stream_granted_is_never_exceeded() {
     let (code, f, text) = load(&url, &["--http2", "--streams", "8", "-c", "2", "-d", "1s", "--warmup", "0s"], "one");
     assert_eq!(code, Some(0), "{text}");
     assert!(!exceeded.load(Ordering::Relaxed), "a second stream opened while one was open");
+    assert!(!unacked.load(Ordering::Relaxed), "a stream opened before the server's SETTINGS were acknowledged");
     assert!(f.successful >= 50, "{}", f.successful);
     assert_eq!(f.failed_total, 0, "{:?}", f.failed);
     assert_adds_up(&f, "one stream");
@@ -345,6 +354,33 @@ fn a_window_never_updated_is_a_stall_counted_as_timeouts_never_a_success_nor_a_h
     );
     let read = bodies.load(Ordering::Relaxed);
     assert!(read > 0 && read.is_multiple_of(4), "4 bytes per stream, as the window allows: {read}");
+}
+
+/// A TLS server (its certificate generated) selecting from `alpn` only,
+/// answering nothing.
+fn tls_server(alpn: &[&[u8]]) -> SocketAddr {
+    let mut config = (*common::tls::TlsIdentity::generate().unwrap().server_config().unwrap()).clone();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let config = Arc::new(config);
+    util::serve_each(move |tcp| {
+        let mut tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config.clone()).unwrap(), tcp);
+        let mut chunk = [0u8; 4096];
+        while matches!(tls.read(&mut chunk), Ok(1..)) {}
+    })
+}
+
+#[test]
+fn a_tls_server_that_does_not_select_alpn_h2_is_one_line_and_exit_2() {
+    for (alpn, said) in [
+        (&[&b"http/1.1"[..]][..], "it refused ALPN h2 over TLS (no_application_protocol)"),
+        (&[][..], "ALPN h2 not selected over TLS (selected: none)"),
+    ] {
+        let addr = tls_server(alpn);
+        let url = format!("https://{addr}/plaintext");
+        let out = client(&["load", &url, "--http2", "--insecure", "-d", "1s"]);
+        let line = util::one_line_exit(&out, 2);
+        assert!(line.contains(&format!("{addr} does not speak HTTP/2: {said}")), "{line}");
+    }
 }
 
 #[test]
