@@ -59,8 +59,12 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     };
     writeln!(
         w,
-        "{} · {} connections · pipeline {} · {mode}{who} · {:.1} s measured{incomplete}",
-        url, f.connections_requested, f.pipeline, f.duration_s
+        "{} · {} connections · {} {} · {mode}{who} · {:.1} s measured{incomplete}",
+        url,
+        f.connections_requested,
+        if f.http2 { "HTTP/2, streams" } else { "pipeline" },
+        f.pipeline,
+        f.duration_s
     )?;
     let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
     writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
