@@ -89,8 +89,8 @@ pub(super) enum Disconnect {
     /// The client closes it, all its responses read, having sent its
     /// `requests_per_connection`: churn of the client's own, no failure.
     Done,
-    /// HTTP/2: the server sent `GOAWAY` and every stream it may still answer
-    /// is settled: the requests it did not process wait for the next
-    /// connection.
+    /// HTTP/2: the server sent `GOAWAY` (or the stream ids are used up)
+    /// and every stream it may still answer is settled: the requests it did
+    /// not process wait for the next connection.
     GoAway,
 }

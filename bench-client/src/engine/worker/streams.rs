@@ -125,8 +125,9 @@ impl Worker<'_> {
         }
         let on_streams = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
         let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
-        if c.h2.as_ref().is_some_and(|s| s.goaway().is_some()) && !on_streams {
-            // Nothing left it may answer: the rest goes on a new connection.
+        if c.h2.as_ref().is_some_and(|s| s.is_spent()) && !on_streams {
+            // Nothing left it may answer (GOAWAY), or no stream id left: the
+            // rest goes on a new connection.
             self.drop_conn(i, Disconnect::GoAway);
         } else if eof {
             self.connection_lost(i);

@@ -233,6 +233,19 @@ impl Session {
         self.goaway
     }
 
+    /// No stream will open on it again: the server sent `GOAWAY`, or the
+    /// client's stream ids (odd, up to 2^31 − 1) are used up. Once its open
+    /// streams are settled, the connection is replaced.
+    pub fn is_spent(&self) -> bool {
+        self.goaway.is_some() || self.next_id > MAX_31
+    }
+
+    /// A session whose next stream id is `id` (the ids' end, in tests).
+    #[cfg(test)]
+    pub(super) fn from_stream_id(id: u32) -> Self {
+        Self { next_id: id, ..Self::new() }
+    }
+
     /// Whether `stream`'s request body is waiting for the server's window.
     pub fn is_blocked(&self, stream: u32) -> bool {
         self.blocked.contains(&stream)

@@ -166,6 +166,19 @@ fn a_body_goes_out_within_the_servers_windows_and_waits_for_its_updates() {
 }
 
 #[test]
+fn a_connection_whose_stream_ids_are_used_up_opens_no_more() {
+    let requests = get();
+    let expected = [(200, &b""[..], false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::from_stream_id(0x7fff_fffd);
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    assert!(!s.is_spent());
+    assert_eq!(s.open(0, routes), 0x7fff_fffd);
+    assert_eq!(s.open(0, routes), 0x7fff_ffff, "the last odd id");
+    assert!(s.is_spent() && !s.can_open(), "2^31 + 1 is no stream id");
+}
+
+#[test]
 fn resets_goaway_and_what_cannot_go_on_are_reported_by_kind() {
     let requests = get();
     let expected = [(200, &b""[..], false)];
