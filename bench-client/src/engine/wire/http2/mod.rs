@@ -15,14 +15,16 @@
 
 use std::fmt;
 
+mod events;
 mod frame;
 mod session;
 #[cfg(test)]
 mod session_tests;
 
+pub use self::events::{Collected, Event, Routes, SessionError};
 pub(crate) use self::frame::request;
 use self::frame::{ACK, HEAD, SETTINGS, head as frame_head};
-pub use self::session::{Collected, Event, Routes, Session, SessionError};
+pub use self::session::Session;
 
 /// The client connection preface: the fixed 24 bytes, then an empty
 /// `SETTINGS` frame (the client takes every default).

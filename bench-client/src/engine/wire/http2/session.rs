@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use super::events::{Collected, Event, Routes, SessionError};
 use super::frame::{
     self, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME, DEFAULT_WINDOW, END_HEADERS, END_STREAM, GOAWAY, HEAD, HEADERS,
     Head, MAX_31, PADDED, PING, PRIORITY, PUSH_PROMISE, RST_STREAM, SETTINGS, WINDOW_UPDATE,
@@ -17,65 +18,6 @@ use super::frame::{
 /// Received bytes not yet given back to a window are given back once they
 /// reach this (half the default window).
 const GIVE_BACK: u32 = 32_768;
-
-/// What the loop must know of what the server sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// The server's first `SETTINGS` arrived (and was acknowledged):
-    /// streams may open.
-    Ready,
-    /// A stream's response ended: its final status, and whether its body
-    /// equals its route's expected body.
-    Response {
-        /// The stream.
-        stream: u32,
-        /// Its final status (after any interim `1xx`).
-        status: u16,
-        /// Its body equals the expected one, byte for byte.
-        body_matches: bool,
-    },
-    /// The server reset a stream of ours (`RST_STREAM`) with this error code.
-    Reset {
-        /// The stream.
-        stream: u32,
-        /// The error code (RFC 9113 §7).
-        code: u32,
-    },
-    /// The server ends the connection (`GOAWAY`): streams above
-    /// `last_stream` were not processed and may be sent again elsewhere.
-    GoAway {
-        /// The last stream it processed, or may still answer.
-        last_stream: u32,
-        /// The error code.
-        code: u32,
-    },
-}
-
-/// Why a connection's HTTP/2 cannot go on (the connection is dropped).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SessionError {
-    /// The server answered the preface with HTTP/1.x.
-    #[error("answered HTTP/1.x to HTTP/2's preface")]
-    Http1,
-    /// Its first frame is not `SETTINGS`.
-    #[error("its first frame is of type {0:#x}, not SETTINGS")]
-    NotSettings(u8),
-    /// A frame larger than this client accepts, or of a size its type forbids.
-    #[error("a frame of type {kind:#x} with a payload of {length} bytes")]
-    FrameSize {
-        /// The frame's type.
-        kind: u8,
-        /// Its payload length.
-        length: usize,
-    },
-    /// A frame the protocol forbids here (a pushed stream, a header block
-    /// interrupted, padding longer than the frame).
-    #[error("a frame of type {0:#x} where the protocol forbids it")]
-    Protocol(u8),
-    /// A header block HPACK cannot decode.
-    #[error("a header block HPACK cannot decode: {0}")]
-    Hpack(String),
-}
 
 /// One stream of ours, open.
 #[derive(Debug, Clone)]
@@ -94,30 +36,6 @@ struct Stream {
     /// window for it still allows.
     body_sent: usize,
     send_window: i64,
-}
-
-/// What the loop gives the session of its routes, by route index: each
-/// request as `Protocol::Http2` built it (frames on stream 0, then the
-/// unframed body), and the status, body and `HEAD`-ness of a successful
-/// response (the body is what each stream's is compared with).
-#[derive(Debug, Clone, Copy)]
-pub struct Routes<'r> {
-    /// The requests.
-    pub requests: &'r [Vec<u8>],
-    /// The expected responses.
-    pub expected: &'r [(u16, &'r [u8], bool)],
-}
-
-impl Routes<'_> {
-    fn body(&self, route: usize) -> &[u8] {
-        self.expected.get(route).map_or(&[][..], |e| e.1)
-    }
-
-    /// The request's header frames and its body.
-    fn request(&self, route: usize) -> (&[u8], &[u8]) {
-        let bytes = self.requests.get(route).map_or(&[][..], Vec::as_slice);
-        bytes.split_at(frame::headers_len(bytes))
-    }
 }
 
 /// One HTTP/2 connection's state.
@@ -144,15 +62,6 @@ pub struct Session {
     goaway: Option<u32>,
     /// Preflight: the bodies and `Content-Type` received, kept.
     collected: Option<Collected>,
-}
-
-/// What preflight keeps of a response.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Collected {
-    /// `content-type`, the last one seen.
-    pub content_type: Option<String>,
-    /// Every body byte received, on any stream.
-    pub body: Vec<u8>,
 }
 
 impl Default for Session {
