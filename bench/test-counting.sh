@@ -92,6 +92,12 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["failed_total"]=0
 refuses "client failures not adding up to failed_total" "add up to 30, failed_total is 0" \
   client_counts "$tmp/client-inconsistent.json"
 
+# h2load: 2xx only, over its "finished in" time; failed, errored, timed-out
+# requests and other statuses flagged (captured from nghttp2 1.52's h2load).
+counts "h2load clean run" "4156 4156.0 -" h2load_counts "$data/h2load-clean.out"
+counts "h2load every answer a 404" "0 0.0 non200=4539,failed=4539,no_success=1" h2load_counts "$data/h2load-404.out"
+refuses "output that is not h2load's" "not a complete h2load output" h2load_counts "$data/wrk-clean.out"
+
 # The table's errors cell: per tool, flagged runs out of all, counts summed.
 printf '%s\n' "20000.0 9.100 non200=400000,read=12,timeout=7" "109997.5 8.000 -" "20000.0 9.000 non200=400000" \
   > "$tmp/wrk-runs"
@@ -104,6 +110,13 @@ if [ -z "$got" ]; then pass "errors cell of clean runs: empty"; else fail "error
 
 # The wiring: client-vs-wrk.sh runs wrk with the script, oha without
 # following redirects, and reads every tool through these functions.
+for needle in 'h2load_counts "' 'client_counts "' '--http2 --streams'; do
+  if grep -qF -- "$needle" bench/h2load-compare.sh; then
+    pass "h2load-compare.sh uses: $needle"
+  else
+    fail "h2load-compare.sh does not use: $needle"
+  fi
+done
 for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell '; do
   if grep -qF -- "$needle" bench/client-vs-wrk.sh; then
     pass "client-vs-wrk.sh uses: $needle"

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{RouteLoad, Target, http2};
+use crate::engine::{Protocol, RouteLoad, Target, http2};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,6 +42,9 @@ enum Kind {
     Mismatch,
     /// An answer the load engine cannot frame (so it could not count it).
     Unframeable,
+    /// HTTP/2 asked for, and the server does not speak it there (HTTP/1.x
+    /// answered to the preface, or ALPN `h2` not selected).
+    NotHttp2,
 }
 
 impl Error {
@@ -54,6 +57,12 @@ impl Error {
     /// The answer is not one the load engine can frame.
     pub fn is_unframeable(&self) -> bool {
         self.kind == Kind::Unframeable
+    }
+
+    /// HTTP/2 was asked for and the server does not speak it on that port
+    /// (bad input, as a wrong URL is).
+    pub fn is_not_http2(&self) -> bool {
+        self.kind == Kind::NotHttp2
     }
 }
 
@@ -116,6 +125,9 @@ impl<T: Read + Write> Io for T {}
 /// # Errors
 /// As [`fetch`]; stopped: "interrupted while waiting for …".
 fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
+    if target.protocol == Protocol::Http2 {
+        return fetch_http2(target, stop);
+    }
     let addr = target.addr;
     let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
     // The whole timeout for the write (over TLS, the handshake's reads too),
@@ -185,6 +197,97 @@ fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fet
             Err(e) => {
                 return Err(e).with_context(|| format!("{method} {} on {addr}: reading the response", target.path));
             }
+        }
+    }
+}
+
+/// [`fetch_until`] over HTTP/2: the engine's own session (preface,
+/// `SETTINGS`, HPACK, flow control) on a blocking socket, one stream.
+///
+/// # Errors
+/// As [`fetch_until`]; a server that does not speak HTTP/2 there
+/// ([`Error::is_not_http2`]).
+fn fetch_http2(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
+    let addr = target.addr;
+    let not_http2 =
+        |why: String| Error { kind: Kind::NotHttp2, message: format!("{addr} does not speak HTTP/2: {why}") };
+    let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    tcp.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    let socket = tcp.try_clone()?;
+    let mut stream: Box<dyn Io> = match &target.tls {
+        None => Box::new(tcp),
+        Some(tls) => {
+            let mut s = tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?;
+            while s.conn.is_handshaking() {
+                if let Err(e) = s.conn.complete_io(&mut s.sock) {
+                    let refused = rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol);
+                    if e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) == Some(&refused) {
+                        return Err(not_http2("it refused ALPN h2 over TLS (no_application_protocol)".into()).into());
+                    }
+                    return Err(e).with_context(|| format!("TLS to {addr}"));
+                }
+            }
+            if s.conn.alpn_protocol() != Some(b"h2") {
+                let chosen = s.conn.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+                return Err(not_http2(format!(
+                    "ALPN h2 not selected over TLS (selected: {})",
+                    chosen.as_deref().unwrap_or("none")
+                ))
+                .into());
+            }
+            Box::new(s)
+        }
+    };
+    socket.set_read_timeout(Some(STOP_POLL))?;
+    let requests = [target.request_bytes()];
+    let expected = [(0, &[][..], target.request.is_head())];
+    let routes = http2::Routes { requests: &requests, expected: &expected };
+    let mut session = http2::Session::collecting();
+    let (mut buf, mut events) = (Vec::with_capacity(4096), Vec::new());
+    let mut chunk = [0u8; 16 * 1024];
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let what = format!("{} {} on {addr} over HTTP/2", target.request.method(), target.path);
+    loop {
+        let out = session.unwritten().to_vec();
+        if !out.is_empty() {
+            stream.write_all(&out).with_context(|| what.clone())?;
+            session.wrote(out.len());
+        }
+        let read = session.receive(&buf, routes, &mut events).map_err(|e| match e {
+            http2::SessionError::Http1 => not_http2(e.to_string()),
+            e => Error { kind: Kind::Unframeable, message: format!("{what}: the load engine cannot read this: {e}") },
+        })?;
+        buf.drain(..read);
+        for event in events.drain(..) {
+            match event {
+                http2::Event::Ready => {
+                    session.open(0, routes);
+                }
+                http2::Event::Response { status, .. } => {
+                    let kept = session.collected().cloned().unwrap_or_default();
+                    return Ok(Fetched { status, content_type: kept.content_type, body: kept.body });
+                }
+                http2::Event::Reset { code, .. } => bail!("{what}: the server reset the stream (error code {code})"),
+                http2::Event::GoAway { code, .. } => bail!("{what}: the server sent GOAWAY (error code {code})"),
+            }
+        }
+        if !session.unwritten().is_empty() {
+            continue;
+        }
+        if Instant::now() >= deadline {
+            bail!("{what}: no complete response within {}", humantime::format_duration(REQUEST_TIMEOUT));
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => bail!("{what}: the connection closed before a complete response"),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    bail!("{what}: interrupted while waiting for the answer");
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("{what}: reading the response")),
         }
     }
 }

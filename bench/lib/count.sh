@@ -139,6 +139,7 @@ try:
         "body": int(f["body"]),
         "protocol": int(f["protocol"]),
         "tls": int(f.get("tls", 0)),
+        "reset": sum(int(n) for n in f.get("reset", {}).values()),
     }
     connect = int(f["connect"])
 except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
@@ -156,6 +157,29 @@ if ok == 0:
     detail.append("no_success=1")
 print(f"{ok} {ok / duration_s:.1f} {','.join(detail) or '-'}")
 PY
+}
+
+# h2load's stdout (nghttp2's HTTP/2 load generator, `h2load -D SECONDS …`):
+# successes are its 2xx responses (every route loaded here answers 200), the
+# rate those over its "finished in" time; its failed, errored and timed-out
+# requests and non-2xx responses flag the run.
+h2load_counts() {
+  [ -r "$1" ] || { echo "h2load_counts: $1: no h2load output" >&2; return 1; }
+  awk '
+    function fail(msg) { print "h2load_counts: " FILENAME ": " msg > "/dev/stderr"; failed = 1; exit 1 }
+    function add(kind, n) { if (n > 0) detail = detail (detail == "" ? "" : ",") kind "=" sprintf("%.0f", n) }
+    /^finished in / { t = $3; sub(/,$/, "", t); if (t ~ /ms$/) { sub(/ms$/, "", t); t /= 1000 } else sub(/s$/, "", t); seconds = t + 0 }
+    /^requests: / { total = $2; done = $6; ok = $8; bad = $10; errored = $12; timeout = $14; seen_requests = 1 }
+    /^status codes: / { s2 = $3; s3 = $5; s4 = $7; s5 = $9; seen_codes = 1 }
+    END {
+      if (failed) exit 1
+      if (!seen_requests || !seen_codes) fail("no requests: or status codes: line: not a complete h2load output")
+      if (seconds <= 0) fail("no \"finished in\" time")
+      add("non200", s3 + s4 + s5); add("failed", bad); add("errored", errored); add("timeout", timeout)
+      if (s2 == 0) add("no_success", 1)
+      printf "%d %.1f %s\n", s2, s2 / seconds, detail == "" ? "-" : detail
+    }
+  ' "$1"
 }
 
 # The errors cell of one tool for the table: FILE holds one line per run,

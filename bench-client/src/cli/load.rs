@@ -15,7 +15,7 @@ use common::address::{Authority, Host, Reach, first_accepting};
 use url::Url;
 
 use super::args::{MetricsArgs, StartArgs, TimingArgs, nonzero, on_off, rate, timeout};
-use crate::engine::{DEFAULT_NAP, LoadSettings, Rate, Request, Segment, Target, TlsClient, Trust};
+use crate::engine::{DEFAULT_NAP, LoadSettings, Protocol, Rate, Request, Segment, Target, TlsClient, Trust};
 use crate::results::parse_slo;
 use crate::runner::LoadPlan;
 use crate::sys::{CpuList, hostname};
@@ -72,6 +72,12 @@ pub struct LoadArgs {
     /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
     #[arg(help_heading = "Load", long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub pipeline: u16,
+    /// Speak HTTP/2: with prior knowledge (h2c) to an http:// URL, by ALPN `h2` over TLS to an https:// one.
+    #[arg(help_heading = "Load", long)]
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection (h2load's -m), never more than the server grants.
+    #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub streams: Option<u16>,
     /// Close each connection after this many responses and open it again (churn): over TLS each new
     /// connection pays a handshake, full or resumed (--tls-resumption). Default: keep-alive throughout.
     #[arg(help_heading = "Load", long, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
@@ -224,10 +230,7 @@ impl TlsArgs {
 /// flags that cannot be used.
 fn resolve(text: &str, allow_remote: bool, tls: &TlsArgs) -> anyhow::Result<(Url, Target)> {
     let url = Url::parse(text).with_context(|| format!("'{text}' is not a URL"))?;
-    ensure!(
-        matches!(url.scheme(), "http" | "https"),
-        "'{text}': only http:// and https:// URLs are supported (HTTP/1.1)"
-    );
+    ensure!(matches!(url.scheme(), "http" | "https"), "'{text}': only http:// and https:// URLs are supported");
     let host = match url.host() {
         Some(url::Host::Ipv4(v4)) => Host::Ip(v4.into()),
         Some(url::Host::Ipv6(v6)) => Host::Ip(v6.into()),
@@ -267,9 +270,15 @@ impl LoadArgs {
         if let Some(cpus) = &self.cpus {
             cpus.check_available().context("--cpus")?;
         }
+        ensure!(self.http2 || self.streams.is_none(), "--streams is HTTP/2's: add --http2 (HTTP/1.1 has --pipeline)");
+        ensure!(!self.http2 || self.pipeline == 1, "--pipeline is HTTP/1.1's: with --http2, --streams N");
         let request = self.request.request()?;
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
-        let target = Target { request, ..target };
+        let target = match (self.http2, target.tls) {
+            (false, tls) => Target { request, tls, ..target },
+            (true, tls) => Target { request, protocol: Protocol::Http2, tls: tls.map(TlsClient::for_http2), ..target },
+        };
+        let pipeline = if self.http2 { self.streams.unwrap_or(1) } else { self.pipeline };
         let n = self.clients;
         let segment = match self.segment {
             None if n == 1 => Segment::WHOLE,
@@ -311,7 +320,7 @@ impl LoadArgs {
                 threads: nonzero(u32::from(self.threads)),
                 timing,
                 timeout: self.timeout,
-                pipeline: nonzero(u32::from(self.pipeline)),
+                pipeline: nonzero(u32::from(pipeline)),
                 rate: self.rate_per_s,
                 segment,
                 nap: match (self.nap_us, self.rate_per_s) {

@@ -211,6 +211,10 @@ fn report(e: &anyhow::Error, outcome: Outcome) -> Outcome {
 /// barrier: a missed barrier is bad input, Ctrl-C while waiting an
 /// interruption, anything else `otherwise`.
 fn barrier_or(e: &anyhow::Error, otherwise: Outcome) -> Outcome {
+    if e.downcast_ref::<crate::preflight::Error>().is_some_and(crate::preflight::Error::is_not_http2) {
+        // HTTP/2 asked of a port that does not speak it: bad input.
+        return report(e, Outcome::Usage);
+    }
     match e.downcast_ref::<BarrierError>() {
         Some(b) if b.is_interrupted() => report(e, Outcome::Interrupted),
         Some(_) => report(e, Outcome::Usage),

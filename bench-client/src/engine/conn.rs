@@ -3,8 +3,13 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::http2::Session;
 use super::stats::FailureKind;
 use super::tls::Stream;
+
+/// [`Outstanding::stream`] of a request not written on a stream yet (above
+/// every stream id, so a connection's requests stay in ascending order).
+pub(super) const UNASSIGNED: u32 = u32::MAX;
 
 /// One request written and not yet settled.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +21,8 @@ pub(super) struct Outstanding {
     pub(super) sent: Instant,
     /// Its route: an index into the load's routes.
     pub(super) route: usize,
+    /// HTTP/2: its stream, or [`UNASSIGNED`]; HTTP/1.1: 0.
+    pub(super) stream: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +49,13 @@ pub(super) struct Conn {
     pub(super) end: usize,
     /// Requests written (or queued to write) and not yet settled, oldest
     /// first. After a clean close they wait here for the next connection.
+    /// HTTP/2: those on a stream first, ids ascending, then those waiting
+    /// for one (a stream granted), so a stream's request is found by a
+    /// binary search.
     pub(super) outstanding: VecDeque<Outstanding>,
+    /// HTTP/2: the connection's session (streams, windows, HPACK), from the
+    /// connection's start.
+    pub(super) h2: Option<Box<Session>>,
     /// Responses completed on the current connection.
     pub(super) served: u64,
     /// Counted in the worker's count of unconfirmed connections.
@@ -76,4 +89,8 @@ pub(super) enum Disconnect {
     /// The client closes it, all its responses read, having sent its
     /// `requests_per_connection`: churn of the client's own, no failure.
     Done,
+    /// HTTP/2: the server sent `GOAWAY` (or the stream ids are used up)
+    /// and every stream it may still answer is settled: the requests it did
+    /// not process wait for the next connection.
+    GoAway,
 }

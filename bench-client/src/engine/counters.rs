@@ -155,6 +155,14 @@ counters! {
     closed_idle: ClosedIdle, "connections", Connection, Shown,
         "Connections the server closed with no request outstanding, 20 ms or more after the last response (its keep-alive timeout, whatever it is): not churn",
         label: Some("closed idle"), shortfall: None, metric: None;
+    goaway_received: GoawayReceived, "connections", Connection, Churn,
+        "HTTP/2: connections the server ended with GOAWAY (its streams above the last it names written again on a new connection, in retried)",
+        label: Some("ended by GOAWAY"),
+        shortfall: Some("the server ended {n} HTTP/2 connections with GOAWAY (--allow-churn accepts it)"),
+        metric: None;
+    window_stalls: WindowStalls, "requests", Request, Shown,
+        "HTTP/2: requests whose body still waited for the server's flow-control window when they timed out (a stall, among the timeouts)",
+        label: Some("stalled on the server's window"), shortfall: None, metric: None;
     closed_by_client: ClosedByClient, "connections", Connection, Shown,
         "Connections the client closed after --requests-per-connection responses: churn asked for",
         label: Some("closed by the client"), shortfall: None, metric: None;

@@ -53,6 +53,7 @@ enum Extra {
     Body,
     Protocol,
     Stray,
+    Reset,
     InFlight,
     Open,
 }
@@ -89,6 +90,8 @@ pub struct LiveTotals {
     pub protocol_failures: u64,
     /// Connections that received bytes of no response (no request).
     pub stray_failures: u64,
+    /// Measured failures: HTTP/2 streams the server reset (every error code).
+    pub reset_failures: u64,
     /// Requests written and not yet settled.
     pub in_flight: u64,
     /// Connections open now.
@@ -103,7 +106,12 @@ pub struct LiveTotals {
 impl LiveTotals {
     /// Measured failed requests (every kind but connect).
     pub fn failed(&self) -> u64 {
-        self.io_failures + self.timeout_failures + self.status_failures + self.body_failures + self.protocol_failures
+        self.io_failures
+            + self.timeout_failures
+            + self.status_failures
+            + self.body_failures
+            + self.protocol_failures
+            + self.reset_failures
     }
 }
 
@@ -148,6 +156,7 @@ impl Live {
             body_failures: c[Extra::Body as usize],
             protocol_failures: c[Extra::Protocol as usize],
             stray_failures: c[Extra::Stray as usize],
+            reset_failures: c[Extra::Reset as usize],
             in_flight: c[Extra::InFlight as usize],
             connections_open: c[Extra::Open as usize],
             latency_buckets: b,
@@ -172,6 +181,7 @@ impl Slot {
             (Extra::Body, f.body),
             (Extra::Protocol, f.protocol),
             (Extra::Stray, f.stray),
+            (Extra::Reset, f.reset.values().sum()),
             (Extra::InFlight, in_flight),
             (Extra::Open, open),
         ];
@@ -219,7 +229,9 @@ mod tests {
         a.record_failure(None, FailureKind::Connect);
         a.record_failure(None, FailureKind::Stray);
         a.record_failure(None, FailureKind::Stray);
-        a.counts.sent = 9;
+        a.record_failure(Some(0), FailureKind::Reset(7));
+        a.record_failure(Some(0), FailureKind::Reset(2));
+        a.counts.sent = 11;
         a.counts.warmup_completed = 3;
         a.counts.reconnects = 5;
         a.warmup_failed = 1;
@@ -234,10 +246,11 @@ mod tests {
         let t = live.totals();
         assert_eq!(
             (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), t.connect_failures, t.stray_failures),
-            (11, 5, 6, 1, 1, 2),
+            (13, 5, 6, 3, 1, 2),
             "connect and stray are connections', not failed requests"
         );
         assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));
+        assert_eq!(t.reset_failures, 2, "HTTP/2 resets, every error code");
         // 50 and 100 µs ≤ 100 µs; 120 ≤ 250 µs; 300 ≤ 500 µs; 2 ms ≤ 2.5 ms; 9 s: +Inf.
         assert_eq!(t.latency_buckets, [2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
         assert_eq!(t.latency_buckets.iter().sum::<u64>(), t.successful);

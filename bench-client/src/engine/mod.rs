@@ -1,5 +1,5 @@
-//! The load loop: HTTP/1.1 over keep-alive connections, every response
-//! verified, in one of two modes of the same loop: closed loop (each
+//! The load loop: HTTP/1.1 or HTTP/2 over keep-alive connections, every
+//! response verified, in one of two modes of the same loop: closed loop (each
 //! connection keeps `pipeline` requests outstanding, the next written as soon
 //! as a response completes) or open loop (`--rate`: requests are due on a
 //! fixed schedule and latency is measured from the time each was due).
@@ -7,9 +7,10 @@
 //! Design: one engine thread per client CPU, each with its own `mio` event
 //! loop (epoll, edge-triggered) over the connections it owns; nothing is
 //! shared between threads until the final merge. The request is pre-built
-//! bytes; responses are framed by the target's [`Protocol`] (`wire/`: today
-//! HTTP/1.1 over `httparse`) straight from the connection's read buffer and
-//! the body is compared with the expected bytes in place.
+//! bytes; responses are framed by the target's [`Protocol`] (`wire/`:
+//! HTTP/1.1 over `httparse`, or HTTP/2's session of each connection) straight
+//! from the connection's read buffer and the body is compared with the
+//! expected bytes in place.
 //! A connection is registered once for both readiness kinds, so the common
 //! case costs one `read` and one `write` per request; wrk's `ae` loop also
 //! arms and disarms write interest around every request (two `epoll_ctl`
@@ -141,7 +142,8 @@ pub struct LoadSettings {
     /// A request without a complete response after this long fails as a
     /// timeout and its connection is replaced; also the connect timeout.
     pub timeout: Duration,
-    /// Requests outstanding per connection (HTTP/1.1 pipelining); 1 = none.
+    /// Requests outstanding per connection: HTTP/1.1 pipelining (1 = none),
+    /// or HTTP/2's concurrent streams (`--streams`, within what the server grants).
     pub pipeline: NonZeroUsize,
     /// Open loop: requests per second due over all connections of all
     /// clients (the whole schedule; this client sends its [`Segment`] of
@@ -219,7 +221,7 @@ impl Target {
 
     /// The bytes of its request, as its protocol writes them (built once).
     pub fn request_bytes(&self) -> Vec<u8> {
-        self.protocol.request(&self.host, &self.path, &self.request)
+        self.protocol.request(self.scheme(), &self.host, &self.path, &self.request)
     }
 
     /// This target over TLS with `client`.

@@ -46,6 +46,22 @@ pub struct Failures {
     /// `connect`: no request, so not among the failed requests.
     #[serde(default)]
     pub stray: u64,
+    /// HTTP/2: streams the server reset (`RST_STREAM`), by error code
+    /// (RFC 9113 section 7; keys as strings, as `status`).
+    #[serde(default, deserialize_with = "error_codes")]
+    pub reset: BTreeMap<u32, u64>,
+}
+
+/// `reset` as JSON writes it, keys as strings (see `status_codes`).
+fn error_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u32, u64>, D::Error> {
+    BTreeMap::<String, u64>::deserialize(deserializer)?
+        .into_iter()
+        .map(|(code, n)| {
+            code.parse()
+                .map(|code| (code, n))
+                .map_err(|_| serde::de::Error::custom(format!("'{code}' is not an error code")))
+        })
+        .collect()
 }
 
 /// `status` as JSON writes it, keys as strings: read through a map of
@@ -65,7 +81,13 @@ fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTr
 impl Failures {
     /// Failed requests: every kind but `connect`, which sends no request.
     pub fn requests(&self) -> u64 {
-        self.io + self.timeout + self.status.values().sum::<u64>() + self.body + self.protocol + self.tls
+        self.io
+            + self.timeout
+            + self.status.values().sum::<u64>()
+            + self.body
+            + self.protocol
+            + self.tls
+            + self.reset.values().sum::<u64>()
     }
 }
 
@@ -82,6 +104,9 @@ impl std::ops::AddAssign<&Failures> for Failures {
         self.protocol += other.protocol;
         self.tls += other.tls;
         self.stray += other.stray;
+        for (code, n) in &other.reset {
+            *self.reset.entry(*code).or_default() += n;
+        }
     }
 }
 
@@ -113,6 +138,8 @@ pub enum FailureKind {
     Tls,
     /// See [`Failures::stray`].
     Stray,
+    /// See [`Failures::reset`]: the stream's error code.
+    Reset(u32),
 }
 
 impl FailureKind {
@@ -235,6 +262,7 @@ impl RunStats {
             FailureKind::Protocol => f.protocol += 1,
             FailureKind::Tls => f.tls += 1,
             FailureKind::Stray => f.stray += 1,
+            FailureKind::Reset(code) => *f.reset.entry(code).or_default() += 1,
         }
         if kind.is_request()
             && let Some(w) = window.and_then(|i| self.windows.get_mut(i))
@@ -334,8 +362,9 @@ mod tests {
             protocol: 16,
             tls: 64,
             stray: 128,
+            reset: BTreeMap::from([(7, 256), (8, 512)]),
         };
-        assert_eq!(f.requests(), 127, "connect and stray are connections'");
+        assert_eq!(f.requests(), 127 + 768, "connect and stray are connections'");
         // Inside a flattened struct, as `load --json` writes its figures.
         #[derive(Serialize, Deserialize)]
         struct Outer {
@@ -344,6 +373,7 @@ mod tests {
         }
         let text = serde_json::to_string(&Outer { failed: f.clone() }).unwrap();
         assert!(text.contains(r#""status":{"404":32,"503":4}"#), "{text}");
+        assert!(text.contains(r#""reset":{"7":256,"8":512}"#), "{text}");
         assert_eq!(serde_json::from_str::<Outer>(&text).unwrap().failed, f, "status codes read back");
         assert_eq!(serde_json::from_str::<Failures>(&serde_json::to_string(&f).unwrap()).unwrap(), f);
         let bad = text.replace("\"404\"", "\"x\"");
@@ -361,6 +391,7 @@ mod tests {
             FailureKind::Protocol,
             FailureKind::Tls,
             FailureKind::Stray,
+            FailureKind::Reset(7),
         ];
         let mut a = RunStats::new(1, false);
         for (i, kind) in kinds.iter().enumerate() {
@@ -377,9 +408,10 @@ mod tests {
             protocol: 6,
             tls: 7,
             stray: 8,
+            reset: BTreeMap::from([(7, 9)]),
         };
         assert_eq!(a.failures, one_to_seven);
-        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7, "a connect or stray failure has no window");
+        assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7 + 9, "a connect or stray failure has no window");
         let mut b = a.failures.clone();
         b += &one_to_seven;
         b += &one_to_seven;
@@ -392,6 +424,7 @@ mod tests {
             protocol: 18,
             tls: 21,
             stray: 24,
+            reset: BTreeMap::from([(7, 27)]),
         };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads (engine/counters.rs tests each), and so do

@@ -43,6 +43,8 @@ pub struct TlsClient {
     name: ServerName<'static>,
     trust: Trust,
     resumption: bool,
+    /// Offers ALPN `h2` alone (HTTP/2), else `http/1.1`.
+    http2: bool,
 }
 
 impl fmt::Debug for TlsClient {
@@ -51,6 +53,7 @@ impl fmt::Debug for TlsClient {
             .field("name", &self.name)
             .field("trust", &self.trust)
             .field("resumption", &self.resumption)
+            .field("http2", &self.http2)
             .finish_non_exhaustive()
     }
 }
@@ -58,7 +61,10 @@ impl fmt::Debug for TlsClient {
 /// Two targets' clients are equal when they check the same name the same way.
 impl PartialEq for TlsClient {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name && self.trust == other.trust && self.resumption == other.resumption
+        self.name == other.name
+            && self.trust == other.trust
+            && self.resumption == other.resumption
+            && self.http2 == other.http2
     }
 }
 
@@ -87,7 +93,21 @@ impl TlsClient {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         config.resumption =
             if resumption { Resumption::in_memory_sessions(RESUMPTION_SESSIONS) } else { Resumption::disabled() };
-        Ok(Self { config: Arc::new(config), name, trust, resumption })
+        Ok(Self { config: Arc::new(config), name, trust, resumption, http2: false })
+    }
+
+    /// This client offering ALPN `h2` alone: HTTP/2 over TLS, a server that
+    /// does not select it refused (see [`TlsClient::is_http2`]).
+    #[must_use]
+    pub fn for_http2(self) -> Self {
+        let mut config = (*self.config).clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        Self { config: Arc::new(config), http2: true, ..self }
+    }
+
+    /// Whether it offers `h2` ([`TlsClient::for_http2`]).
+    pub fn is_http2(&self) -> bool {
+        self.http2
     }
 
     /// Whether sessions resume.

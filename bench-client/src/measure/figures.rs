@@ -51,9 +51,13 @@ pub struct RunFigures {
     pub churn_allowed: bool,
     /// Connections asked for.
     pub connections_requested: u64,
-    /// Requests outstanding per connection (1: no pipelining).
+    /// Requests outstanding per connection (1: no pipelining); over HTTP/2,
+    /// concurrent streams per connection.
     #[serde(default = "one")]
     pub pipeline: usize,
+    /// The run spoke HTTP/2 (`load --http2`); false: HTTP/1.1.
+    #[serde(default)]
+    pub http2: bool,
     /// Open loop: the requests per second that were due (to this client: its
     /// share when the load was split over several); `None`: closed loop.
     #[serde(default)]
@@ -262,6 +266,7 @@ impl RunFigures {
             churn_allowed: false,
             connections_requested: settings.connections.get() as u64,
             pipeline: settings.pipeline.get(),
+            http2: false,
             rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             duration_s,

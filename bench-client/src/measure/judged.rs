@@ -92,7 +92,8 @@ impl RunFigures {
             + self.failed.status.values().map(|&n| u128::from(n)).sum::<u128>()
             + u128::from(self.failed.body)
             + u128::from(self.failed.protocol)
-            + u128::from(self.failed.tls);
+            + u128::from(self.failed.tls)
+            + self.failed.reset.values().map(|&n| u128::from(n)).sum::<u128>();
         let failed_total = u128::from(self.failed_total);
         if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
             return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));

@@ -59,15 +59,19 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     };
     writeln!(
         w,
-        "{} · {} connections · pipeline {} · {mode}{who} · {:.1} s measured{incomplete}",
-        url, f.connections_requested, f.pipeline, f.duration_s
+        "{} · {} connections · {} {} · {mode}{who} · {:.1} s measured{incomplete}",
+        url,
+        f.connections_requested,
+        if f.http2 { "HTTP/2, streams" } else { "pipeline" },
+        f.pipeline,
+        f.duration_s
     )?;
     let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
     writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
     writeln!(
         w,
         "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
-         connections with stray bytes {})",
+         connections with stray bytes {}{})",
         f.failed_total,
         f.failed.io,
         f.failed.timeout,
@@ -76,7 +80,8 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         f.failed.protocol,
         f.failed.tls,
         f.failed.connect,
-        f.failed.stray
+        f.failed.stray,
+        if f.failed.reset.is_empty() { String::new() } else { format!("; HTTP/2 streams reset {:?}", f.failed.reset) }
     )?;
     writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
     // The declared counters with a label: the schedule's (open loop), then the others.

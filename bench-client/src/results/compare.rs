@@ -128,7 +128,8 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
             .iter()
             .map(|run| {
                 let f = &run.figures;
-                format!("pipeline {} rate_per_s {:?} nap_us {}", f.pipeline, f.rate_per_s, f.nap_us)
+                let http2 = if f.http2 { " http2" } else { "" };
+                format!("pipeline {}{http2} rate_per_s {:?} nap_us {}", f.pipeline, f.rate_per_s, f.nap_us)
             })
             .collect();
         modes.sort();

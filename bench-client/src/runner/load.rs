@@ -11,7 +11,7 @@ use anyhow::Context;
 use url::Url;
 
 use super::Linger;
-use crate::engine::{Live, Load, LoadSettings, Target};
+use crate::engine::{Live, Load, LoadSettings, Protocol, Target};
 use crate::measure::{self, Barrier, Observers, Start};
 use crate::preflight;
 use crate::report::load_summary;
@@ -102,9 +102,13 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     let mode = s.rate.map_or_else(|| "closed loop".to_owned(), |r| format!("open loop at {:.0} requests/s", r.per_s()));
     let method = plan.target.request.method();
     let method = if method == "GET" { String::new() } else { format!("{method} ") };
+    let protocol = match plan.target.protocol {
+        Protocol::Http1 => String::new(),
+        Protocol::Http2 => format!(" over HTTP/2 (streams per connection: {})", s.pipeline),
+    };
     let until = s.requests.map_or_else(String::new, |n| format!(", or until {n} successful requests"));
     eprintln!(
-        "loading {method}{} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}{until}",
+        "loading {method}{}{protocol} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}{until}",
         plan.url,
         s.connections,
         humantime::format_duration(s.timing.warmup()),
@@ -127,6 +131,7 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);
     figures.churn_allowed = plan.allow_churn;
+    figures.http2 = plan.target.protocol == Protocol::Http2;
     let report = LoadReport {
         schema_version: SCHEMA_VERSION,
         url: plan.url.to_string(),

@@ -122,6 +122,7 @@ impl Collector for Snapshot {
                 (vec![("kind", "body")], t.body_failures),
                 (vec![("kind", "protocol")], t.protocol_failures),
                 (vec![("kind", "stray")], t.stray_failures),
+                (vec![("kind", "reset")], t.reset_failures),
             ];
             counter(
                 e,

@@ -32,6 +32,8 @@ mod framing;
 mod grammar;
 // HTTP/2 on the servers (h2c and h2 over TLS) byte for byte against HTTP/1.1, through curl.
 mod http2;
+// `load --http2`: every server over h2c and TLS; GOAWAY, RST_STREAM, one stream, a stalled window, no h2.
+mod load_http2;
 // Ctrl-C during `make bench`: partial results, no process left.
 mod interrupt;
 // `k8s render`: golden manifests, typed round trips, kubernetes-validate, refusals.

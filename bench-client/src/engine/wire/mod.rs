@@ -9,8 +9,12 @@
 //! complete response in a connection's read buffer (its status, where its
 //! head and body lie, and whether the server closes after it); and, for the
 //! responder, a canned response and a count of the requests a buffer holds.
-//! The per-request path is one `match` on a `Copy` enum, which the compiler
-//! resolves with the one variant there is.
+//! The per-request path is one `match` on a `Copy` enum.
+//!
+//! HTTP/2 multiplexes: its responses complete out of order and are not
+//! framed one after another, so its connections keep a [`http2::Session`]
+//! that the loop hands what it reads (`http2/`); [`Protocol::request`] gives
+//! its request's frames on stream 0, the stream id set per request.
 
 mod http1;
 pub mod http2;
@@ -26,6 +30,9 @@ pub enum Protocol {
     /// its `Content-Length`, chunks or the connection's end.
     #[default]
     Http1,
+    /// HTTP/2 (RFC 9113): streams multiplexed on a connection, h2c with
+    /// prior knowledge over plain TCP, ALPN `h2` over TLS.
+    Http2,
 }
 
 impl Protocol {
@@ -33,14 +40,18 @@ impl Protocol {
     pub fn name(self) -> &'static str {
         match self {
             Self::Http1 => "HTTP/1.1",
+            Self::Http2 => "HTTP/2",
         }
     }
 
     /// The bytes of `request` (method, added headers, body) of `path` with
-    /// `host` as its authority, written as they are for every request.
-    pub fn request(self, host: &str, path: &str, request: &Request) -> Vec<u8> {
+    /// `host` as its authority, written as they are for every request
+    /// (HTTP/2: on stream 0, the stream id set per request; `scheme` is its
+    /// `:scheme`).
+    pub fn request(self, scheme: &str, host: &str, path: &str, request: &Request) -> Vec<u8> {
         match self {
             Self::Http1 => http1::request(host, path, request),
+            Self::Http2 => http2::request(scheme, host, path, request),
         }
     }
 
@@ -54,6 +65,7 @@ impl Protocol {
     pub fn frame_response(self, buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
         match self {
             Self::Http1 => http1::frame_response(buf, head_request, at_eof),
+            Self::Http2 => Err(FrameError::Multiplexed),
         }
     }
 
@@ -61,6 +73,7 @@ impl Protocol {
     pub fn ok_response(self, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
         match self {
             Self::Http1 => http1::ok_response(headers, body),
+            Self::Http2 => unreachable!("the calibration responder speaks HTTP/1.1 only"),
         }
     }
 
@@ -70,6 +83,7 @@ impl Protocol {
     pub fn requests_ended(self, buf: &[u8]) -> (usize, usize) {
         match self {
             Self::Http1 => http1::request_heads_ended(buf),
+            Self::Http2 => unreachable!("the calibration responder speaks HTTP/1.1 only"),
         }
     }
 }

@@ -10,7 +10,9 @@ use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use super::Worker;
-use crate::engine::conn::{Disconnect, Phase};
+use crate::engine::Protocol;
+use crate::engine::conn::{Disconnect, Phase, UNASSIGNED};
+use crate::engine::http2::Session;
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::Stream;
 use crate::engine::{CONNECT_BACKOFF, KEEP_ALIVE_IDLE};
@@ -57,6 +59,7 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         c.unwritten = 0;
         c.stream = None;
+        c.h2 = None;
         c.phase = Phase::Backoff(now + CONNECT_BACKOFF);
     }
 
@@ -82,11 +85,15 @@ impl Worker<'_> {
     /// retry, written once more on the next connection as a request of the
     /// connection's route (its route's `retried`, that route's `sent`).
     /// Requests not yet written at all are no retries: they keep their place.
+    /// HTTP/2: the requests on a stream were written, those waiting for one not.
     pub(super) fn retry_outstanding(&mut self, i: usize) {
         self.stats.counts.closed_by_server += 1;
         let c = &mut self.conns[i];
-        let untouched = c.unwritten / self.request_lens[c.route];
-        let written = c.outstanding.len().saturating_sub(untouched);
+        let written = if c.h2.is_some() {
+            c.outstanding.partition_point(|o| o.stream != UNASSIGNED)
+        } else {
+            c.outstanding.len().saturating_sub(c.unwritten / self.request_lens[c.route])
+        };
         for o in c.outstanding.iter_mut().take(written) {
             self.stats.counts.retried += 1;
             self.stats.counts.sent += 1;
@@ -97,6 +104,28 @@ impl Worker<'_> {
                 r.counts.sent += 1;
             }
             o.route = c.route;
+        }
+        for o in &mut c.outstanding {
+            o.stream = UNASSIGNED;
+        }
+    }
+
+    /// HTTP/2: settles the requests on a stream of connection `i` as
+    /// failures of `kind` (those waiting for a stream keep their place).
+    pub(super) fn fail_streams(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let window = self.window_of(now);
+        let c = &mut self.conns[i];
+        let on_streams = c.outstanding.partition_point(|o| o.stream != UNASSIGNED);
+        for o in c.outstanding.drain(..on_streams) {
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
+                match window {
+                    None => {
+                        stats.counts.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
+                    Some(w) => stats.record_failure(Some(w), kind),
+                }
+            }
         }
     }
 
@@ -132,7 +161,16 @@ impl Worker<'_> {
         for o in &mut c.outstanding {
             o.sent = now;
         }
-        c.unwritten = c.outstanding.len() * self.request_lens[c.route];
+        c.unwritten = match self.servers[i % self.pools].2 {
+            Protocol::Http1 => c.outstanding.len() * self.request_lens[c.route],
+            Protocol::Http2 => {
+                // The preface first; streams open once the server's SETTINGS came.
+                let session = Box::new(Session::new());
+                let pending = session.unwritten().len();
+                c.h2 = Some(session);
+                pending
+            }
+        };
         // Retried requests go out now, even in another pool's slice.
         self.flush(i);
         if !matches!(self.conns[i].phase, Phase::Open) {
@@ -150,6 +188,11 @@ impl Worker<'_> {
     /// its outstanding requests (a fresh connection, or a partial response).
     pub(super) fn connection_lost(&mut self, i: usize) {
         let c = &self.conns[i];
+        if c.h2.as_ref().is_some_and(|s| s.goaway().is_some()) {
+            // After GOAWAY: what it could still answer is lost, the rest waits.
+            self.fail_streams(i, Instant::now(), FailureKind::Io);
+            return self.drop_conn(i, Disconnect::GoAway);
+        }
         let between_responses = c.start == c.end && (c.served > 0 || c.outstanding.is_empty());
         let idle = c.outstanding.is_empty()
             && c.unwritten == 0
@@ -175,9 +218,12 @@ impl Worker<'_> {
             Disconnect::Closed => self.retry_outstanding(i),
             Disconnect::Idle => self.stats.counts.closed_idle += 1,
             Disconnect::Done => self.stats.counts.closed_by_client += 1,
+            // Counted when it came; its unprocessed requests keep their place.
+            Disconnect::GoAway => {}
         }
         let c = &mut self.conns[i];
         c.unwritten = 0;
+        c.h2 = None;
         c.start = 0;
         c.end = 0;
         if let Some(mut stream) = c.stream.take() {
@@ -204,6 +250,15 @@ impl Worker<'_> {
             match c.phase {
                 Phase::Open => {
                     if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
+                        if let Some(session) = &c.h2 {
+                            // Bodies the server's window held back: a stall.
+                            for o in c.outstanding.iter().filter(|o| session.is_blocked(o.stream)) {
+                                self.stats.counts.window_stalls += 1;
+                                if let Some(r) = self.by_route.get_mut(o.route) {
+                                    r.counts.window_stalls += 1;
+                                }
+                            }
+                        }
                         self.drop_conn(i, Disconnect::Failed(FailureKind::Timeout));
                     }
                 }

@@ -5,6 +5,7 @@
 
 mod connections;
 mod requests;
+mod streams;
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -21,7 +22,7 @@ use super::stats::RunStats;
 use super::tls::TlsClient;
 use super::{
     EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, Protocol, READ_BUFFER_BYTES,
-    SCHEDULE_NAP, Slicing, UNCONFIRMED_AT_ONCE,
+    SCHEDULE_NAP, Slicing, UNCONFIRMED_AT_ONCE, http2,
 };
 
 /// The three instants every thread of a run shares.
@@ -54,7 +55,7 @@ pub(super) struct Worker<'a> {
     poll: Poll,
     conns: Vec<Conn>,
     /// Per route, the request repeated `pipeline` times, so any number of
-    /// queued requests is one suffix of it.
+    /// queued requests is one suffix of it (HTTP/2: once, on stream 0).
     requests: Vec<Vec<u8>>,
     /// Per route, the bytes of one request.
     request_lens: Vec<usize>,
@@ -93,6 +94,8 @@ pub(super) struct Worker<'a> {
     /// Connections whose responses completed in this batch of events; their
     /// next requests are written after the batch (see [`Worker::run`]).
     answered: Vec<usize>,
+    /// HTTP/2: what a session's last read gave (kept to reuse its room).
+    events: Vec<http2::Event>,
     stats: RunStats,
     /// Alternation only: the request-level counts of each route.
     by_route: Vec<RunStats>,
@@ -147,6 +150,7 @@ impl<'a> Worker<'a> {
                     start: 0,
                     end: 0,
                     outstanding: VecDeque::with_capacity(s.pipeline.get()),
+                    h2: None,
                     served: 0,
                     unconfirmed: false,
                     unwritten: 0,
@@ -156,7 +160,14 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             request_lens: requests.iter().map(Vec::len).collect(),
-            requests: requests.iter().map(|r| r.repeat(s.pipeline.get())).collect(),
+            requests: requests
+                .iter()
+                .zip(&load.routes)
+                .map(|(r, route)| match route.target.protocol {
+                    Protocol::Http1 => r.repeat(s.pipeline.get()),
+                    Protocol::Http2 => r.clone(),
+                })
+                .collect(),
             expected,
             slicing: load.slicing.as_ref(),
             servers,
@@ -171,6 +182,7 @@ impl<'a> Worker<'a> {
             unconfirmed_budget: (UNCONFIRMED_AT_ONCE / s.threads.get()).max(1),
             queued: VecDeque::with_capacity(connections),
             answered: Vec::with_capacity(connections),
+            events: Vec::new(),
             stats: RunStats::new(s.timing.windows(), open_loop),
             by_route: match &load.slicing {
                 Some(_) => load

@@ -6,10 +6,10 @@ use std::io::ErrorKind;
 use std::time::Instant;
 
 use super::{Worker, micros};
-use crate::engine::LATE_SEND_TOLERANCE;
-use crate::engine::conn::{Disconnect, Outstanding, Phase};
+use crate::engine::conn::{Disconnect, Outstanding, Phase, UNASSIGNED};
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::is_tls_failure;
+use crate::engine::{LATE_SEND_TOLERANCE, Protocol};
 
 impl Worker<'_> {
     /// Queues as many requests as the mode allows on connection `i` and
@@ -26,7 +26,9 @@ impl Worker<'_> {
             return;
         }
         let c = &mut self.conns[i];
-        if c.unwritten == 0 {
+        // HTTP/2: every request is on a stream of its own, with its route.
+        let multiplexed = c.h2.is_some();
+        if c.unwritten == 0 || multiplexed {
             c.route = route_now;
         }
         let route = c.route;
@@ -61,13 +63,16 @@ impl Worker<'_> {
                     due
                 }
             };
-            c.outstanding.push_back(Outstanding { due, sent: now, route });
+            let stream = if multiplexed { UNASSIGNED } else { 0 };
+            c.outstanding.push_back(Outstanding { due, sent: now, route, stream });
         }
         self.stats.counts.sent += n as u64;
         if let Some(r) = self.by_route.get_mut(route) {
             r.counts.sent += n as u64;
         }
-        c.unwritten += n * self.request_lens[route];
+        if !multiplexed {
+            c.unwritten += n * self.request_lens[route];
+        }
         // Room for another request: below the pipeline, and below the
         // connection's last request when it has one (else `dispatch` would
         // hand it due requests it cannot take, for ever).
@@ -84,7 +89,11 @@ impl Worker<'_> {
             // The last connection with room is taken.
             self.starved_since.get_or_insert(now);
         }
-        if c.unwritten > 0 {
+        if multiplexed {
+            // Streams for the requests waiting, within what the server grants.
+            self.open_streams(i, now);
+        }
+        if self.conns[i].unwritten > 0 {
             self.flush(i);
         }
     }
@@ -110,6 +119,19 @@ impl Worker<'_> {
         let Some(stream) = c.stream.as_mut() else { return };
         if stream.write_pending().is_err() {
             return self.connection_lost(i);
+        }
+        if let Some(session) = c.h2.as_mut() {
+            while !session.unwritten().is_empty() {
+                match stream.write(session.unwritten()) {
+                    Ok(0) => return self.connection_lost(i),
+                    Ok(n) => session.wrote(n),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(_) => return self.connection_lost(i),
+                }
+            }
+            c.unwritten = session.unwritten().len();
+            return;
         }
         while c.unwritten > 0 {
             let requests = &self.requests[c.route];
@@ -172,6 +194,9 @@ impl Worker<'_> {
         // A request written at or before this instant is answered after its
         // deadline (one subtraction per read, a comparison per response).
         let written_too_early = done.checked_sub(self.load.settings.timeout);
+        if protocol == Protocol::Http2 {
+            return self.settle_streams(i, eof, done, window, written_too_early);
+        }
         let c = &mut self.conns[i];
         let mut closing = false;
         // Bytes that belong to no response (RFC 9112 §6.3): with no request

@@ -175,6 +175,10 @@ fn chunks(mut body: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// people, not a contract: match on the variant.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum FrameError {
+    /// HTTP/2's responses are multiplexed: a `Session` reads them, not this
+    /// framer.
+    #[error("HTTP/2 responses are read by its session (streams), not framed one after another")]
+    Multiplexed,
     /// A status line that is not `HTTP-version SP 3DIGIT SP [reason]`, or
     /// whose code is outside 100 to 599.
     #[error(

@@ -1,9 +1,30 @@
-//! HTTP/2's connection start (RFC 9113 §3.4, §6.5): the client's preface
-//! and the `SETTINGS` frame a server sends first, read to record what each
-//! server grants (concurrent streams, windows, frame size) before any
-//! HTTP/2 load. Frames only; no header compression is needed for this.
+//! HTTP/2 (RFC 9113) for the load, framed by this client on the engine's own
+//! `mio` loop: the `h2` crate runs on tokio, so using it would mean a second
+//! event loop beside the engine's one, and a second copy of its accounting.
+//!
+//! - here: the connection start (the client's preface, the `SETTINGS` a
+//!   server sends first, read by preflight to record what each server grants);
+//! - `frame.rs`: frame heads, and a route's request encoded once (HPACK
+//!   literals without Huffman coding, so only the stream id changes);
+//! - `session.rs`: one connection's state, sans I/O ([`Session`]): streams
+//!   opened within the server's grant, its `SETTINGS` acknowledged, `PING`
+//!   answered, windows given back with `WINDOW_UPDATE`, response headers
+//!   decoded with HPACK (`loona-hpack`: Huffman and the dynamic table), each
+//!   body compared byte for byte as it arrives, `RST_STREAM` and `GOAWAY`
+//!   reported as [`Event`]s for the loop to account for.
 
 use std::fmt;
+
+mod events;
+mod frame;
+mod session;
+#[cfg(test)]
+mod session_tests;
+
+pub use self::events::{Collected, Event, Routes, SessionError};
+pub(crate) use self::frame::request;
+use self::frame::{ACK, HEAD, SETTINGS, head as frame_head};
+pub use self::session::Session;
 
 /// The client connection preface: the fixed 24 bytes, then an empty
 /// `SETTINGS` frame (the client takes every default).
@@ -17,17 +38,6 @@ pub fn client_preface() -> Vec<u8> {
 /// `SETTINGS` is owed.
 pub fn settings_ack() -> [u8; 9] {
     frame_head(0, SETTINGS, ACK, 0)
-}
-
-const SETTINGS: u8 = 0x4;
-const ACK: u8 = 0x1;
-/// A frame's fixed head: length (24 bits), type, flags, stream (31 bits).
-const HEAD: usize = 9;
-
-fn frame_head(length: u32, kind: u8, flags: u8, stream: u32) -> [u8; HEAD] {
-    let [_, l0, l1, l2] = length.to_be_bytes();
-    let [s0, s1, s2, s3] = stream.to_be_bytes();
-    [l0, l1, l2, kind, flags, s0, s1, s2, s3]
 }
 
 /// What a server's first `SETTINGS` frame grants: each value as sent, the

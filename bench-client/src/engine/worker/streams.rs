@@ -1,0 +1,142 @@
+//! The per-request path of an HTTP/2 connection: requests given streams
+//! within what the server grants, and what its session read settled:
+//! responses verified against their route (status and body, as HTTP/1.1's
+//! are) in the order they complete, streams the server reset failed by
+//! error code, and after `GOAWAY` the requests it did not process written
+//! again on the next connection.
+
+use std::time::Instant;
+
+use super::{Worker, micros};
+use crate::engine::conn::{Disconnect, UNASSIGNED};
+use crate::engine::http2::{Event, Routes};
+use crate::engine::stats::FailureKind;
+
+impl Worker<'_> {
+    /// Gives streams to connection `i`'s requests waiting for one, oldest
+    /// first, while its session may open more.
+    pub(super) fn open_streams(&mut self, i: usize, now: Instant) {
+        let routes = Routes { requests: &self.requests, expected: &self.expected };
+        let c = &mut self.conns[i];
+        let Some(session) = c.h2.as_mut() else { return };
+        let first = c.outstanding.partition_point(|o| o.stream != UNASSIGNED);
+        for o in c.outstanding.range_mut(first..) {
+            if !session.can_open() {
+                break;
+            }
+            o.stream = session.open(o.route, routes);
+            o.sent = now;
+        }
+        c.unwritten = session.unwritten().len();
+    }
+
+    /// Hands what connection `i` read to its session and settles what it
+    /// says: at `done`, in `window`; a request written at or before
+    /// `written_too_early` is answered after its timeout. `eof`: the server
+    /// has closed.
+    pub(super) fn settle_streams(
+        &mut self,
+        i: usize,
+        eof: bool,
+        done: Instant,
+        window: Option<usize>,
+        written_too_early: Option<Instant>,
+    ) {
+        let routes = Routes { requests: &self.requests, expected: &self.expected };
+        let c = &mut self.conns[i];
+        let Some(session) = c.h2.as_mut() else { return };
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        match session.receive(&c.buf[c.start..c.end], routes, &mut events) {
+            Ok(n) => c.start += n,
+            Err(_) => {
+                self.events = events;
+                return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol));
+            }
+        }
+        if c.start == c.end {
+            c.start = 0;
+            c.end = 0;
+        }
+        let served = c.served;
+        let mut ready = false;
+        for &event in &events {
+            let (stream, outcome) = match event {
+                Event::Ready => {
+                    ready = true;
+                    continue;
+                }
+                Event::GoAway { last_stream, .. } => {
+                    self.stats.counts.goaway_received += 1;
+                    // Streams above its last were not processed: written
+                    // again, on the next connection.
+                    for o in c.outstanding.iter_mut().filter(|o| o.stream != UNASSIGNED && o.stream > last_stream) {
+                        o.stream = UNASSIGNED;
+                        self.stats.counts.retried += 1;
+                        self.stats.counts.sent += 1;
+                        if let Some(r) = self.by_route.get_mut(o.route) {
+                            r.counts.retried += 1;
+                            r.counts.sent += 1;
+                        }
+                    }
+                    continue;
+                }
+                Event::Reset { stream, code } => (stream, Err(FailureKind::Reset(code))),
+                Event::Response { stream, status, body_matches } => (stream, Ok((status, body_matches))),
+            };
+            let Ok(k) = c.outstanding.binary_search_by_key(&stream, |o| o.stream) else { continue };
+            let request = c.outstanding.remove(k).expect("found above");
+            let (expected_status, _, _) = self.expected[request.route];
+            let outcome = match outcome {
+                // Answered after its deadline: a timeout, whatever it says.
+                _ if written_too_early.is_some_and(|t| request.sent <= t) => Err(FailureKind::Timeout),
+                Ok((status, _)) if status != expected_status => Err(FailureKind::Status(status)),
+                Ok((_, false)) => Err(FailureKind::Body),
+                Ok((_, true)) => Ok(()),
+                Err(kind) => Err(kind),
+            };
+            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
+                match (window, outcome) {
+                    (None, Ok(())) => stats.counts.warmup_completed += 1,
+                    (None, Err(_)) => {
+                        stats.counts.warmup_completed += 1;
+                        stats.warmup_failed += 1;
+                    }
+                    (Some(w), Ok(())) => {
+                        stats.record_success(w, micros(done - request.due), micros(done - request.sent))
+                    }
+                    (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
+                }
+            }
+            c.served += 1;
+            if std::mem::take(&mut c.unconfirmed) {
+                self.unconfirmed -= 1;
+            }
+        }
+        self.events = events;
+        if c.served != served {
+            c.idle_since = done;
+            if served == 0
+                && let Some(resumed) = c.stream.as_ref().and_then(|s| s.resumed())
+            {
+                self.stats.counts.tls_handshakes += 1;
+                self.stats.counts.tls_resumed += u64::from(resumed);
+            }
+        }
+        let on_streams = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
+        let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
+        if c.h2.as_ref().is_some_and(|s| s.is_spent()) && !on_streams {
+            // Nothing left it may answer (GOAWAY), or no stream id left: the
+            // rest goes on a new connection.
+            self.drop_conn(i, Disconnect::GoAway);
+        } else if eof {
+            self.connection_lost(i);
+        } else if limit_reached && c.outstanding.is_empty() {
+            self.drop_conn(i, Disconnect::Done);
+        } else if ready || c.served != served {
+            self.answered.push(i);
+        } else if c.unwritten > 0 || c.h2.as_ref().is_some_and(|s| !s.unwritten().is_empty()) {
+            self.flush(i);
+        }
+    }
+}
