@@ -43,7 +43,11 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
         FrontTable::Changes => report::changes_excerpt(&results),
         FrontTable::Counted => {
             let table = report::counted_beside_timed(&results);
-            anyhow::ensure!(!table.is_empty(), "{}: no counted deltas (a suite run with --count has them)", path.display());
+            anyhow::ensure!(
+                !table.is_empty(),
+                "{}: no counted deltas (a suite run with --count has them)",
+                path.display()
+            );
             table
         }
     };
