@@ -26,9 +26,11 @@ fn change_cell(c: &CountChange) -> String {
     if c.verdict == NO_RATIO {
         return c.verdict.clone();
     }
+    // No `-0.00`: what rounds to 0 is `+0.00`.
+    let p = |x: f64| format!("{:+.2}", if x.abs() < 0.005 { 0.0 } else { x });
     match (c.ci_low_percent, c.ci_high_percent) {
-        (Some(l), Some(h)) => format!("{:+.2} % [{l:+.2} … {h:+.2}]", c.change_percent),
-        _ => format!("{:+.2} %", c.change_percent),
+        (Some(l), Some(h)) => format!("{} % [{} … {}]", p(c.change_percent), p(l), p(h)),
+        _ => format!("{} %", p(c.change_percent)),
     }
 }
 
@@ -184,18 +186,13 @@ pub fn counted_beside_timed(results: &Results) -> String {
         cells.push(reading(d, c));
         t.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
-    let source = results.counted.as_ref().map_or_else(String::new, |r| {
-        format!(
-            ", counted on the {} build at commit {} ({} repeats of N and 2N requests on 1 connection)",
-            r.profile,
-            r.commit,
-            r.rows.first().map_or(0, |row| row.instructions_per_request.len())
-        )
-    });
+    let repeats =
+        results.counted.as_ref().map_or(0, |r| r.rows.first().map_or(0, |row| row.instructions_per_request.len()));
     format!(
-        "Each delta timed (over the rounds) beside the same change counted (over the repeats{source}); \
-         the reading says where they agree, and where only one of them resolves a change \
-         (docs/METHODOLOGY.md, \"Counted, not timed\"):\n\n{}",
+        "Each delta timed over the rounds beside the same change counted over {repeats} repeats (N and 2N requests \
+         one after another on 1 connection, the same {} binaries, after the timed rounds); the reading says where \
+         they agree and where one alone resolves a change (docs/METHODOLOGY.md, \"Counted, not timed\"):\n\n{}",
+        results.meta.profile.cargo_name(),
         t.finish()
     )
 }
