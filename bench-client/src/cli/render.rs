@@ -74,7 +74,7 @@ mod tests {
     /// The committed sessions the README's tables are rendered from, with the table of each.
     const README_TABLES: [(&str, FrontTable, &str); 3] = [
         ("bench/runs/2026-12-01-front-page/results.json.gz", FrontTable::Floors, "floors"),
-        ("bench/runs/2026-12-01-front-page/results.json.gz", FrontTable::Changes, "changes"),
+        ("bench/runs/2026-12-03-counted/bench-count.results.json.gz", FrontTable::Counted, "counted"),
         ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes"),
     ];
 

@@ -92,7 +92,7 @@ pub struct AbPlan {
     /// The status every response of both sides carries (`--expect-status`).
     pub expect_status: u16,
     /// `--count`: the two sides counted under callgrind instead of timed.
-    pub count: Option<super::counted::CountSettings>,
+    pub count: Option<super::plan::CountSettings>,
 }
 
 /// The two sides of an `ab` session, resolved to their binaries: `ab`'s

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::ab::{AbPlan, Revision, Side, binaries_of};
-use super::counted::CountSettings;
 use super::counted::{CountPlan, CountedServer};
+use super::plan::CountSettings;
 
 /// The [`CountPlan`] of `plan`: its sides built (unless `--no-build`, then
 /// found built), each framework's BEFORE and AFTER servers, paired.

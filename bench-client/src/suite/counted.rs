@@ -18,7 +18,7 @@ use common::Route;
 
 use super::build::{build, server_binary};
 use super::command;
-use super::plan::SuitePlan;
+use super::plan::{CountSettings, SuitePlan};
 use super::servers::route_load;
 use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
 use crate::model::{Framework, Profile};
@@ -52,17 +52,6 @@ fn heap_requests(n: u64) -> u64 {
 pub const COUNT_REQUESTS: u64 = 2000;
 /// `--repeats` of `count` and `ab --count`, and what `suite --count` counts with.
 pub const COUNT_REPEATS: usize = 3;
-
-/// How many requests and repeats `ab --count` and `suite --count` count, and whether with perf.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CountSettings {
-    /// The most requests of a route's short stretch (`--requests`).
-    pub requests: u64,
-    /// Repeats of every route's two stretches (`--repeats`).
-    pub repeats: usize,
-    /// Count system calls, context switches and page faults with perf (not `--no-perf`).
-    pub perf: bool,
-}
 
 /// A checked `count` session.
 #[derive(Debug, Clone)]

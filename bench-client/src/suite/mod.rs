@@ -32,10 +32,8 @@ mod variants;
 use std::sync::atomic::AtomicBool;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
-pub use self::counted::{
-    COUNT_REPEATS, COUNT_REQUESTS, CountOutcome, CountPlan, CountSettings, CountedServer, check_tools, count,
-};
-pub use self::plan::{PrecisionTarget, SuiteOutcome, SuitePlan};
+pub use self::counted::{COUNT_REPEATS, COUNT_REQUESTS, CountOutcome, CountPlan, CountedServer, check_tools, count};
+pub use self::plan::{CountSettings, PrecisionTarget, SuiteOutcome, SuitePlan};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};
 pub use self::servers::{ServerFlags, load_of, route_load, start_server};

@@ -64,7 +64,18 @@ pub struct SuitePlan {
     /// `--count`: after the timed rounds, count every delta's two routes in
     /// each framework (as `count` does) and set each delta's counted change
     /// beside its timed one; `None`: time only.
-    pub count: Option<super::CountSettings>,
+    pub count: Option<CountSettings>,
+}
+
+/// How many requests and repeats `ab --count` and `suite --count` count, and whether with perf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountSettings {
+    /// The most requests of a route's short stretch (`--requests`).
+    pub requests: u64,
+    /// Repeats of every route's two stretches (`--repeats`).
+    pub repeats: usize,
+    /// Count system calls, context switches and page faults with perf (not `--no-perf`).
+    pub perf: bool,
 }
 
 /// Fixed-width stopping (after Chow & Robbins, "On the asymptotic theory of
