@@ -221,7 +221,9 @@ fn a_server_logs_nothing_per_request_and_sigint_stops_it_with_exit_0() {
         drop(conn);
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.0.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
-        let status = util::exit_within(&mut server.0, Duration::from_secs(1), &format!("{f} after SIGINT"));
+        // Its subject is a clean exit, not the stop's time (server_edges times the stop deadline,
+        // alone on its cores): Rocket's grace of 1 s overran a 1 s bound once in CI beside the build.
+        let status = util::exit_within(&mut server.0, Duration::from_secs(5), &format!("{f} after SIGINT"));
         assert_eq!(status.code(), Some(0), "{f}: SIGINT is a clean stop");
         let mut rest = String::new();
         stdout.read_to_string(&mut rest).unwrap();
