@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
-use super::conn::{Conn, Phase};
+use super::conn::{Conn, Outstanding, Phase};
 use super::live::Slot;
 use super::schedule::Schedule;
-use super::stats::RunStats;
+use super::stats::{FailureKind, RunStats};
 use super::tls::TlsClient;
 use super::{
     EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, Protocol, READ_BUFFER_BYTES,
@@ -426,4 +426,30 @@ impl<'a> Worker<'a> {
 
 fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Counts `request`, settled at `done` with `outcome`, in the thread's
+/// totals and its route's: a success or a failure of `window`, or, in the
+/// warm-up (`None`), a completed warm-up request. The one place HTTP/1.1's
+/// responses and HTTP/2's streams are counted.
+#[inline]
+fn settle(
+    stats: &mut RunStats,
+    by_route: &mut [RunStats],
+    request: &Outstanding,
+    window: Option<usize>,
+    outcome: Result<(), FailureKind>,
+    done: Instant,
+) {
+    for stats in std::iter::once(stats).chain(by_route.get_mut(request.route)) {
+        match (window, outcome) {
+            (None, Ok(())) => stats.counts.warmup_completed += 1,
+            (None, Err(_)) => {
+                stats.counts.warmup_completed += 1;
+                stats.warmup_failed += 1;
+            }
+            (Some(w), Ok(())) => stats.record_success(w, micros(done - request.due), micros(done - request.sent)),
+            (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
+        }
+    }
 }

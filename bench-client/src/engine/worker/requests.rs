@@ -5,7 +5,7 @@
 use std::io::ErrorKind;
 use std::time::Instant;
 
-use super::{Worker, micros};
+use super::{Worker, settle};
 use crate::engine::conn::{Disconnect, Outstanding, Phase, UNASSIGNED};
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::is_tls_failure;
@@ -228,19 +228,7 @@ impl Worker<'_> {
             } else {
                 Ok(())
             };
-            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
-                match (window, outcome) {
-                    (None, Ok(())) => stats.counts.warmup_completed += 1,
-                    (None, Err(_)) => {
-                        stats.counts.warmup_completed += 1;
-                        stats.warmup_failed += 1;
-                    }
-                    (Some(w), Ok(())) => {
-                        stats.record_success(w, micros(done - request.due), micros(done - request.sent))
-                    }
-                    (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
-                }
-            }
+            settle(&mut self.stats, &mut self.by_route, &request, window, outcome, done);
             c.start += framed.len;
             c.served += 1;
             // A response to a request not yet fully written (an early error

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::{Worker, micros};
+use super::{Worker, settle};
 use crate::engine::conn::{Disconnect, UNASSIGNED};
 use crate::engine::http2::{Event, Routes};
 use crate::engine::stats::FailureKind;
@@ -95,19 +95,7 @@ impl Worker<'_> {
                 Ok((_, true)) => Ok(()),
                 Err(kind) => Err(kind),
             };
-            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(request.route)) {
-                match (window, outcome) {
-                    (None, Ok(())) => stats.counts.warmup_completed += 1,
-                    (None, Err(_)) => {
-                        stats.counts.warmup_completed += 1;
-                        stats.warmup_failed += 1;
-                    }
-                    (Some(w), Ok(())) => {
-                        stats.record_success(w, micros(done - request.due), micros(done - request.sent))
-                    }
-                    (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
-                }
-            }
+            settle(&mut self.stats, &mut self.by_route, &request, window, outcome, done);
             c.served += 1;
             if std::mem::take(&mut c.unconfirmed) {
                 self.unconfirmed -= 1;
