@@ -113,6 +113,11 @@ pub enum Scenario {
     /// `/plaintext` over HTTP → over TLS, on the same server process (a
     /// second listener), each on connections of its own.
     Tls,
+    /// HTTP/1.1 → HTTP/2 on the same server process, `/plaintext` and
+    /// `/api/devices`, with prior knowledge (h2c) on the plain listener and by
+    /// ALPN over TLS: four pairs, each protocol on connections of its own,
+    /// one request in flight per connection (one stream) on both sides.
+    Http2,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -133,6 +138,7 @@ impl Scenario {
             Self::Fortunes => "fortunes",
             Self::Blocking => "blocking",
             Self::Tls => "tls",
+            Self::Http2 => "http2",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -148,8 +154,29 @@ impl Scenario {
             Self::Fortunes => &[Variant::Fortunes, Variant::FortunesCached],
             Self::Blocking => &[Variant::Inline, Variant::Offloaded],
             Self::Tls => &[Variant::Http, Variant::Https],
+            Self::Http2 => &[
+                Variant::Http,
+                Variant::H2c,
+                Variant::Https,
+                Variant::H2,
+                Variant::DevicesHttp,
+                Variant::DevicesH2c,
+                Variant::DevicesHttps,
+                Variant::DevicesH2,
+            ],
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
+        }
+    }
+
+    /// Its deltas, as (baseline, changed) pairs: the first variant against
+    /// each other one, except `http2`, whose every HTTP/2 variant is
+    /// compared with HTTP/1.1 on the same listener and route.
+    pub fn pairs(self) -> Vec<(Variant, Variant)> {
+        let variants = self.variants();
+        match self {
+            Self::Http2 => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
+            _ => variants[1..].iter().map(|&to| (variants[0], to)).collect(),
         }
     }
 }
@@ -182,6 +209,20 @@ pub enum Variant {
     Http,
     /// `GET /plaintext` over TLS, on the same server's HTTPS listener.
     Https,
+    /// `GET /plaintext` over HTTP/2 with prior knowledge (h2c), in the
+    /// `http2` scenario.
+    H2c,
+    /// `GET /plaintext` over HTTP/2 on the HTTPS listener (ALPN `h2`).
+    H2,
+    /// `GET /api/devices` over HTTP/1.1 on the plain listener, in the
+    /// `http2` scenario.
+    DevicesHttp,
+    /// `GET /api/devices` over HTTP/2 with prior knowledge (h2c).
+    DevicesH2c,
+    /// `GET /api/devices` over HTTP/1.1 on the HTTPS listener.
+    DevicesHttps,
+    /// `GET /api/devices` over HTTP/2 on the HTTPS listener (ALPN `h2`).
+    DevicesH2,
     /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
     /// named by the run's `route`.
     Own,
@@ -204,17 +245,27 @@ impl Variant {
     ];
 
     /// Every variant the suite measures: [`Variant::ALL`], then the `tls`
-    /// scenario's two.
-    pub const MEASURED: [Self; 12] = {
-        let mut measured = [Self::Https; 12];
-        let mut i = 0;
-        while i < Self::ALL.len() {
-            measured[i] = Self::ALL[i];
-            i += 1;
-        }
-        measured[10] = Self::Http;
-        measured
-    };
+    /// scenario's two, then the `http2` scenario's others.
+    pub const MEASURED: [Self; 18] = [
+        Self::Plaintext,
+        Self::PerRequest,
+        Self::Preserialized,
+        Self::Cached,
+        Self::Fat,
+        Self::Arc,
+        Self::Fortunes,
+        Self::FortunesCached,
+        Self::Inline,
+        Self::Offloaded,
+        Self::Http,
+        Self::Https,
+        Self::H2c,
+        Self::H2,
+        Self::DevicesHttp,
+        Self::DevicesH2c,
+        Self::DevicesHttps,
+        Self::DevicesH2,
+    ];
 
     /// The variant of the route at `path`, if it is one.
     pub fn of_path(path: &str) -> Option<Self> {
@@ -236,6 +287,12 @@ impl Variant {
             Self::Offloaded => "offloaded",
             Self::Http => "http",
             Self::Https => "https",
+            Self::H2c => "h2c",
+            Self::H2 => "h2",
+            Self::DevicesHttp => "devices_http",
+            Self::DevicesH2c => "devices_h2c",
+            Self::DevicesHttps => "devices_https",
+            Self::DevicesH2 => "devices_h2",
             Self::Own => "own",
         }
     }
@@ -253,17 +310,25 @@ impl Variant {
             Self::FortunesCached => RouteId::FortunesCached,
             Self::Inline => RouteId::BlockingInline,
             Self::Offloaded => RouteId::BlockingOffloaded,
-            Self::Http | Self::Https => RouteId::Plaintext,
+            Self::Http | Self::Https | Self::H2c | Self::H2 => RouteId::Plaintext,
+            Self::DevicesHttp | Self::DevicesH2c | Self::DevicesHttps | Self::DevicesH2 => RouteId::Devices,
             Self::Own => return None,
         })
     }
 
     /// How runs, deltas and tables name it: its path, with the scheme for
-    /// the `tls` scenario's two (`https /plaintext`), whose path is the same.
+    /// the `tls` and `http2` scenarios' (`https /plaintext`, `h2c
+    /// /plaintext`), whose paths repeat.
     pub fn label(self) -> &'static str {
         match self {
             Self::Http => "http /plaintext",
             Self::Https => "https /plaintext",
+            Self::H2c => "h2c /plaintext",
+            Self::H2 => "h2 /plaintext",
+            Self::DevicesHttp => "http /api/devices",
+            Self::DevicesH2c => "h2c /api/devices",
+            Self::DevicesHttps => "https /api/devices",
+            Self::DevicesH2 => "h2 /api/devices",
             _ => self.path(),
         }
     }
@@ -275,7 +340,13 @@ impl Variant {
 
     /// Whether it is loaded over TLS (on the server's HTTPS listener).
     pub fn tls(self) -> bool {
-        self == Self::Https
+        matches!(self, Self::Https | Self::H2 | Self::DevicesHttps | Self::DevicesH2)
+    }
+
+    /// Whether it is loaded over HTTP/2 (h2c on the plain listener, ALPN
+    /// `h2` over TLS).
+    pub fn http2(self) -> bool {
+        matches!(self, Self::H2c | Self::H2 | Self::DevicesH2c | Self::DevicesH2)
     }
 
     /// The path of its route, e.g. `/api/devices`; for [`Variant::Own`],
@@ -337,7 +408,15 @@ mod tests {
     #[test]
     fn names_are_the_json_strings() {
         for v in
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Floor]
+            [
+                Scenario::Payload,
+                Scenario::State,
+                Scenario::Fortunes,
+                Scenario::Blocking,
+                Scenario::Tls,
+                Scenario::Http2,
+                Scenario::Floor,
+            ]
                 .iter()
                 .flat_map(|s| s.variants())
         {
@@ -348,7 +427,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&Variant::Offloaded).unwrap(), "\"offloaded\"");
         assert_eq!(
             Scenario::value_variants(),
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls],
+            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Http2],
             "floor is not a --scenarios value"
         );
         assert_eq!(Profile::Dev.target_dir(), "debug");
@@ -356,6 +435,26 @@ mod tests {
         assert_eq!(Scenario::Tls.variants().iter().map(|v| v.tls()).collect::<Vec<_>>(), [false, true]);
         assert!(Scenario::Tls.variants().iter().all(|v| v.path() == "/plaintext"));
         assert_eq!(Variant::MEASURED[..10], Variant::ALL);
+        let http2: Vec<(&str, &str, bool, bool)> = Scenario::Http2
+            .pairs()
+            .into_iter()
+            .map(|(from, to)| (from.label(), to.label(), from.tls() == to.tls(), !from.http2() && to.http2()))
+            .collect();
+        assert_eq!(
+            http2,
+            [
+                ("http /plaintext", "h2c /plaintext", true, true),
+                ("https /plaintext", "h2 /plaintext", true, true),
+                ("http /api/devices", "h2c /api/devices", true, true),
+                ("https /api/devices", "h2 /api/devices", true, true),
+            ],
+            "each HTTP/2 variant against HTTP/1.1 on its listener"
+        );
+        assert_eq!(Scenario::State.pairs(), [(Variant::Fat, Variant::Arc)]);
+        assert_eq!(Scenario::Payload.pairs().len(), 2);
+        for v in Variant::MEASURED {
+            assert!(Variant::MEASURED.iter().filter(|w| w.name() == v.name()).count() == 1, "{v}: one name");
+        }
         for v in Variant::MEASURED {
             assert_eq!(Variant::of_label(v.label()), Some(v), "labels name one variant each");
         }

@@ -13,6 +13,7 @@ pub mod flames;
 mod format;
 mod front;
 mod html;
+mod http2;
 mod latency;
 mod markdown;
 mod notes;
@@ -25,6 +26,7 @@ pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table,
 pub use self::format::change_with_ci;
 pub use self::front::{changes_excerpt, floors_table, machine_line};
 pub use self::html::html_page;
+pub use self::http2::{http2_grant_text, http2_settings_table};
 pub use self::latency::latency_table;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,

@@ -86,3 +86,8 @@ pub(super) const VERDICTS_AND_FLAGS: &str = "`inconclusive (±N %)`: no change w
     `flags`: of the runs behind the row, `client-bound` (server under 95 % busy), `drift` (its windows trend), \
     `short` (a shortfall: connections, the client behind its schedule, churn), `waited on server` (open loop: \
     requests fell due while every connection waited on the server, its latency), `failures` (failed requests).\n";
+
+/// Under the HTTP/2 settings each server granted.
+pub(super) const HTTP2_SETTINGS: &str = "Each framework's defaults, read from its server's first `SETTINGS` frame \
+over h2c in preflight: the `http2` scenario's deltas were measured under them, one stream per connection \
+(the client never opens more than a server grants).\n\n";

@@ -22,6 +22,8 @@ pub enum Section {
     Changes,
     /// The latency percentiles' changes at a fixed load.
     Latency,
+    /// With the `http2` scenario: what each server granted HTTP/2.
+    Http2Settings,
     /// With `suite --count`: each delta timed beside the same change counted.
     Counted,
     /// µs of server CPU per request of every route, and what each delta
@@ -50,9 +52,10 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Changes,
         Self::Latency,
+        Self::Http2Settings,
         Self::Counted,
         Self::Proportion,
         Self::Sweep,
@@ -70,6 +73,7 @@ impl Section {
             Self::Changes if results.meta.ab.is_some() => ab_table(results),
             Self::Changes => delta_table(results),
             Self::Latency => super::latency_table(results),
+            Self::Http2Settings => super::http2_settings_table(results),
             Self::Counted => super::counted_beside_timed(results),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
@@ -106,7 +110,7 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
     Section::ALL
         .into_iter()
         .filter(|section| match (section, on) {
-            (Section::Changes | Section::Latency, _) => true,
+            (Section::Changes | Section::Latency | Section::Http2Settings, _) => true,
             (Section::Counted | Section::Proportion, _) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
@@ -138,6 +142,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
             Section::Latency => writeln!(out, "{tables}"),
             Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
+            Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
         };
     }
@@ -175,6 +180,7 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         let _ = match section {
             Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
+            Section::Http2Settings => write!(out, "\n## HTTP/2 settings granted\n\n{}{tables}", notes::HTTP2_SETTINGS),
             Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
             Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),
             Section::Profiles => write!(
@@ -231,12 +237,12 @@ mod tests {
         assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
         assert_eq!(
             sections(&suite, Medium::Terminal),
-            [Changes, Latency, Counted, Proportion, Sweep, Profiles, FlameGraphs]
+            [Changes, Latency, Http2Settings, Counted, Proportion, Sweep, Profiles, FlameGraphs]
         );
-        assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency]);
+        assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency, Http2Settings]);
         assert_eq!(
             sections(&ab, Medium::Markdown),
-            [Changes, Latency, Sweep, Profiles, ProfilingCost, Charts, FlameGraphs]
+            [Changes, Latency, Http2Settings, Sweep, Profiles, ProfilingCost, Charts, FlameGraphs]
         );
     }
 

@@ -110,8 +110,7 @@ pub fn deltas(
 ) -> Vec<Delta> {
     let mut out = Vec::new();
     for (&framework, &layers) in frameworks.iter().flat_map(|f| layers.iter().map(move |l| (f, l))) {
-        for (&scenario, &after) in scenarios.iter().flat_map(|s| s.variants().iter().skip(1).map(move |v| (s, v))) {
-            let before = scenario.variants()[0];
+        for (scenario, (before, after)) in scenarios.iter().flat_map(|&s| s.pairs().into_iter().map(move |p| (s, p))) {
             let of_scenario = |r: &&RunRecord| r.framework == framework && r.layers == layers && r.scenario == scenario;
             let pairs: Vec<(&RunRecord, &RunRecord)> = runs
                 .iter()

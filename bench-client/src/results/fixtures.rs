@@ -101,6 +101,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
             tls_resumption: None,
             tcp_nodelay: false,
             noise: Vec::new(),
+            http2_settings: Vec::new(),
         },
         runs,
         deltas,

@@ -51,11 +51,12 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// machine's noise and the µs saved per request; 10 `ab`'s own answers per
 /// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`);
-/// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`).
-pub const SCHEMA_VERSION: u32 = 13;
+/// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`);
+/// 14 the `http2` scenario (its variants, `meta.http2_settings`).
+pub const SCHEMA_VERSION: u32 = 14;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11 and 13 only added
-/// keys, each with a default when missing, and 7 only values (`merge` needs
+/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 and 14 only added
+/// keys, each with a default when missing, and 7 and 14 values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 
@@ -248,6 +249,42 @@ pub struct Meta {
     /// first run (pinned CPUs busy, governor, turbo, SMT, huge pages, a VM).
     #[serde(default)]
     pub noise: Vec<String>,
+    /// With the `http2` scenario: what each framework's server granted in
+    /// its first `SETTINGS` frame (h2c, read in preflight), its defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http2_settings: Vec<Http2Grant>,
+}
+
+/// The HTTP/2 settings a framework's server granted (RFC 9113 §6.5.2),
+/// with what an absent setting means filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Http2Grant {
+    /// Framework.
+    pub framework: Framework,
+    /// Streams a client may have open at once per connection; `None`: unbounded.
+    pub max_concurrent_streams: Option<u32>,
+    /// Each stream's initial flow-control window, bytes.
+    pub initial_window_size: u32,
+    /// The largest frame payload it accepts, bytes.
+    pub max_frame_size: u32,
+    /// Its HPACK decoder's table, bytes.
+    pub header_table_size: u32,
+    /// The largest header list it accepts, bytes; `None`: unbounded.
+    pub max_header_list_size: Option<u32>,
+}
+
+impl Http2Grant {
+    /// What `framework`'s server granted in `settings`.
+    pub fn of(framework: Framework, settings: &crate::engine::http2::Settings) -> Self {
+        Self {
+            framework,
+            max_concurrent_streams: settings.max_concurrent_streams,
+            initial_window_size: settings.initial_window_size,
+            max_frame_size: settings.max_frame_size,
+            header_table_size: settings.header_table_size,
+            max_header_list_size: settings.max_header_list_size,
+        }
+    }
 }
 
 /// What `bench-client ab` compared.

@@ -61,5 +61,5 @@ pub fn run(plan: &SuitePlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> 
     for &f in &plan.frameworks {
         ServerProcess::check_binary(&server_binary(plan.profile, f))?;
     }
-    session::run(plan, &mut Variants, stop)
+    session::run(plan, &mut Variants::default(), stop)
 }

@@ -305,8 +305,7 @@ pub(super) fn write_flamegraphs(
         progress.line(&top_self_time(&format!(", {what}"), &profile.stacks, 10, 2));
     }
     for &scenario in scenarios {
-        let (&from, changed) = scenario.variants().split_first().expect("a scenario has a baseline");
-        for &to in changed {
+        for (from, to) in scenario.pairs() {
             match differential(dir, framework, scenario, from, to, profiles) {
                 Ok(Some(d)) => {
                     progress.line(&format!(

@@ -10,9 +10,10 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::server_binary;
-use crate::engine::{Load, LoadSettings, RouteLoad, Target, TlsClient, Trust};
-use crate::model::{Framework, Profile};
+use crate::engine::{Load, LoadSettings, Protocol, RouteLoad, Target, TlsClient, Trust};
+use crate::model::{Framework, Profile, Variant};
 use crate::preflight::{self, Fetched};
+use crate::results::Http2Grant;
 use crate::sys::{CpuList, ServerProcess};
 
 /// What a server under test is started with beyond its CPUs and layers.
@@ -118,12 +119,15 @@ pub(super) struct Started {
     /// preflight, the same every time (its own bytes, whatever the other
     /// side answers); empty: the route table's.
     pub(super) answers: Vec<(&'static str, Fetched)>,
+    /// What it granted HTTP/2, when read in preflight (the `http2`
+    /// scenario, once per framework).
+    pub(super) grant: Option<Http2Grant>,
 }
 
 impl Started {
     /// A server whose routes answer the route table (checked at start).
     pub(super) fn of_table(process: ServerProcess, layers: u16) -> Self {
-        Self { process, layers, answers: Vec::new() }
+        Self { process, layers, answers: Vec::new(), grant: None }
     }
 
     /// A server of `ab` whose `paths` each answer with `status`, the same
@@ -145,20 +149,25 @@ impl Started {
             .iter()
             .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status, stop).map(|f| (p, f)))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Self { process, layers, answers })
+        Ok(Self { process, layers, answers, grant: None })
     }
 
-    /// The load of `path` on this server (over TLS on its HTTPS listener
-    /// when `tls`, sessions resumed when `resumption`): its own answer,
-    /// else the route table's.
+    /// The load of `path` on this server as `variant` is loaded (over TLS
+    /// on its HTTPS listener, sessions resumed when `resumption`; over
+    /// HTTP/2): its own answer, else the route table's.
     ///
     /// # Errors
-    /// A path with neither; `tls` on a server without an HTTPS listener.
-    pub(super) fn route_load(&self, path: &str, tls: bool, resumption: bool) -> anyhow::Result<RouteLoad> {
-        let target = match (tls, self.process.tls_addr) {
+    /// A path with neither; TLS on a server without an HTTPS listener.
+    pub(super) fn route_load(&self, path: &str, variant: Variant, resumption: bool) -> anyhow::Result<RouteLoad> {
+        let target = match (variant.tls(), self.process.tls_addr) {
             (false, _) => Target::new(self.process.addr, path),
             (true, Some(tls_addr)) => tls_target(tls_addr, path, resumption)?,
             (true, None) => anyhow::bail!("{}: no HTTPS listener to load {path} over TLS", self.process.name()),
+        };
+        let target = if variant.http2() {
+            Target { protocol: Protocol::Http2, tls: target.tls.map(TlsClient::for_http2), ..target }
+        } else {
+            target
         };
         match self.answers.iter().find(|(p, _)| *p == path) {
             Some((_, answer)) => {

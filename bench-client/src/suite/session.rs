@@ -124,11 +124,11 @@ fn measure_step(
         Step::Single(slot) => {
             let server = &servers[slot.server];
             let load = Load::new(
-                server.route_load(slot.request_path(), slot.variant.tls(), plan.tls_resumption)?,
+                server.route_load(slot.request_path(), slot.variant, plan.tls_resumption)?,
                 plan.settings,
             );
             let run = measure_run(&load, &[server.process.pid()], profiler.perf_in(slot.round), progress, label, stop)?;
-            let figures = RunFigures::new(&run, &load.settings, cpus);
+            let figures = RunFigures { http2: slot.variant.http2(), ..RunFigures::new(&run, &load.settings, cpus) };
             profiler.take(&run, 0, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
@@ -136,7 +136,7 @@ fn measure_step(
             let routes: Vec<RouteLoad> = sliced
                 .slots
                 .iter()
-                .map(|s| servers[s.server].route_load(s.request_path(), s.variant.tls(), plan.tls_resumption))
+                .map(|s| servers[s.server].route_load(s.request_path(), s.variant, plan.tls_resumption))
                 .collect::<anyhow::Result<_>>()?;
             let settings = match plan.load_percent {
                 Some(percent) => open_loop_at(context, &servers[sliced.slots[0].server], &routes, percent, label)?,
@@ -151,7 +151,10 @@ fn measure_step(
             let run = measure_run(&load, &pids, perf, progress, label, stop)?;
             let mut measured = Vec::with_capacity(sliced.slots.len());
             for (route, slot) in sliced.slots.iter().enumerate() {
-                let figures = RunFigures::of_route(&run, &load.settings, cpus, route, slicing);
+                let figures = RunFigures {
+                    http2: slot.variant.http2(),
+                    ..RunFigures::of_route(&run, &load.settings, cpus, route, slicing)
+                };
                 profiler.take(&run, route, &figures, slot.variant, profiles, label, progress);
                 measured.push((*slot, figures));
             }

@@ -11,10 +11,17 @@ use super::schedule::{Slot, Step, steps};
 use super::servers::{ServerFlags, Started, start_server};
 use super::session::{Design, Servers};
 use crate::model::{Framework, Scenario};
-use crate::results::{self, Delta, Results, RunRecord};
+use crate::preflight;
+use crate::report;
+use crate::results::{self, Delta, Http2Grant, Meta, Results, RunRecord};
 
 /// The suite's variants: what `suite::run` hands the session.
-pub(super) struct Variants;
+#[derive(Default)]
+pub(super) struct Variants {
+    /// With the `http2` scenario: what each framework's server granted
+    /// HTTP/2, read once per framework when its first server starts.
+    grants: Vec<Http2Grant>,
+}
 
 impl Design for Variants {
     fn sweeps(&self, plan: &SuitePlan) -> Vec<Option<u16>> {
@@ -30,9 +37,26 @@ impl Design for Variants {
         _stop: &AtomicBool,
     ) -> anyhow::Result<Servers> {
         let layers = sweep.context("the suite starts a server per layer count")?;
-        let flags = ServerFlags { tls: plan.scenarios.contains(&Scenario::Tls), tcp_nodelay: plan.tcp_nodelay };
+        let tls = plan.scenarios.iter().any(|s| matches!(s, Scenario::Tls | Scenario::Http2));
+        let flags = ServerFlags { tls, tcp_nodelay: plan.tcp_nodelay };
         let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
+        if plan.scenarios.contains(&Scenario::Http2) && !self.grants.iter().any(|g| g.framework == framework) {
+            let settings = preflight::http2_settings(process.addr)
+                .with_context(|| format!("{}: the http2 scenario's preflight", process.name()))?;
+            // Recorded in `note_started`, which may not fail.
+            return Ok(vec![Started { grant: Some(Http2Grant::of(framework, &settings)), ..Started::of_table(process, layers) }]);
+        }
         Ok(vec![Started::of_table(process, layers)])
+    }
+
+    fn note_started(&mut self, framework: Framework, servers: &[Started]) -> Vec<String> {
+        let Some(grant) = servers.iter().find_map(|s| s.grant) else { return Vec::new() };
+        self.grants.push(grant);
+        vec![format!("  {} grants HTTP/2: {}", framework.name(), report::http2_grant_text(&grant))]
+    }
+
+    fn record(&self, meta: &mut Meta) {
+        meta.http2_settings.clone_from(&self.grants);
     }
 
     fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step> {

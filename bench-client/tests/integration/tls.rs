@@ -167,12 +167,12 @@ fn requests_per_connection_closes_each_connection_after_that_many_responses() {
 }
 
 #[test]
-fn the_tls_scenario_alternates_one_server_over_http_and_https_and_gives_the_cost() {
+fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_protocols() {
     let _lock = util::exclusive();
     let out = util::temp_dir("tls-suite");
     let output = util::output_within(
         std::process::Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "tls"])
+            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "tls,http2"])
             .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
             .args(util::split_cpus())
             .arg("--out")
@@ -180,7 +180,8 @@ fn the_tls_scenario_alternates_one_server_over_http_and_https_and_gives_the_cost
             .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
         std::time::Duration::from_secs(300),
     );
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
     let results: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("latest/results.json")).unwrap()).unwrap();
     util::assert_schema(&results, None);
@@ -192,11 +193,46 @@ fn the_tls_scenario_alternates_one_server_over_http_and_https_and_gives_the_cost
         assert_eq!(run["route"], if run["variant"] == "https" { "https /plaintext" } else { "http /plaintext" });
         assert!(run["successful"].as_u64().unwrap() > 0 && run["failed_total"] == 0, "{run}");
     }
-    let delta = results["deltas"].as_array().unwrap().iter().find(|d| d["scenario"] == "tls").expect("the tls delta");
-    assert_eq!((delta["from"].as_str(), delta["to"].as_str()), (Some("http /plaintext"), Some("https /plaintext")));
-    assert!(delta["saved_us"].is_number(), "µs of server CPU TLS adds: {delta}");
+    let delta = |scenario: &str, to: &str| {
+        results["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["scenario"] == scenario && d["to"] == to)
+            .unwrap_or_else(|| panic!("the {scenario} delta to {to}: {}", results["deltas"]))
+            .clone()
+    };
+    let tls_delta = delta("tls", "https /plaintext");
+    assert_eq!(tls_delta["from"], "http /plaintext");
+    assert!(tls_delta["saved_us"].is_number(), "µs of server CPU TLS adds: {tls_delta}");
+    // http2: each HTTP/2 variant against HTTP/1.1 on its own listener, every body verified.
+    let http2: Vec<&serde_json::Value> = runs.iter().filter(|r| r["scenario"] == "http2").collect();
+    assert_eq!(http2.len(), 16, "eight variants, two rounds");
+    for run in &http2 {
+        let route = run["route"].as_str().unwrap();
+        assert_eq!(run["http2"], route.starts_with("h2"), "{route}");
+        assert!(run["successful"].as_u64().unwrap() > 0 && run["failed_total"] == 0, "{run}");
+    }
+    for (from, to) in [
+        ("http /plaintext", "h2c /plaintext"),
+        ("https /plaintext", "h2 /plaintext"),
+        ("http /api/devices", "h2c /api/devices"),
+        ("https /api/devices", "h2 /api/devices"),
+    ] {
+        let d = delta("http2", to);
+        assert_eq!(d["from"], from);
+        assert!(d["saved_us"].is_number(), "µs of server CPU HTTP/2 saves or adds: {d}");
+    }
+    // What axum (hyper) grants by default, read in preflight and reported.
+    let grants = results["meta"]["http2_settings"].as_array().unwrap();
+    assert_eq!(grants.len(), 1, "once per framework, not per round: {grants:?}");
+    assert_eq!(grants[0]["framework"], "axum");
+    assert_eq!(grants[0]["max_concurrent_streams"], 200);
+    assert!(stderr.contains("axum grants HTTP/2: 200 concurrent streams"), "{stderr}");
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("| `http /plaintext` | `https /plaintext` |"), "the In proportion grid names both");
+    assert!(report.contains("## HTTP/2 settings granted") && report.contains("| axum | 200 |"), "{report}");
+    assert!(report.contains("| `http /api/devices` | `h2c /api/devices` |"), "{report}");
 }
 
 #[test]
