@@ -35,6 +35,9 @@ LOAD_PERCENT ?=
 # COUNT=1: `make bench` then counts every delta's two routes in each framework (as `make count`
 # does) and shows each delta's counted change beside its timed one (about 15 s per route counted).
 COUNT ?=
+# TCP_NODELAY=1: the servers set TCP_NODELAY on their connections (`suite --tcp-nodelay`); each
+# framework's own default otherwise (docs/SERVERS.md).
+TCP_NODELAY ?=
 
 CARGO   ?= cargo
 CLIENT   = target/release/bench-client
@@ -43,7 +46,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --connections $(CONNECTIONS) --frameworks $(FRAMEWORKS) --scenarios $(SCENARIOS) \
            --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
            --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
-           $(if $(COUNT),--count $(if $(NO_PERF),--no-perf))
+           $(if $(COUNT),--count $(if $(NO_PERF),--no-perf)) $(if $(TCP_NODELAY),--tcp-nodelay)
 
 .PHONY: help ab count mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
@@ -109,13 +112,16 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 # counts the `profiling` build (release with debug = true, what `make bench-debug` measures); LAYERS
 # is one number here. Needs valgrind and perf (apt-get install valgrind linux-perf; NO_PERF=1 without perf).
 NO_PERF  ?=
+# HTTP2_STREAMS=1,16: every route also counted over HTTP/2 with prior knowledge (h2c), one row per
+# value with that many requests at once on the connection, each set against HTTP/1.1.
+HTTP2_STREAMS ?=
 REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
 count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system calls per request, counted (callgrind, memcheck, perf): PROFILE=debug for the debug build
 	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
-	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf)
+	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 

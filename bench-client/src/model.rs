@@ -407,18 +407,17 @@ mod tests {
 
     #[test]
     fn names_are_the_json_strings() {
-        for v in
-            [
-                Scenario::Payload,
-                Scenario::State,
-                Scenario::Fortunes,
-                Scenario::Blocking,
-                Scenario::Tls,
-                Scenario::Http2,
-                Scenario::Floor,
-            ]
-                .iter()
-                .flat_map(|s| s.variants())
+        for v in [
+            Scenario::Payload,
+            Scenario::State,
+            Scenario::Fortunes,
+            Scenario::Blocking,
+            Scenario::Tls,
+            Scenario::Http2,
+            Scenario::Floor,
+        ]
+        .iter()
+        .flat_map(|s| s.variants())
         {
             assert_eq!(serde_json::to_string(v).unwrap(), format!("\"{}\"", v.name()));
         }
@@ -427,7 +426,14 @@ mod tests {
         assert_eq!(serde_json::to_string(&Variant::Offloaded).unwrap(), "\"offloaded\"");
         assert_eq!(
             Scenario::value_variants(),
-            [Scenario::Payload, Scenario::State, Scenario::Fortunes, Scenario::Blocking, Scenario::Tls, Scenario::Http2],
+            [
+                Scenario::Payload,
+                Scenario::State,
+                Scenario::Fortunes,
+                Scenario::Blocking,
+                Scenario::Tls,
+                Scenario::Http2
+            ],
             "floor is not a --scenarios value"
         );
         assert_eq!(Profile::Dev.target_dir(), "debug");

@@ -383,3 +383,14 @@ mod tests {
         }
     }
 }
+
+/// `items` in their first order, each once (a flag's list given twice over).
+pub(super) fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}

@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::Outcome;
 use super::ab::DEFAULT_ROUTES;
-use super::args::ServedArgs;
+use super::args::{ServedArgs, dedup};
 use super::ci::{CiArgs, CiPlan};
 use crate::analysis::Better;
 use crate::model::{Framework, Profile};
@@ -55,6 +55,11 @@ pub struct CountArgs {
     /// process (where perf is missing or may not count them); the rest as usual.
     #[arg(long)]
     pub no_perf: bool,
+    /// Also count every route over HTTP/2 with prior knowledge (h2c), once per value with that many
+    /// requests in flight at once on the connection (streams), e.g. 1,16: a row each (`h2c
+    /// /plaintext`, `h2c x16 /plaintext`), and each set against the route over HTTP/1.1.
+    #[arg(long, value_delimiter = ',', value_name = "STREAMS", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub http2_streams: Vec<u16>,
     /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
@@ -138,6 +143,7 @@ impl CountArgs {
             out: self.served.out.checked()?,
             client_cpus: Some(self.served.cpus.client_cpus),
             perf: !self.no_perf,
+            http2_streams: dedup(self.http2_streams.iter().map(|&n| usize::from(n)).collect()),
         })
     }
 }

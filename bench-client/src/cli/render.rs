@@ -19,6 +19,9 @@ pub enum FrontTable {
     Changes,
     /// With `suite --count`: each delta timed beside the same change counted.
     Counted,
+    /// With the `http2` scenario: the SETTINGS each server granted, then what HTTP/2 saves or
+    /// costs against HTTP/1.1 in each framework.
+    Http2,
 }
 
 /// Flags of `report`, as typed.
@@ -49,6 +52,17 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
                 path.display()
             );
             table
+        }
+        FrontTable::Http2 => {
+            let settings = report::http2_settings_table(&results);
+            anyhow::ensure!(
+                !settings.is_empty(),
+                "{}: no http2 scenario (suite --scenarios http2 has it)",
+                path.display()
+            );
+            let mut http2 = results.clone();
+            http2.deltas.retain(|d| d.scenario == crate::model::Scenario::Http2);
+            format!("{settings}\n{}", report::changes_excerpt(&http2))
         }
     };
     Ok(format!("{}\n\n{}", report::machine_line(&results), table))

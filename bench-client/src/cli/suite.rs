@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    PerfArgs, ServedArgs, duration, load_percent, nonzero, on_off, percent, positive_duration, slice, sliced_timing,
-    timeout, timing,
+    PerfArgs, ServedArgs, dedup, duration, load_percent, nonzero, on_off, percent, positive_duration, slice,
+    sliced_timing, timeout, timing,
 };
 use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
@@ -149,16 +149,6 @@ fn positive_percent(text: &str) -> Result<f64, String> {
         p if p > 0.0 => Ok(p),
         _ => Err(format!("'{text}' must be above zero")),
     }
-}
-
-fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(items.len());
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
 }
 
 impl SuiteArgs {

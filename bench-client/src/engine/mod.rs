@@ -99,6 +99,12 @@ const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// 1024 for tokio's; the kernel completes handshakes faster than a busy
 /// server accepts), and a dropped SYN is sent again only after 1 s.
 const UNCONFIRMED_AT_ONCE: usize = 100;
+/// A new connection of a pool whose slice it is not has nothing to send
+/// that a response would confirm; it counts as confirmed once established
+/// this long (at the next timer scan after), time for a busy server to
+/// accept it: confirming it at once let several pools' connections overflow
+/// the accept backlog together (`http2` scenario: 8 pools of 64).
+const ACCEPT_GRACE: Duration = Duration::from_millis(10);
 /// The closed loop's nap between polls (see [`LoadSettings::nap`]).
 pub const DEFAULT_NAP: Duration = Duration::from_micros(50);
 /// Napping stops, and the loop blocks in `epoll_wait`, when no readiness

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 
-use crate::engine::RouteLoad;
+use crate::engine::{Protocol, RouteLoad, http2};
 
 /// How long one request of a counted run may take (valgrind slows a server
 /// 20 to 100 times).
@@ -195,21 +195,30 @@ fn parse_dump(text: &str) -> Option<Counted> {
     Some(Counted { instructions, allocations, system_calls: event("sysCount").unwrap_or(0) })
 }
 
-/// Sends `requests` requests of `route` one after another on one new
-/// keep-alive connection and checks that each answer is a success (its
-/// status and exact body), then closes the connection and waits until the
-/// server has closed its end.
+/// Sends `requests` requests of `route` on one new keep-alive connection
+/// and checks that each answer is a success (its status and exact body),
+/// then closes the connection and waits until the server has closed its
+/// end. HTTP/1.1: one request after another. HTTP/2 (h2c): `streams`
+/// requests at once, each batch written together and answered before the
+/// next, so what multiplexing saves per request shows in the counts.
 ///
 /// # Errors
 /// A connection that fails, an answer that is not a success (named), or
-/// `stop` set (looked at before every request).
-pub fn exchange(route: &RouteLoad, requests: u64, stop: &AtomicBool) -> anyhow::Result<()> {
+/// `stop` set (looked at before every request, or batch).
+pub fn exchange(route: &RouteLoad, requests: u64, streams: usize, stop: &AtomicBool) -> anyhow::Result<()> {
     let target = &route.target;
     ensure!(target.tls.is_none(), "counted runs are over plain HTTP");
     let mut stream = TcpStream::connect_timeout(&target.addr, REQUEST_TIMEOUT)
         .with_context(|| format!("connect to {}", target.addr))?;
     stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
     stream.set_nodelay(true)?;
+    if target.protocol == Protocol::Http2 {
+        exchange_http2(&mut stream, route, requests, streams.max(1), stop)?;
+        stream.shutdown(std::net::Shutdown::Write)?;
+        let mut rest = [0u8; 4096];
+        while stream.read(&mut rest).is_ok_and(|n| n > 0) {}
+        return Ok(());
+    }
     let request = target.request_bytes();
     let mut buf = vec![0u8; 64 * 1024];
     let (mut start, mut end) = (0, 0);
@@ -255,6 +264,70 @@ pub fn exchange(route: &RouteLoad, requests: u64, stop: &AtomicBool) -> anyhow::
     stream.shutdown(std::net::Shutdown::Write)?;
     while stream.read(&mut buf).is_ok_and(|n| n > 0) {}
     Ok(())
+}
+
+/// [`exchange`] over HTTP/2 with prior knowledge on `stream`: the preface,
+/// the server's `SETTINGS` awaited (so a stretch of no request still pays
+/// for a whole connection start), then batches of up to `streams` requests
+/// (never more than the server grants), each answered before the next.
+fn exchange_http2(
+    stream: &mut TcpStream,
+    route: &RouteLoad,
+    requests: u64,
+    streams: usize,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let target = &route.target;
+    let bytes = [target.request_bytes()];
+    let expected = [(route.expected_status, route.expected_body.as_slice(), target.request.is_head())];
+    let routes = http2::Routes { requests: &bytes, expected: &expected };
+    let mut session = http2::Session::new();
+    let (mut buf, mut events) = (Vec::with_capacity(64 * 1024), Vec::new());
+    let mut chunk = vec![0u8; 64 * 1024];
+    let (mut ready, mut sent, mut answered) = (false, 0u64, 0u64);
+    let what = |i: u64| format!("{} over h2c, request {i}", target.path);
+    loop {
+        if ready && sent == answered {
+            if answered == requests {
+                return Ok(());
+            }
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted after {answered} of {requests} requests of {}", target.path);
+            }
+            while sent < requests && (sent - answered) < streams as u64 && session.can_open() {
+                session.open(0, routes);
+                sent += 1;
+            }
+            ensure!(sent > answered, "{}: the server grants no stream", what(sent));
+        }
+        let out = session.unwritten();
+        if !out.is_empty() {
+            let n = out.len();
+            stream.write_all(out).with_context(|| what(sent))?;
+            session.wrote(n);
+        }
+        let n = stream.read(&mut chunk).with_context(|| format!("{}: reading", what(answered)))?;
+        ensure!(n > 0, "{}: the server closed the connection", what(answered));
+        buf.extend_from_slice(&chunk[..n]);
+        let read =
+            session.receive(&buf, routes, &mut events).map_err(|e| anyhow::anyhow!("{}: {e}", what(answered)))?;
+        buf.drain(..read);
+        for event in events.drain(..) {
+            match event {
+                http2::Event::Ready => ready = true,
+                http2::Event::Response { status, body_matches, .. } => {
+                    if status != route.expected_status || !body_matches {
+                        bail!("{}: answered status {status}, not the success the route carries", what(answered));
+                    }
+                    answered += 1;
+                }
+                http2::Event::Reset { code, .. } => {
+                    bail!("{}: the server reset the stream (code {code})", what(answered))
+                }
+                http2::Event::GoAway { code, .. } => bail!("{}: the server sent GOAWAY (code {code})", what(answered)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -75,27 +75,71 @@ pub fn count_table(report: &CountReport) -> String {
         text.push_str("\nINCOMPLETE: interrupted or failed; the rows above are those counted before.\n");
     }
     if !report.deltas.is_empty() {
-        let changed: Vec<Count> =
-            counts.iter().copied().filter(|&c| report.deltas.iter().any(|d| d.change(c).is_some())).collect();
-        let headers: Vec<String> = changed.iter().map(|c| format!("{} per request [95 % CI]", c.noun())).collect();
-        let mut columns = vec![("route", Left), ("change", Left)];
-        columns.extend(headers.iter().map(|h| (h.as_str(), Right)));
-        columns.push(("verdict", Left));
-        let mut d = Table::of(columns);
-        for delta in &report.deltas {
-            let verdict = match delta.instructions.verdict.as_str() {
-                "more" | "fewer" => format!("**{} instructions**", delta.instructions.verdict),
-                other => other.to_owned(),
-            };
-            let mut cells = vec![delta.route.clone(), format!("{} → {}", delta.before, delta.after)];
-            cells.extend(changed.iter().map(|&c| delta.change(c).map_or_else(|| "-".to_owned(), change_cell)));
-            cells.push(verdict);
-            d.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-        }
         text.push_str("\nThe second server against the first (Welch's interval over the repeats):\n\n");
-        text.push_str(&d.finish());
+        text.push_str(&delta_table(&report.deltas, &counts));
+    }
+    let http2 = http2_deltas(report);
+    if !http2.is_empty() {
+        text.push_str(
+            "\nHTTP/2 with prior knowledge (h2c) against HTTP/1.1, each framework's route on its own processes \
+             (`h2c xN`: N requests at once on the connection, each batch answered before the next; Welch's \
+             interval over the repeats):\n\n",
+        );
+        text.push_str(&delta_table(&http2, &counts));
     }
     text
+}
+
+/// The route an h2c row's label names (`h2c /plaintext`, `h2c x16
+/// /plaintext` → `/plaintext`); `None` for a row over HTTP/1.1.
+fn h2c_path(label: &str) -> Option<&str> {
+    let rest = label.strip_prefix("h2c ")?;
+    Some(match rest.split_once(' ') {
+        Some((streams, path)) if streams.starts_with('x') => path,
+        _ => rest,
+    })
+}
+
+/// Every h2c row against the same framework's route over HTTP/1.1, when
+/// both were counted: `actix /plaintext → actix h2c x16 /plaintext`.
+fn http2_deltas(report: &CountReport) -> Vec<CountDelta> {
+    report
+        .rows
+        .iter()
+        .filter_map(|after| {
+            let path = h2c_path(&after.route)?;
+            let before = report.rows.iter().find(|r| r.framework == after.framework && r.route == path)?;
+            Some(CountDelta {
+                route: after.route.clone(),
+                before: format!("{} {}", before.framework, before.route),
+                after: format!("{} {}", after.framework, after.route),
+                ..CountDelta::of(before, after)
+            })
+        })
+        .collect()
+}
+
+/// `deltas` as a table: each count of `counts` some delta has, with its
+/// interval, and the instructions' verdict.
+fn delta_table(deltas: &[CountDelta], counts: &[Count]) -> String {
+    let changed: Vec<Count> =
+        counts.iter().copied().filter(|&c| deltas.iter().any(|d| d.change(c).is_some())).collect();
+    let headers: Vec<String> = changed.iter().map(|c| format!("{} per request [95 % CI]", c.noun())).collect();
+    let mut columns = vec![("route", Left), ("change", Left)];
+    columns.extend(headers.iter().map(|h| (h.as_str(), Right)));
+    columns.push(("verdict", Left));
+    let mut d = Table::of(columns);
+    for delta in deltas {
+        let verdict = match delta.instructions.verdict.as_str() {
+            "more" | "fewer" => format!("**{} instructions**", delta.instructions.verdict),
+            other => other.to_owned(),
+        };
+        let mut cells = vec![delta.route.clone(), format!("{} → {}", delta.before, delta.after)];
+        cells.extend(changed.iter().map(|&c| delta.change(c).map_or_else(|| "-".to_owned(), change_cell)));
+        cells.push(verdict);
+        d.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    }
+    d.finish()
 }
 
 /// What a delta's timed and counted changes say together.
@@ -234,6 +278,36 @@ mod tests {
             bytes_allocated_per_connection: Vec::new(),
             system_calls_per_connection: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_h2c_row_is_set_against_its_framework_and_route_over_http1() {
+        let row = |framework: &str, route: &str, instructions: f64, system_calls: f64| CountRow {
+            route: route.to_owned(),
+            ..callgrind_row(framework, [instructions - 10.0, instructions, instructions + 10.0], system_calls)
+        };
+        let text = count_table(&report(
+            vec![
+                row("actix", "/plaintext", 17_000.0, 4.0),
+                row("actix", "h2c /plaintext", 25_500.0, 4.0),
+                row("actix", "h2c x16 /plaintext", 20_400.0, 1.0),
+                row("axum", "h2c /plaintext", 30_000.0, 4.0),
+            ],
+            Vec::new(),
+        ));
+        let (_, http2) = text.split_once("HTTP/2 with prior knowledge (h2c) against HTTP/1.1").expect(&text);
+        assert!(
+            http2.contains("| h2c /plaintext | actix /plaintext → actix h2c /plaintext | +50.00 % ["),
+            "one stream: {http2}"
+        );
+        assert!(
+            http2.contains("| h2c x16 /plaintext | actix /plaintext → actix h2c x16 /plaintext | +20.00 % ["),
+            "{http2}"
+        );
+        assert!(http2.contains("| -75.00 % [-75.00 … -75.00] |"), "16 at once: a quarter of the system calls: {http2}");
+        assert!(!http2.contains("axum"), "no HTTP/1.1 row of axum to set it against: {http2}");
+        assert_eq!(h2c_path("h2c x16 /api/devices"), Some("/api/devices"));
+        assert_eq!(h2c_path("/plaintext"), None);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis;
 
-/// Version of `count.json`'s shape.
-pub const COUNT_SCHEMA_VERSION: u32 = 3;
+/// Version of `count.json`'s shape (4: rows over h2c, `--http2-streams`).
+pub const COUNT_SCHEMA_VERSION: u32 = 4;
 
 /// What one `count` session measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -66,5 +66,6 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
         threshold_percent: plan.threshold_percent,
         pairs,
         perf: settings.perf,
+        http2_streams: Vec::new(),
     })
 }

@@ -20,6 +20,7 @@ use super::build::{build, server_binary};
 use super::command;
 use super::plan::{CountSettings, SuitePlan};
 use super::servers::route_load;
+use crate::engine::{Protocol, RouteLoad, Target};
 use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
 use crate::model::{Framework, Profile};
 use crate::preflight;
@@ -86,6 +87,20 @@ pub struct CountPlan {
     /// Count system calls, context switches and page faults of the native
     /// process with perf (`--no-perf`: not).
     pub perf: bool,
+    /// Each route is also counted over HTTP/2 with prior knowledge (h2c),
+    /// once per entry with that many streams at once (`--http2-streams`):
+    /// a row each, labelled [`http2_label`]; empty: HTTP/1.1 only.
+    pub http2_streams: Vec<usize>,
+}
+
+/// How a row counted over h2c with `streams` streams at once names its
+/// route: `h2c /plaintext` (one stream, as the suite's `http2` scenario
+/// names it), `h2c x16 /plaintext`.
+pub(super) fn http2_label(path: &str, streams: usize) -> String {
+    match streams {
+        1 => format!("h2c {path}"),
+        n => format!("h2c x{n} {path}"),
+    }
 }
 
 /// A server to count: its name in the table, and the program and
@@ -174,7 +189,10 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
     // side by side in time, so a change in what the machine does between
     // routes reaches both (a count moves with the load by up to 1 % here).
     let mut counted: Vec<(usize, usize, CountRow)> = Vec::new();
-    for (r, route) in plan.routes.iter().enumerate() {
+    let protocols: Vec<Option<usize>> =
+        std::iter::once(None).chain(plan.http2_streams.iter().map(|&n| Some(n))).collect();
+    let runs = plan.routes.iter().flat_map(|route| protocols.iter().map(move |&streams| (*route, streams)));
+    for (r, (route, streams)) in runs.enumerate() {
         for (s, spec) in plan.servers.iter().enumerate() {
             let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
             let row = std::fs::create_dir_all(&dumps)
@@ -183,7 +201,7 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
                     if stop.load(Ordering::Relaxed) {
                         bail!("interrupted");
                     }
-                    count_route(plan, spec, route, &dumps, stop)
+                    count_route(plan, spec, route, streams, &dumps, stop)
                 });
             match row {
                 Ok(row) => {
@@ -230,15 +248,20 @@ fn count_route(
     plan: &CountPlan,
     spec: &CountedServer,
     route: &Route,
+    streams: Option<usize>,
     dumps: &std::path::Path,
     stop: &AtomicBool,
 ) -> anyhow::Result<CountRow> {
+    let on_server = |wrapper: &[String], tool: &str, counted: &mut dyn FnMut(u32, &RouteLoad) -> anyhow::Result<()>| {
+        on_server(plan, spec, route, streams, wrapper, tool, stop, counted)
+    };
+    let exchange = |load: &RouteLoad, requests: u64| exchange(load, requests, streams.unwrap_or(1), stop);
     if let Some(framework) = spec.framework {
         crate::sys::ServerProcess::check_binary(&server_binary(plan.profile, framework))?;
     }
     let mut row = CountRow {
         framework: spec.name.clone(),
-        route: route.path.to_owned(),
+        route: streams.map_or_else(|| route.path.to_owned(), |n| http2_label(route.path, n)),
         requests: 0,
         instructions_per_request: Vec::new(),
         allocations_per_request: Vec::new(),
@@ -251,16 +274,16 @@ fn count_route(
         bytes_allocated_per_connection: Vec::new(),
         system_calls_per_connection: Vec::new(),
     };
-    on_server(plan, spec, route, &Callgrind::wrapper(dumps), "callgrind", stop, |pid, load| {
+    on_server(&Callgrind::wrapper(dumps), "callgrind", &mut |pid, load| {
         let mut callgrind = Callgrind::attach(pid, dumps);
         callgrind.instrument()?;
         // A heavy route needs fewer requests for the same precision: each stretch of N is sized
         // to about STRETCH_INSTRUCTIONS, between MIN_REQUESTS and --requests.
-        let probe = callgrind.count(|| exchange(load, WARMUP_REQUESTS, stop))?;
+        let probe = callgrind.count(|| exchange(load, WARMUP_REQUESTS))?;
         let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
         row.requests = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
         let slopes = repeats(plan, row.requests, stop, |requests| {
-            let c = callgrind.count(|| exchange(load, requests, stop))?;
+            let c = callgrind.count(|| exchange(load, requests))?;
             Ok([c.instructions, c.allocations, c.system_calls])
         })?;
         for (per_request, connection) in slopes {
@@ -271,10 +294,10 @@ fn count_route(
         }
         Ok(())
     })?;
-    on_server(plan, spec, route, &Memcheck::wrapper(dumps), "memcheck", stop, |pid, load| {
+    on_server(&Memcheck::wrapper(dumps), "memcheck", &mut |pid, load| {
         let mut memcheck = Memcheck::attach(pid, dumps);
         let slopes = repeats(plan, heap_requests(row.requests), stop, |requests| {
-            let heap = memcheck.count(|| exchange(load, requests, stop))?;
+            let heap = memcheck.count(|| exchange(load, requests))?;
             Ok([heap.bytes])
         })?;
         for (per_request, connection) in slopes {
@@ -284,10 +307,10 @@ fn count_route(
         Ok(())
     })?;
     if plan.perf {
-        on_server(plan, spec, route, &[], "native, perf stat", stop, |pid, load| {
+        on_server(&[], "native, perf stat", &mut |pid, load| {
             let mut perf = PerfStat::attach(pid, dumps);
             let slopes = repeats(plan, row.requests, stop, |requests| {
-                let k = perf.count(|| exchange(load, requests, stop))?;
+                let k = perf.count(|| exchange(load, requests))?;
                 Ok([k.system_calls, k.context_switches, k.page_faults])
             })?;
             for (per_request, connection) in slopes {
@@ -310,19 +333,25 @@ fn on_server(
     plan: &CountPlan,
     spec: &CountedServer,
     route: &Route,
+    streams: Option<usize>,
     wrapper: &[String],
     tool: &str,
     stop: &AtomicBool,
-    counted: impl FnOnce(u32, &crate::engine::RouteLoad) -> anyhow::Result<()>,
+    counted: &mut dyn FnMut(u32, &RouteLoad) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let shell = format!("exec {} {}", wrapper.join(" "), spec.command);
     let name = format!("{} ({tool})", spec.name);
     let mut server = command::start(&name, &shell, &plan.server_cpus, START_UNDER_VALGRIND, stop)?;
     let result = (|| {
-        preflight::wait_healthy(&crate::engine::Target::new(server.addr, "/"), START_UNDER_VALGRIND)
+        preflight::wait_healthy(&Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
         let load = route_load(server.addr, route);
-        exchange(&load, WARMUP_REQUESTS, stop).with_context(|| format!("{name}: warm-up of {}", route.path))?;
+        let load = match streams {
+            None => load,
+            Some(_) => RouteLoad { target: Target { protocol: Protocol::Http2, ..load.target }, ..load },
+        };
+        exchange(&load, WARMUP_REQUESTS, streams.unwrap_or(1), stop)
+            .with_context(|| format!("{name}: warm-up of {}", route.path))?;
         counted(server.pid(), &load)
     })();
     let status = server.stop();
@@ -384,8 +413,9 @@ pub(super) fn count_suite(
     let layers = plan.layers.first().copied().unwrap_or_default();
     let mut frameworks: Vec<Framework> = Vec::new();
     let mut routes: Vec<&'static Route> = Vec::new();
+    let mut http2_streams: Vec<usize> = Vec::new();
     for d in deltas.iter().filter(|d| d.layers == layers) {
-        let (Some(from), Some(to)) = (Route::by_path(&d.from), Route::by_path(&d.to)) else { continue };
+        let (Some((from, _)), Some((to, to_http2))) = (counted_label(&d.from), counted_label(&d.to)) else { continue };
         if !frameworks.contains(&d.framework) {
             frameworks.push(d.framework);
         }
@@ -393,6 +423,9 @@ pub(super) fn count_suite(
             if !routes.contains(&route) {
                 routes.push(route);
             }
+        }
+        if to_http2 && http2_streams.is_empty() {
+            http2_streams.push(1);
         }
     }
     let counted = CountPlan {
@@ -410,11 +443,16 @@ pub(super) fn count_suite(
         threshold_percent: plan.threshold_percent,
         pairs: Vec::new(),
         perf: settings.perf,
+        http2_streams,
     };
     let outcome = count(&counted, stop)?;
     for d in deltas.iter_mut().filter(|d| d.layers == layers) {
         let name = d.framework.name();
-        let row = |path: &str| outcome.report.rows.iter().find(|r| r.framework == name && r.route == path);
+        // A row is named by its path, over HTTP/1.1 on the plain listener (`http /plaintext` is `/plaintext`).
+        let row = |label: &str| {
+            let label = label.strip_prefix("http ").unwrap_or(label);
+            outcome.report.rows.iter().find(|r| r.framework == name && r.route == label)
+        };
         if let (Some(before), Some(after)) = (row(&d.from), row(&d.to)) {
             d.counted = Some(CountDelta {
                 route: d.to.clone(),
@@ -427,11 +465,43 @@ pub(super) fn count_suite(
     Ok(outcome.report)
 }
 
+/// The route a delta's side loads and whether over h2c, when a counted
+/// run can load it as it was timed: a path of the table, `http /…` and
+/// `h2c /…` (the `tls` and `http2` scenarios' plain listener); `None` over
+/// TLS or for a path outside the table.
+fn counted_label(label: &str) -> Option<(&'static Route, bool)> {
+    match label.split_once(' ') {
+        None => Some((Route::by_path(label)?, false)),
+        Some(("http", path)) => Some((Route::by_path(path)?, false)),
+        Some(("h2c", path)) => Some((Route::by_path(path)?, true)),
+        Some(_) => None,
+    }
+}
+
 /// How the server ended, for an error's context.
 fn server_said(status: Option<std::process::ExitStatus>) -> String {
     match status {
         Some(s) if s.success() => "stopped".to_owned(),
         Some(s) => format!("the server ended with {s}"),
         None => "stopped".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_side_is_counted_over_plain_http_or_h2c_and_never_over_tls() {
+        let path = |label| counted_label(label).map(|(route, h2c)| (route.path, h2c));
+        assert_eq!(path("/api/devices"), Some(("/api/devices", false)));
+        assert_eq!(path("http /plaintext"), Some(("/plaintext", false)));
+        assert_eq!(path("h2c /api/devices"), Some(("/api/devices", true)));
+        assert_eq!(path("https /plaintext"), None);
+        assert_eq!(path("h2 /plaintext"), None);
+        assert_eq!(path("/not-a-route"), None);
+        assert_eq!(http2_label("/plaintext", 1), "h2c /plaintext", "as the http2 scenario names it");
+        assert_eq!(http2_label("/plaintext", 16), "h2c x16 /plaintext");
+        assert_eq!(path(&http2_label("/plaintext", 1)), Some(("/plaintext", true)));
     }
 }

@@ -79,7 +79,11 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         load_percent: plan.load_percent,
         threshold_percent: Some(plan.threshold_percent),
         requests_per_connection: s.requests_per_connection.map(|n| n.get() as u64),
-        tls_resumption: plan.scenarios.iter().any(|s| matches!(s, Scenario::Tls | Scenario::Http2)).then_some(plan.tls_resumption),
+        tls_resumption: plan
+            .scenarios
+            .iter()
+            .any(|s| matches!(s, Scenario::Tls | Scenario::Http2))
+            .then_some(plan.tls_resumption),
         tcp_nodelay: plan.tcp_nodelay,
         noise: Vec::new(),
         http2_settings: Vec::new(),

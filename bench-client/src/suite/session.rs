@@ -123,10 +123,8 @@ fn measure_step(
     match step {
         Step::Single(slot) => {
             let server = &servers[slot.server];
-            let load = Load::new(
-                server.route_load(slot.request_path(), slot.variant, plan.tls_resumption)?,
-                plan.settings,
-            );
+            let load =
+                Load::new(server.route_load(slot.request_path(), slot.variant, plan.tls_resumption)?, plan.settings);
             let run = measure_run(&load, &[server.process.pid()], profiler.perf_in(slot.round), progress, label, stop)?;
             let figures = RunFigures { http2: slot.variant.http2(), ..RunFigures::new(&run, &load.settings, cpus) };
             profiler.take(&run, 0, &figures, slot.variant, profiles, label, progress);

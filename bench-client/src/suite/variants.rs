@@ -44,7 +44,10 @@ impl Design for Variants {
             let settings = preflight::http2_settings(process.addr)
                 .with_context(|| format!("{}: the http2 scenario's preflight", process.name()))?;
             // Recorded in `note_started`, which may not fail.
-            return Ok(vec![Started { grant: Some(Http2Grant::of(framework, &settings)), ..Started::of_table(process, layers) }]);
+            return Ok(vec![Started {
+                grant: Some(Http2Grant::of(framework, &settings)),
+                ..Started::of_table(process, layers)
+            }]);
         }
         Ok(vec![Started::of_table(process, layers)])
     }

@@ -100,6 +100,65 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
 }
 
 #[test]
+fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_system_calls() {
+    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
+        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+        return;
+    }
+    let _exclusive = util::exclusive();
+    let (server_cpu, _) = util::cpu_pair();
+    let out = util::temp_dir("bench-count-h2c");
+    let perf = util::on_path("perf").is_some();
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum", "--routes", "/plaintext"])
+            .args(["--http2-streams", "1,16", "--requests", "64", "--repeats", "2"])
+            .args(if perf { &[][..] } else { &["--no-perf"][..] })
+            .args(["--server-cpus", &server_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(600),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "count failed: {}\n{}\n{stdout}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let file = stdout.lines().find_map(|l| l.strip_prefix("count: ")).expect("the file's path");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    util::assert_schema(&report, Some("count_report"));
+    let rows = report["rows"].as_array().unwrap();
+    let routes: Vec<&str> = rows.iter().map(|r| r["route"].as_str().unwrap()).collect();
+    assert_eq!(routes, ["/plaintext", "h2c /plaintext", "h2c x16 /plaintext"], "{report}");
+    let mean = |row: &Value, key: &str| {
+        let values: Vec<f64> = row[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(values.len(), 2, "a value per repeat: {row}");
+        values.iter().sum::<f64>() / 2.0
+    };
+    for row in rows {
+        assert!(mean(row, "instructions_per_request") > 1_000.0, "every body verified, each costs: {row}");
+    }
+    let (one, sixteen) = (&rows[1], &rows[2]);
+    // One stream: a read and a write per request at least; sixteen at once share them.
+    assert!(mean(one, "system_calls_per_request") >= 2.0, "{one}");
+    assert!(
+        mean(sixteen, "system_calls_per_request") < 0.5 * mean(one, "system_calls_per_request"),
+        "sixteen requests at once share their reads and writes: {one} {sixteen}"
+    );
+    if perf {
+        assert!(
+            mean(sixteen, "native_system_calls_per_request") < mean(one, "native_system_calls_per_request"),
+            "natively too: {one} {sixteen}"
+        );
+    }
+    assert!(stdout.contains("HTTP/2 with prior knowledge (h2c) against HTTP/1.1"), "{stdout}");
+    assert!(stdout.contains("| h2c x16 /plaintext | axum /plaintext → axum h2c x16 /plaintext |"), "{stdout}");
+}
+
+#[test]
 fn without_valgrind_count_says_so_in_one_line_before_anything_runs() {
     let empty = util::temp_dir("bench-count-no-valgrind");
     let out = util::output_within(

@@ -15,7 +15,7 @@ use crate::engine::conn::{Disconnect, Phase, UNASSIGNED};
 use crate::engine::http2::Session;
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::Stream;
-use crate::engine::{CONNECT_BACKOFF, KEEP_ALIVE_IDLE};
+use crate::engine::{ACCEPT_GRACE, CONNECT_BACKOFF, KEEP_ALIVE_IDLE};
 
 impl Worker<'_> {
     /// Starts connecting slot `i`, or queues it while enough new connections
@@ -177,7 +177,11 @@ impl Worker<'_> {
             return;
         }
         self.refill(i, now);
-        if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() {
+        // Another pool's slice: the server may not have accepted it yet, and
+        // the pools' hundreds of idle connections at once overflowed its
+        // accept backlog (a dropped SYN waits 1 s); the next scan confirms it.
+        let idle_pool = self.pools > 1 && i % self.pools != self.route_at(now);
+        if matches!(self.conns[i].phase, Phase::Open) && self.conns[i].outstanding.is_empty() && !idle_pool {
             // Nothing due to confirm it with.
             self.confirm(i);
         }
@@ -242,13 +246,22 @@ impl Worker<'_> {
         self.connect(i, now);
     }
 
-    /// Timer work: request and connect timeouts, connect retries.
+    /// Timer work: request and connect timeouts, connect retries, idle
+    /// pools' new connections confirmed.
     pub(super) fn scan(&mut self, now: Instant) {
         let timeout = self.load.settings.timeout;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.phase {
                 Phase::Open => {
+                    if c.unconfirmed
+                        && c.outstanding.is_empty()
+                        && now.saturating_duration_since(c.idle_since) >= ACCEPT_GRACE
+                    {
+                        // An idle pool's connection, established long enough ago to have been accepted.
+                        self.confirm(i);
+                        continue;
+                    }
                     if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
                         if let Some(session) = &c.h2 {
                             // Bodies the server's window held back: a stall.
