@@ -314,6 +314,39 @@ fn one_concurrent_stream_granted_is_never_exceeded() {
 }
 
 #[test]
+fn requests_queued_for_a_late_settings_go_out_when_it_comes_even_in_another_pools_slice() {
+    // Two pools alternating in slices of 200 ms (route 0 at 0–200 ms and 600–1000 ms, route 1
+    // between): route 0's server sends its SETTINGS 250 ms after the preface, in route 1's
+    // slice. The request route 0 queued at the start goes out then and is answered well within
+    // its 400 ms timeout; left for route 0's next slice (600 ms) it timed out.
+    let _lock = util::exclusive();
+    let late = util::serve_each(|tcp| {
+        std::thread::sleep(Duration::from_millis(250));
+        if let Some(mut peer) = Peer::start(tcp, &[]) {
+            peer.serve(|p, stream, _| p.answer(stream));
+        }
+    });
+    let prompt = h2_server(&[], |peer, stream, _| peer.answer(stream));
+    let route =
+        |addr| RouteLoad::ok(Target { protocol: Protocol::Http2, ..Target::new(addr, "/hello") }, HELLO.to_vec());
+    let slice = Duration::from_millis(200);
+    let timing = Timing::new(Duration::ZERO, Duration::from_millis(800), slice).unwrap();
+    let settings = LoadSettings::closed(NonZeroUsize::MIN, NonZeroUsize::MIN, timing, Duration::from_millis(400));
+    let load =
+        Load::sliced(vec![route(late), route(prompt)], vec![0, 1, 1, 0], settings, Duration::from_millis(400), slice)
+            .unwrap();
+    let outcome = engine::run(&load, Instant::now(), &[]).unwrap();
+    let late_route = &outcome.by_route[0];
+    assert_eq!(
+        late_route.failures.timeout, 0,
+        "the queued request waited for the pool's next slice: {:?}",
+        late_route.failures
+    );
+    assert_eq!(outcome.stats.failures.requests(), 0, "{:?}", outcome.stats.failures);
+    assert!(late_route.successful() > 0 && outcome.by_route[1].successful() > 0, "{:?}", outcome.stats.counts);
+}
+
+#[test]
 fn a_window_never_updated_is_a_stall_counted_as_timeouts_never_a_success_nor_a_hang() {
     let _lock = util::exclusive();
     let bodies = Arc::new(AtomicU64::new(0));

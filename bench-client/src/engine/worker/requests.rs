@@ -22,7 +22,16 @@ impl Worker<'_> {
         let pipeline = self.load.settings.pipeline.get();
         let route_now = self.route_at(now);
         if self.pools > 1 && i % self.pools != route_now {
-            // Another server's slice: this pool idles.
+            // Another server's slice: this pool idles. HTTP/2 requests it
+            // queued in its own slice go out now: they waited for the
+            // server's SETTINGS (left for the pool's next slice, they timed
+            // out when a slow handshake outlasted the slice).
+            if self.conns[i].h2.is_some() {
+                self.open_streams(i, now);
+                if self.conns[i].unwritten > 0 {
+                    self.flush(i);
+                }
+            }
             return;
         }
         let c = &mut self.conns[i];
