@@ -240,6 +240,14 @@ mod tests {
             assert!(table.contains(column), "{column}: {table}");
         }
         assert!(!table.contains("under callgrind per request"), "{table}");
+        // Over h2c with 1 and 16 streams beside HTTP/1.1, on the client page.
+        let http2 = super::rendered(&root.join("bench/runs/2026-12-03-http2/count.json")).unwrap();
+        let page = std::fs::read_to_string(root.join("docs/CLIENT.md")).unwrap();
+        assert!(page.contains(http2.trim()), "docs/CLIENT.md's counted HTTP/2 table differs from:\n{http2}");
+        assert!(page.contains("bench-client count --from bench/runs/2026-12-03-http2/count.json"));
+        for row in ["| h2c /plaintext | actix /plaintext → actix h2c /plaintext |", "| h2c x16 /api/devices | rocket"] {
+            assert!(http2.contains(row), "{row}: {http2}");
+        }
         let err = super::rendered(&root.join("README.md")).unwrap_err();
         assert!(format!("{err:#}").contains("not a count.json"), "{err:#}");
     }

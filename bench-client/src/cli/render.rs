@@ -105,6 +105,27 @@ mod tests {
     }
 
     #[test]
+    fn the_client_page_shows_the_committed_http2_session_as_report_renders_it() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let page = std::fs::read_to_string(root.join("docs/CLIENT.md")).unwrap();
+        let file = "bench/runs/2026-12-03-http2/results.json.gz";
+        let text = rendered(&ReportArgs { file: root.join(file), table: FrontTable::Http2 }).unwrap();
+        assert!(page.contains(text.trim()), "docs/CLIENT.md's http2 table of {file} differs from:\n{text}");
+        assert!(page.contains(&format!("bench-client report {file} --table http2")));
+        // Every framework's four pairs, after the SETTINGS each granted.
+        for framework in ["actix", "axum", "rocket"] {
+            assert!(text.contains(&format!("| {framework} | ")), "{framework}: {text}");
+            assert_eq!(text.matches(&format!("| {framework} | `h")).count(), 4, "{framework}: {text}");
+        }
+        let err = rendered(&ReportArgs {
+            file: root.join("bench/runs/2026-12-01-front-page/results.json.gz"),
+            table: FrontTable::Http2,
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("no http2 scenario"), "{err:#}");
+    }
+
+    #[test]
     fn each_route_lists_its_frameworks_fastest_first_with_the_machine_line() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let file = root.join(README_TABLES[0].0);
