@@ -333,6 +333,17 @@ pub(super) fn on_off(text: &str) -> Result<bool, String> {
     }
 }
 
+/// `items` in their first order, each once (a flag's list given twice over).
+pub(super) fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,15 +393,4 @@ mod tests {
             assert!(err.contains(&format!("'{bad}'")), "{err}");
         }
     }
-}
-
-/// `items` in their first order, each once (a flag's list given twice over).
-pub(super) fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(items.len());
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
 }

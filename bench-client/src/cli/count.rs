@@ -245,7 +245,8 @@ mod tests {
         let page = std::fs::read_to_string(root.join("docs/CLIENT.md")).unwrap();
         assert!(page.contains(http2.trim()), "docs/CLIENT.md's counted HTTP/2 table differs from:\n{http2}");
         assert!(page.contains("bench-client count --from bench/runs/2026-12-03-http2/count.json"));
-        for row in ["| h2c /plaintext | actix /plaintext → actix h2c /plaintext |", "| h2c x16 /api/devices | rocket"] {
+        for row in ["| h2c /plaintext | actix /plaintext → actix h2c /plaintext |", "| h2c x16 /api/devices | rocket"]
+        {
             assert!(http2.contains(row), "{row}: {http2}");
         }
         let err = super::rendered(&root.join("README.md")).unwrap_err();
