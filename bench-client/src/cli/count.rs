@@ -144,6 +144,7 @@ impl CountArgs {
             client_cpus: Some(self.served.cpus.client_cpus),
             perf: !self.no_perf,
             http2_streams: dedup(self.http2_streams.iter().map(|&n| usize::from(n)).collect()),
+            http2_routes: None,
         })
     }
 }

@@ -294,11 +294,18 @@ fn exchange_http2(
             if stop.load(Ordering::Relaxed) {
                 bail!("interrupted after {answered} of {requests} requests of {}", target.path);
             }
-            while sent < requests && (sent - answered) < streams as u64 && session.can_open() {
+            let batch = (requests - answered).min(streams as u64);
+            while sent - answered < batch && session.can_open() {
                 session.open(0, routes);
                 sent += 1;
             }
-            ensure!(sent > answered, "{}: the server grants no stream", what(sent));
+            // A row says how many streams it had at once: never fewer than it is named for.
+            ensure!(
+                sent - answered == batch,
+                "{}: the server grants {} concurrent streams, fewer than the {streams} asked for",
+                what(sent),
+                sent - answered
+            );
         }
         let out = session.unwritten();
         if !out.is_empty() {

@@ -67,5 +67,6 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
         pairs,
         perf: settings.perf,
         http2_streams: Vec::new(),
+        http2_routes: None,
     })
 }

@@ -44,6 +44,12 @@ const MIN_REQUESTS: u64 = 200;
 /// save a third of the session.
 const MIN_HEAP_REQUESTS: u64 = 50;
 
+/// `n` requests rounded up to whole batches of `streams` (h2c), as they are sent.
+fn whole_batches(n: u64, streams: Option<usize>) -> u64 {
+    let batch = streams.map_or(1, |s| s.max(1) as u64);
+    n.div_ceil(batch) * batch
+}
+
 /// The short stretch of memcheck for a route whose callgrind stretch is `n`.
 fn heap_requests(n: u64) -> u64 {
     (n / 4).max(MIN_HEAP_REQUESTS).min(n)
@@ -89,8 +95,11 @@ pub struct CountPlan {
     pub perf: bool,
     /// Each route is also counted over HTTP/2 with prior knowledge (h2c),
     /// once per entry with that many streams at once (`--http2-streams`):
-    /// a row each, labelled [`http2_label`]; empty: HTTP/1.1 only.
+    /// a row each, labelled as `http2_label` says; empty: HTTP/1.1 only.
     pub http2_streams: Vec<usize>,
+    /// The routes counted over h2c: `None`, every route (`count`); `suite
+    /// --count` names those its deltas load over h2c.
+    pub http2_routes: Option<Vec<&'static Route>>,
 }
 
 /// How a row counted over h2c with `streams` streams at once names its
@@ -191,7 +200,11 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
     let mut counted: Vec<(usize, usize, CountRow)> = Vec::new();
     let protocols: Vec<Option<usize>> =
         std::iter::once(None).chain(plan.http2_streams.iter().map(|&n| Some(n))).collect();
-    let runs = plan.routes.iter().flat_map(|route| protocols.iter().map(move |&streams| (*route, streams)));
+    let over_h2c =
+        |route: &Route| plan.http2_routes.as_ref().is_none_or(|only| only.iter().any(|r| r.path == route.path));
+    let runs = plan.routes.iter().flat_map(|route| {
+        protocols.iter().filter(|s| s.is_none() || over_h2c(route)).map(move |&streams| (*route, streams))
+    });
     for (r, (route, streams)) in runs.enumerate() {
         for (s, spec) in plan.servers.iter().enumerate() {
             let dumps = dir.join(format!("callgrind-{}", spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")));
@@ -282,6 +295,8 @@ fn count_route(
         let probe = callgrind.count(|| exchange(load, WARMUP_REQUESTS))?;
         let per_request = (probe.instructions / WARMUP_REQUESTS).max(1);
         row.requests = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
+        // Whole batches of streams, so the long stretch has twice the short one's.
+        row.requests = whole_batches(row.requests, streams);
         let slopes = repeats(plan, row.requests, stop, |requests| {
             let c = callgrind.count(|| exchange(load, requests))?;
             Ok([c.instructions, c.allocations, c.system_calls])
@@ -296,7 +311,7 @@ fn count_route(
     })?;
     on_server(&Memcheck::wrapper(dumps), "memcheck", &mut |pid, load| {
         let mut memcheck = Memcheck::attach(pid, dumps);
-        let slopes = repeats(plan, heap_requests(row.requests), stop, |requests| {
+        let slopes = repeats(plan, whole_batches(heap_requests(row.requests), streams), stop, |requests| {
             let heap = memcheck.count(|| exchange(load, requests))?;
             Ok([heap.bytes])
         })?;
@@ -413,7 +428,7 @@ pub(super) fn count_suite(
     let layers = plan.layers.first().copied().unwrap_or_default();
     let mut frameworks: Vec<Framework> = Vec::new();
     let mut routes: Vec<&'static Route> = Vec::new();
-    let mut http2_streams: Vec<usize> = Vec::new();
+    let mut http2_routes: Vec<&'static Route> = Vec::new();
     for d in deltas.iter().filter(|d| d.layers == layers) {
         let (Some((from, _)), Some((to, to_http2))) = (counted_label(&d.from), counted_label(&d.to)) else { continue };
         if !frameworks.contains(&d.framework) {
@@ -424,8 +439,8 @@ pub(super) fn count_suite(
                 routes.push(route);
             }
         }
-        if to_http2 && http2_streams.is_empty() {
-            http2_streams.push(1);
+        if to_http2 && !http2_routes.contains(&to) {
+            http2_routes.push(to);
         }
     }
     let counted = CountPlan {
@@ -443,7 +458,8 @@ pub(super) fn count_suite(
         threshold_percent: plan.threshold_percent,
         pairs: Vec::new(),
         perf: settings.perf,
-        http2_streams,
+        http2_streams: if http2_routes.is_empty() { Vec::new() } else { vec![1] },
+        http2_routes: Some(http2_routes),
     };
     let outcome = count(&counted, stop)?;
     for d in deltas.iter_mut().filter(|d| d.layers == layers) {
@@ -503,5 +519,9 @@ mod tests {
         assert_eq!(http2_label("/plaintext", 1), "h2c /plaintext", "as the http2 scenario names it");
         assert_eq!(http2_label("/plaintext", 16), "h2c x16 /plaintext");
         assert_eq!(path(&http2_label("/plaintext", 1)), Some(("/plaintext", true)));
+        assert_eq!(
+            (whole_batches(612, Some(16)), whole_batches(608, Some(16)), whole_batches(612, None)),
+            (624, 608, 612)
+        );
     }
 }

@@ -269,7 +269,13 @@ pub(super) fn write_flamegraphs(
         progress.line(&format!("warning: no flame graphs for {}: {e}", framework.name()));
         return written;
     }
-    let all_variants = scenarios.iter().chain([&Scenario::Floor]).flat_map(|s| s.variants().iter().copied());
+    let mut all_variants: Vec<Variant> = Vec::new();
+    // `tls` and `http2` share `http` and `https`: one flame graph each.
+    for variant in scenarios.iter().chain([&Scenario::Floor]).flat_map(|s| s.variants().iter().copied()) {
+        if !all_variants.contains(&variant) {
+            all_variants.push(variant);
+        }
+    }
     for variant in all_variants {
         let Some(profile) = profiles.get(variant.name()) else { continue };
         let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
