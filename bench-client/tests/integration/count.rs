@@ -11,10 +11,18 @@ use serde_json::Value;
 
 use crate::util;
 
+/// Whether valgrind (and vgdb) is missing here: the test says it is skipped.
+fn valgrind_missing() -> bool {
+    let missing = util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none();
+    if missing {
+        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+    }
+    missing
+}
+
 #[test]
 fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
-    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+    if valgrind_missing() {
         return;
     }
     let _exclusive = util::exclusive();
@@ -101,8 +109,7 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
 
 #[test]
 fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_system_calls() {
-    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+    if valgrind_missing() {
         return;
     }
     let _exclusive = util::exclusive();
@@ -215,8 +222,7 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
 
-    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+    if valgrind_missing() {
         return;
     }
     let _exclusive = util::exclusive();
@@ -338,8 +344,7 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
 
 #[test]
 fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
-    if util::on_path("valgrind").is_none() || util::on_path("vgdb").is_none() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
+    if valgrind_missing() {
         return;
     }
     let _exclusive = util::exclusive();
