@@ -97,6 +97,10 @@ refuses "client failures not adding up to failed_total" "add up to 30, failed_to
 counts "h2load clean run" "4156 4156.0 -" h2load_counts "$data/h2load-clean.out"
 counts "h2load every answer a 404" "0 0.0 non200=4539,failed=4539,no_success=1" h2load_counts "$data/h2load-404.out"
 refuses "output that is not h2load's" "not a complete h2load output" h2load_counts "$data/wrk-clean.out"
+# The h2 crate's load client (bench/h2-framing.sh): its one line.
+counts "h2_crate_load clean run" "40120 10030.0 -" h2crate_counts "$data/h2crate-clean.out"
+counts "h2_crate_load every request failed" "0 0.0 failed=17,no_success=1" h2crate_counts "$data/h2crate-failed.out"
+refuses "output that is not h2_crate_load's" "not an h2_crate_load output" h2crate_counts "$data/h2load-clean.out"
 
 # The table's errors cell: per tool, flagged runs out of all, counts summed.
 printf '%s\n' "20000.0 9.100 non200=400000,read=12,timeout=7" "109997.5 8.000 -" "20000.0 9.000 non200=400000" \
@@ -115,6 +119,13 @@ for needle in 'h2load_counts "' 'client_counts "' '--http2 --streams'; do
     pass "h2load-compare.sh uses: $needle"
   else
     fail "h2load-compare.sh does not use: $needle"
+  fi
+done
+for needle in 'h2crate_counts "' 'client_counts "' '--http2 --streams' 'examples/h2_crate_load'; do
+  if grep -qF -- "$needle" bench/h2-framing.sh; then
+    pass "h2-framing.sh uses: $needle"
+  else
+    fail "h2-framing.sh does not use: $needle"
   fi
 done
 for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell '; do

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Counting (and timing) for bench/client-vs-wrk.sh and bench/tls.sh, sourced by them and by
-# bench/test-counting.sh (which feeds these functions canned outputs).
+# Counting (and timing) for bench/client-vs-wrk.sh, bench/tls.sh, bench/h2load-compare.sh and
+# bench/h2-framing.sh, sourced by them and by bench/test-counting.sh (which feeds these functions canned outputs).
 # Needs bash, awk and python3 only.
 #
 # Each <tool>_counts function reads one run's output and prints one line:
@@ -178,6 +178,29 @@ h2load_counts() {
       add("non200", s3 + s4 + s5); add("failed", bad); add("errored", errored); add("timeout", timeout)
       if (s2 == 0) add("no_success", 1)
       printf "%d %.1f %s\n", s2, s2 / seconds, detail == "" ? "-" : detail
+    }
+  ' "$1"
+}
+
+# The h2 crate's load client (bench-client's example h2_crate_load, run by
+# bench/h2-framing.sh): its one line "successful=N failed=M duration_us=D";
+# a failed request (status not 200, body not the route's, a stream or
+# connection error) is flagged as failed=M.
+h2crate_counts() {
+  [ -r "$1" ] || { echo "h2crate_counts: $1: no h2_crate_load output" >&2; return 1; }
+  awk '
+    function fail(msg) { print "h2crate_counts: " FILENAME ": " msg > "/dev/stderr"; failed = 1; exit 1 }
+    /^successful=[0-9]+ failed=[0-9]+ duration_us=[0-9]+$/ {
+      lines++
+      for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] + 0 }
+    }
+    END {
+      if (failed) exit 1
+      if (lines != 1) fail(lines + 0 " successful=... lines instead of 1: not an h2_crate_load output")
+      if (v["duration_us"] <= 0) fail("duration_us is 0")
+      detail = v["failed"] > 0 ? "failed=" v["failed"] : ""
+      if (v["successful"] == 0) detail = detail (detail == "" ? "" : ",") "no_success=1"
+      printf "%d %.1f %s\n", v["successful"], v["successful"] * 1e6 / v["duration_us"], detail == "" ? "-" : detail
     }
   ' "$1"
 }

@@ -48,7 +48,7 @@ use crate::measure::BarrierError;
 use crate::runner;
 use crate::sys::ensure_fds_for;
 
-/// Closed-loop HTTP/1.1 load generator and benchmark suite for the workspace's servers.
+/// HTTP/1.1 and HTTP/2 load generator (closed and open loop), request counter and benchmark suite for the workspace's servers.
 ///
 /// Exit codes: 0 success; 1 a run failed (errors, preflight mismatch, server
 /// died); 2 bad input; 130 interrupted.
