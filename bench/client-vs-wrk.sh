@@ -100,17 +100,10 @@ for framework in actix axum rocket responder; do
         status=0
         run_one "$who" "http://$addr$route" || status=$?
         times > "$tmp/after"
-        read -r count rate detail <<< "$(count_one "$who")"
-        if [ "$status" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$status"; fi
-        cpu=$(awk -v a="$(children_cpu_s "$tmp/before")" -v b="$(children_cpu_s "$tmp/after")" -v n="$count" \
-          'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
-        echo "$rate $cpu $detail" >> "$tmp/$who"
+        round_line "$(count_one "$who")" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
       done
     done
-    for who in wrk client oha; do
-      cut -d' ' -f1 "$tmp/$who" | median > "$tmp/$who.rate"
-      cut -d' ' -f2 "$tmp/$who" | median > "$tmp/$who.cpu"
-    done
+    medians "$tmp" wrk client oha
     errors=$(for who in wrk oha client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
     awk -v f="$framework" -v r="$route" -v wr="$(cat "$tmp/wrk.rate")" -v orr="$(cat "$tmp/oha.rate")" \
       -v cr="$(cat "$tmp/client.rate")" -v wc="$(cat "$tmp/wrk.cpu")" -v oc="$(cat "$tmp/oha.cpu")" \

@@ -63,17 +63,10 @@ trap cleanup EXIT
           times > "$tmp/after"
           if [ "$who" = h2crate ]; then counts=$(h2crate_counts "$tmp/h2crate.out" || echo "0 - unreadable=1")
           else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
-          read -r count rate detail <<< "$counts"
-          if [ "$status" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$status"; fi
-          cpu=$(awk -v a="$(children_cpu_s "$tmp/before")" -v b="$(children_cpu_s "$tmp/after")" -v n="$count" \
-            'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
-          echo "$rate $cpu $detail" >> "$tmp/$who"
+          round_line "$counts" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
         done
       done
-      for who in h2crate engine; do
-        cut -d' ' -f1 "$tmp/$who" | median > "$tmp/$who.rate"
-        cut -d' ' -f2 "$tmp/$who" | median > "$tmp/$who.cpu"
-      done
+      medians "$tmp" h2crate engine
       errors=$(for who in h2crate engine; do errors_cell "$who" "$tmp/$who"; done |
         awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
       awk -v f="$framework" -v shape="$shape" -v hr="$(cat "$tmp/h2crate.rate")" \

@@ -112,23 +112,36 @@ printf '%s\n' "120100.0 7.000 -" "120000.0 7.100 -" > "$tmp/client-runs"
 got=$(errors_cell client "$tmp/client-runs")
 if [ -z "$got" ]; then pass "errors cell of clean runs: empty"; else fail "errors cell of clean runs: got '$got'"; fi
 
+# One run's line: rate, CPU per 1,000 successful requests from two `times`
+# outputs (children's user + system: 1.5 s before, 4.5 s after), detail.
+printf '0m0.010s 0m0.020s\n0m1.000s 0m0.500s\n' > "$tmp/before"
+printf '0m0.010s 0m0.020s\n0m3.000s 0m1.500s\n' > "$tmp/after"
+got=$(round_line "2000 500.0 -" 0 "$tmp/before" "$tmp/after")
+if [ "$got" = "500.0 1500 -" ]; then pass "round line: $got"; else fail "round line: expected '500.0 1500 -', got '$got'"; fi
+got=$(round_line "0 0.0 -" 3 "$tmp/before" "$tmp/after")
+if [ "$got" = "0.0 - exit_status=3" ]; then pass "round line of a failed run: $got"; else fail "round line of a failed run: expected '0.0 - exit_status=3', got '$got'"; fi
+printf '%s\n' "300.0 2.5 -" "100.0 - no_success=1" "200.0 1.5 -" > "$tmp/tool"
+medians "$tmp" tool
+got="$(cat "$tmp/tool.rate") $(cat "$tmp/tool.cpu")"
+if [ "$got" = "200.0 2" ]; then pass "medians: rate and CPU $got"; else fail "medians: expected '200.0 2', got '$got'"; fi
+
 # The wiring: client-vs-wrk.sh runs wrk with the script, oha without
 # following redirects, and reads every tool through these functions.
-for needle in 'h2load_counts "' 'client_counts "' '--http2 --streams'; do
+for needle in 'h2load_counts "' 'client_counts "' 'round_line "' 'medians "' '--http2 --streams'; do
   if grep -qF -- "$needle" bench/h2load-compare.sh; then
     pass "h2load-compare.sh uses: $needle"
   else
     fail "h2load-compare.sh does not use: $needle"
   fi
 done
-for needle in 'h2crate_counts "' 'client_counts "' '--http2 --streams' 'examples/h2_crate_load'; do
+for needle in 'h2crate_counts "' 'client_counts "' 'round_line "' 'medians "' '--http2 --streams' 'examples/h2_crate_load'; do
   if grep -qF -- "$needle" bench/h2-framing.sh; then
     pass "h2-framing.sh uses: $needle"
   else
     fail "h2-framing.sh does not use: $needle"
   fi
 done
-for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell '; do
+for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell ' 'round_line "' 'medians "'; do
   if grep -qF -- "$needle" bench/client-vs-wrk.sh; then
     pass "client-vs-wrk.sh uses: $needle"
   else

@@ -64,17 +64,10 @@ modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
         times > "$tmp/after"
         if [ "$who" = wrk ]; then counts=$(wrk_counts "$tmp/wrk.out" || echo "0 - unreadable=1")
         else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
-        read -r count rate detail <<< "$counts"
-        if [ "$status" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$status"; fi
-        cpu=$(awk -v a="$(children_cpu_s "$tmp/before")" -v b="$(children_cpu_s "$tmp/after")" -v n="$count" \
-          'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
-        echo "$rate $cpu $detail" >> "$tmp/$who"
+        round_line "$counts" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
       done
     done
-    for who in wrk client; do
-      cut -d' ' -f1 "$tmp/$who" | median > "$tmp/$who.rate"
-      cut -d' ' -f2 "$tmp/$who" | median > "$tmp/$who.cpu"
-    done
+    medians "$tmp" wrk client
     errors=$(for who in wrk client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
     awk -v f="$framework" -v wr="$(cat "$tmp/wrk.rate")" -v cr="$(cat "$tmp/client.rate")" \
       -v wc="$(cat "$tmp/wrk.cpu")" -v cc="$(cat "$tmp/client.cpu")" -v errors="$errors" '

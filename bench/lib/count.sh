@@ -233,6 +233,30 @@ errors_cell() {
 # must run in this shell, not in a command substitution's subshell). Both
 # snapshots of a run are taken before either is parsed, so that only the
 # tool's own CPU time falls between them.
+# round_line COUNTS STATUS BEFORE AFTER: one run's line for a table's
+# files, "RATE CPU DETAIL" (as errors_cell and medians read it): COUNTS is a
+# <tool>_counts line, STATUS the tool's exit status (named in DETAIL when the
+# counts saw nothing wrong), BEFORE and AFTER the outputs of `times` around
+# the run; CPU is the reaped children's user + system time per 1,000
+# successful requests, ms ("-" when none succeeded).
+round_line() {
+  local count rate detail cpu
+  read -r count rate detail <<< "$1"
+  if [ "$2" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$2"; fi
+  cpu=$(awk -v a="$(children_cpu_s "$3")" -v b="$(children_cpu_s "$4")" -v n="$count" \
+    'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
+  echo "$rate $cpu $detail"
+}
+# medians DIR WHO...: for each tool, the medians of its runs' rates and CPU
+# (DIR/WHO, lines from round_line) into DIR/WHO.rate and DIR/WHO.cpu.
+medians() {
+  local dir=$1 who
+  shift
+  for who in "$@"; do
+    cut -d' ' -f1 "$dir/$who" | median > "$dir/$who.rate"
+    cut -d' ' -f2 "$dir/$who" | median > "$dir/$who.cpu"
+  done
+}
 children_cpu_s() {
   tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
 }
