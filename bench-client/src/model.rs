@@ -118,6 +118,12 @@ pub enum Scenario {
     /// ALPN over TLS: four pairs, each protocol on connections of its own,
     /// one request in flight per connection (one stream) on both sides.
     Http2,
+    /// The frameworks head to head: every round starts each framework's
+    /// server anew, all pinned to the same server CPUs, and the client
+    /// alternates between them in slices on each route of
+    /// [`Scenario::variants`] (only one server loaded at a time); each pair of
+    /// frameworks gets paired ratios with their intervals, not deltas.
+    Frameworks,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -139,6 +145,7 @@ impl Scenario {
             Self::Blocking => "blocking",
             Self::Tls => "tls",
             Self::Http2 => "http2",
+            Self::Frameworks => "frameworks",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -164,6 +171,7 @@ impl Scenario {
                 Variant::DevicesHttps,
                 Variant::DevicesH2,
             ],
+            Self::Frameworks => &[Variant::Plaintext, Variant::PerRequest, Variant::Preserialized, Variant::Arc],
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -171,11 +179,13 @@ impl Scenario {
 
     /// Its deltas, as (baseline, changed) pairs: the first variant against
     /// each other one, except `http2`, whose every HTTP/2 variant is
-    /// compared with HTTP/1.1 on the same listener and route.
+    /// compared with HTTP/1.1 on the same listener and route, and
+    /// `frameworks`, which pairs frameworks, not variants (none).
     pub fn pairs(self) -> Vec<(Variant, Variant)> {
         let variants = self.variants();
         match self {
             Self::Http2 => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
+            Self::Frameworks => Vec::new(),
             _ => variants[1..].iter().map(|&to| (variants[0], to)).collect(),
         }
     }
@@ -413,6 +423,7 @@ mod tests {
             Scenario::Blocking,
             Scenario::Tls,
             Scenario::Http2,
+            Scenario::Frameworks,
             Scenario::Floor,
         ]
         .iter()
@@ -431,7 +442,8 @@ mod tests {
                 Scenario::Fortunes,
                 Scenario::Blocking,
                 Scenario::Tls,
-                Scenario::Http2
+                Scenario::Http2,
+                Scenario::Frameworks
             ],
             "floor is not a --scenarios value"
         );

@@ -200,6 +200,7 @@ impl AbArgs {
                 tls_resumption: true,
                 tcp_nodelay: false,
                 threshold_percent: self.threshold,
+                tie_margin_percent: crate::results::TIE_MARGIN_PERCENT,
                 target: None,
                 layers: {
                     let mut layers = vec![before.layers, after.layers];

@@ -38,9 +38,20 @@ pub struct SuiteArgs {
     )]
     pub frameworks: Vec<Framework>,
     /// Scenarios to measure, comma-separated (`fortunes`, the request that does real work, is not in the
-    /// default: it adds about a quarter to the suite's time).
-    #[arg(help_heading = "What to measure", long, value_enum, value_delimiter = ',', default_value = "payload,state")]
+    /// default: it adds about a quarter to the suite's time; `frameworks` sets the frameworks head to
+    /// head, every framework's server loaded in turn in the same run, and adds /fortunes when asked).
+    #[arg(
+        help_heading = "What to measure",
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "payload,state,frameworks"
+    )]
     pub scenarios: Vec<Scenario>,
+    /// The `frameworks` scenario: two frameworks tie when the 95 % interval of their ratio lies
+    /// within this margin of 1 (inside [1/(1 + m), 1 + m]: two one-sided tests at 2.5 % each).
+    #[arg(help_heading = "What to measure", long, default_value_t = crate::results::TIE_MARGIN_PERCENT, value_parser = positive_percent)]
+    pub tie_margin_percent: f64,
     /// Measured duration of each run (a whole number of windows), e.g. 3s.
     #[arg(help_heading = "Timing and load", long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
@@ -184,13 +195,26 @@ impl SuiteArgs {
         if self.load_percent.is_some() && pairing != Pairing::Slices {
             anyhow::bail!("--load-percent alternates the variants in slices: it cannot be used with pairing by rounds");
         }
-        if pairing == Pairing::Slices {
-            let variants = self.scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
+        let frameworks = dedup(self.frameworks);
+        let head_to_head = self.scenarios.contains(&Scenario::Frameworks);
+        if head_to_head && frameworks.len() < 2 {
+            anyhow::bail!("the frameworks scenario sets frameworks head to head: give --frameworks two or more");
+        }
+        if head_to_head && self.load_percent.is_some() {
+            anyhow::bail!(
+                "--load-percent takes one server's rate: the frameworks scenario loads several (drop one of the two)"
+            );
+        }
+        if pairing == Pairing::Slices || head_to_head {
+            let mut variants = self.scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
+            if head_to_head {
+                variants = variants.max(frameworks.len());
+            }
             sliced_timing(self.warmup, self.duration, self.slice, variants)?;
         }
         Ok(SuitePlan {
             profile: self.profile,
-            frameworks: dedup(self.frameworks),
+            frameworks,
             scenarios: dedup(self.scenarios),
             settings: LoadSettings {
                 requests_per_connection: self.requests_per_connection.map(nonzero),
@@ -220,6 +244,7 @@ impl SuiteArgs {
             server_per_round: !self.keep_server,
             load_percent: self.load_percent,
             threshold_percent: self.threshold,
+            tie_margin_percent: self.tie_margin_percent,
             target: self
                 .target_ci
                 .map(|half_width_percent| PrecisionTarget { half_width_percent, budget: self.budget }),
@@ -291,5 +316,24 @@ mod tests {
             Cli::try_parse_from(["b", "suite", "--scenarios", "floor"]).is_err(),
             "floor is not a scenario to ask for"
         );
+        assert_eq!(p.scenarios, [Scenario::Payload, Scenario::State, Scenario::Frameworks]);
+        assert!((p.tie_margin_percent - 5.0).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn the_frameworks_scenario_needs_two_frameworks_and_the_closed_loop() {
+        let args = |argv: &[&str]| {
+            let cli = Cli::try_parse_from([&["b", "suite", "--client-cpus", "0"][..], argv].concat()).unwrap();
+            let Commands::Suite(args) = cli.command else { unreachable!() };
+            args.plan().map_err(|e| e.to_string())
+        };
+        let one = args(&["--frameworks", "axum", "--scenarios", "frameworks"]).unwrap_err();
+        assert!(one.contains("give --frameworks two or more"), "{one}");
+        let open = args(&["--scenarios", "frameworks", "--load-percent", "50"]).unwrap_err();
+        assert!(open.contains("--load-percent"), "{open}");
+        assert!(args(&["--frameworks", "axum", "--scenarios", "payload"]).is_ok());
+        let p = args(&["--scenarios", "frameworks", "--tie-margin-percent", "3"]).unwrap();
+        assert_eq!(p.scenarios, [Scenario::Frameworks]);
+        assert!((p.tie_margin_percent - 3.0).abs() < f64::EPSILON);
     }
 }

@@ -15,7 +15,7 @@ const SLICES_PER_BLOCK: usize = 2;
 /// Per block, the ratio after / before of the successful requests in the
 /// two variants' slices of that block (`windows` are each variant's own
 /// slices, in order).
-fn block_ratios(before: &RunRecord, after: &RunRecord) -> Vec<f64> {
+pub(super) fn block_ratios(before: &RunRecord, after: &RunRecord) -> Vec<f64> {
     let sums = |r: &RunRecord| -> Vec<u64> {
         r.figures.windows.chunks_exact(SLICES_PER_BLOCK).map(|c| c.iter().sum()).collect()
     };

@@ -18,6 +18,7 @@ mod latency;
 mod merge;
 mod proportion;
 mod reports;
+mod rivals;
 mod slo;
 mod sweep;
 
@@ -35,6 +36,7 @@ pub use self::latency::{LatencyDelta, latency_deltas};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
+pub use self::rivals::{Confirmed, Ratio, Rival, Standing, TIE_MARGIN_PERCENT, confirmed, rivals};
 pub use self::slo::{Objective, SloError, SloVerdict, parse_slo};
 pub use self::sweep::{SweepLine, SweepPoint, sweep};
 use crate::analysis::Change;
@@ -52,10 +54,11 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// side (`meta.ab.expect_status`, `meta.ab.changes`) and `load --slo`'s verdicts (`slo`); 11 the
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`);
 /// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`);
-/// 14 the `http2` scenario (its variants, `meta.http2_settings`).
-pub const SCHEMA_VERSION: u32 = 14;
+/// 14 the `http2` scenario (its variants, `meta.http2_settings`); 15 the `frameworks` scenario
+/// (`rivals`: every pair of frameworks head to head).
+pub const SCHEMA_VERSION: u32 = 15;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 and 14 only added
+/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 15 only added
 /// keys, each with a default when missing, and 7 and 14 values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
@@ -357,6 +360,10 @@ pub struct Results {
     /// (the `count.json` of the session's count, also written beside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted: Option<CountReport>,
+    /// With the `frameworks` scenario: every route's pairs of frameworks
+    /// head to head, their ratios and standings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rivals: Vec<Rival>,
 }
 
 fn rounds() -> Pairing {

@@ -26,7 +26,7 @@ use super::command;
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::schedule::{Sliced, Slot, Step};
 use super::servers::{ServerFlags, Started, start_healthy};
-use super::session::{self, Design, Servers};
+use super::session::{self, Design, Servers, Unit};
 use crate::model::Framework;
 use crate::preflight;
 use crate::results::{self, AbChange, AbMeta, Delta, Meta, RunRecord};
@@ -117,7 +117,7 @@ struct Builds {
 
 impl Design for Builds {
     /// One start per framework and round: the sides name their own layers.
-    fn sweeps(&self, _plan: &SuitePlan) -> Vec<Option<u16>> {
+    fn sweeps(&self, _plan: &SuitePlan, _unit: Unit) -> Vec<Option<u16>> {
         vec![None]
     }
 
@@ -125,17 +125,19 @@ impl Design for Builds {
     fn start(
         &self,
         plan: &SuitePlan,
-        framework: Framework,
+        unit: Unit,
         _sweep: Option<u16>,
         round: u32,
         stop: &AtomicBool,
     ) -> anyhow::Result<Servers> {
+        let Unit::One(framework) = unit else { anyhow::bail!("ab compares two builds of one framework at a time") };
         let (before, after) = start_pair(plan, framework, self, round, stop)?;
         Ok(vec![before, after])
     }
 
-    fn started_line(&self, framework: Framework, servers: &[Started], round: u32) -> String {
-        let [Started { process: before, .. }, Started { process: after, .. }] = servers else {
+    fn started_line(&self, unit: Unit, servers: &[Started], round: u32) -> String {
+        let ([Started { process: before, .. }, Started { process: after, .. }], Unit::One(framework)) = (servers, unit)
+        else {
             return session::server_lines(servers);
         };
         format!(
@@ -150,8 +152,8 @@ impl Design for Builds {
 
     /// Records where the first pair of `framework`'s servers answers
     /// differently; the lines that say so.
-    fn note_started(&mut self, framework: Framework, servers: &[Started]) -> Vec<String> {
-        let [before, after] = servers else { return Vec::new() };
+    fn note_started(&mut self, unit: Unit, servers: &[Started]) -> Vec<String> {
+        let ([before, after], Unit::One(framework)) = (servers, unit) else { return Vec::new() };
         if self.meta.changes.iter().any(|c| c.framework == framework) {
             return Vec::new();
         }
@@ -166,7 +168,7 @@ impl Design for Builds {
     }
 
     /// Each route, BEFORE against AFTER in slices.
-    fn steps(&self, _plan: &SuitePlan, round: u32) -> Vec<Step> {
+    fn steps(&self, _plan: &SuitePlan, _unit: Unit, round: u32) -> Vec<Step> {
         self.routes.iter().map(|&p| Step::Sliced(Sliced::before_after(p, round))).collect()
     }
 
@@ -268,7 +270,7 @@ fn start_pair(
             _ => start_healthy(&dir.join(framework.binary()), &plan.server_cpus, side.layers, ServerFlags::default()),
         }
         .context(name.to_owned())?;
-        Started::of_answers(process, side.layers, &builds.routes, builds.expect_status, name, stop)
+        Started::of_answers(framework, process, side.layers, &builds.routes, builds.expect_status, name, stop)
     };
     let (bins, before, after) = ((&*builds.bins.0, &*builds.bins.1), &builds.before, &builds.after);
     if round.is_multiple_of(2) {

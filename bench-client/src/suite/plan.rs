@@ -48,6 +48,9 @@ pub struct SuitePlan {
     /// `--threshold-percent`: a change smaller than this does not matter to
     /// the user; an interval wider than it reads "inconclusive".
     pub threshold_percent: f64,
+    /// The `frameworks` scenario: a ratio whose 95 % interval lies within
+    /// this margin of 1, percent, is a tie.
+    pub tie_margin_percent: f64,
     /// Server `--layers` values, ascending, each measured with its own server start.
     pub layers: Vec<u16>,
     /// CPUs the servers are pinned to (workers = their count).

@@ -40,14 +40,50 @@ impl Sliced {
     }
 }
 
-/// The runs of round `round` (from 1) of `scenarios`, paired as `pairing` says.
+/// The runs of round `round_number` of the `frameworks` scenario over
+/// `servers` servers (one per framework, server `i` the `i`-th): per route
+/// of [`Scenario::Frameworks`] (and `/fortunes` when `scenarios` has
+/// `fortunes`), one run alternating between the servers in mirrored blocks
+/// (`0 1 2 2 1 0`, reversed in even rounds), each on connections of its own,
+/// so that every pair of frameworks is paired within each block. The routes'
+/// order is reversed in even rounds.
+pub(super) fn rivals(scenarios: &[Scenario], round_number: u32, servers: usize) -> Vec<Step> {
+    let mut variants = Scenario::Frameworks.variants().to_vec();
+    if scenarios.contains(&Scenario::Fortunes) {
+        variants.push(Variant::Fortunes);
+    }
+    if round_number.is_multiple_of(2) {
+        variants.reverse();
+    }
+    let block = Slicing::mirrored_block(servers, round_number.is_multiple_of(2));
+    variants
+        .into_iter()
+        .enumerate()
+        .map(|(i, variant)| {
+            let slots = (0..servers)
+                .map(|server| Slot {
+                    scenario: Scenario::Frameworks,
+                    variant,
+                    path: variant.label(),
+                    round: round_number,
+                    position: u32::try_from(i * servers + server + 1).unwrap_or(u32::MAX),
+                    server,
+                })
+                .collect();
+            Step::Sliced(Sliced { slots, block: block.clone() })
+        })
+        .collect()
+}
+
+/// The runs of round `round` (from 1) of `scenarios`, paired as `pairing`
+/// says (the `frameworks` scenario apart: [`rivals`]).
 pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec<Step> {
     let slots = round(scenarios, round_number);
     match pairing {
         Pairing::Rounds => slots.into_iter().map(Step::Single).collect(),
         Pairing::Slices => {
             let mut steps = vec![Step::Single(slots[0])];
-            for &scenario in scenarios {
+            for &scenario in scenarios.iter().filter(|s| **s != Scenario::Frameworks) {
                 let mut of: Vec<Slot> = slots.iter().copied().filter(|s| s.scenario == scenario).collect();
                 of.sort_by_key(|s| scenario.variants().iter().position(|v| *v == s.variant));
                 let block = Slicing::mirrored_block(of.len(), round_number.is_multiple_of(2));
@@ -99,7 +135,7 @@ pub fn round(scenarios: &[Scenario], round: u32) -> Vec<Slot> {
         position: 1,
         server: 0,
     }];
-    for &scenario in scenarios {
+    for &scenario in scenarios.iter().filter(|s| **s != Scenario::Frameworks) {
         let mut variants = scenario.variants().to_vec();
         if round.is_multiple_of(2) {
             variants.reverse();
@@ -145,5 +181,34 @@ mod tests {
             [Variant::Fortunes, Variant::FortunesCached]
         );
         assert_eq!(fortunes.block, [0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn frameworks_alternate_between_servers_route_by_route_and_not_among_the_variants() {
+        let with = [Scenario::Payload, Scenario::Frameworks];
+        assert_eq!(round(&with, 1), round(&[Scenario::Payload], 1), "no slot of its own in a framework's round");
+        assert_eq!(steps(&with, 1, Pairing::Slices).len(), 2, "the floor and payload");
+        let odd = rivals(&with, 1, 3);
+        let routes = |steps: &[Step]| -> Vec<&str> {
+            steps
+                .iter()
+                .map(|s| match s {
+                    Step::Sliced(s) => s.slots[0].path,
+                    Step::Single(s) => s.path,
+                })
+                .collect()
+        };
+        assert_eq!(routes(&odd), ["/plaintext", "/api/devices", "/api/devices/preserialized", "/state/arc"]);
+        let Step::Sliced(first) = &odd[0] else { panic!("{odd:?}") };
+        assert_eq!(first.slots.iter().map(|s| s.server).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(first.slots.iter().all(|s| s.scenario == Scenario::Frameworks && s.round == 1));
+        assert_eq!(first.block, [0, 1, 2, 2, 1, 0]);
+        let even = rivals(&[Scenario::Fortunes, Scenario::Frameworks], 2, 2);
+        assert_eq!(
+            routes(&even),
+            ["/fortunes", "/state/arc", "/api/devices/preserialized", "/api/devices", "/plaintext"]
+        );
+        let Step::Sliced(first) = &even[0] else { panic!("{even:?}") };
+        assert_eq!(first.block, [1, 0, 0, 1]);
     }
 }

@@ -111,6 +111,8 @@ pub fn route_load(addr: SocketAddr, route: &Route) -> RouteLoad {
 /// A server of a round, with what a successful response of each route it
 /// is loaded on carries.
 pub(super) struct Started {
+    /// The framework it serves with (its runs are recorded under it).
+    pub(super) framework: Framework,
     /// The process.
     pub(super) process: ServerProcess,
     /// Its `--layers`.
@@ -126,8 +128,8 @@ pub(super) struct Started {
 
 impl Started {
     /// A server whose routes answer the route table (checked at start).
-    pub(super) fn of_table(process: ServerProcess, layers: u16) -> Self {
-        Self { process, layers, answers: Vec::new(), grant: None }
+    pub(super) fn of_table(framework: Framework, process: ServerProcess, layers: u16) -> Self {
+        Self { framework, process, layers, answers: Vec::new(), grant: None }
     }
 
     /// A server of `ab` whose `paths` each answer with `status`, the same
@@ -137,6 +139,7 @@ impl Started {
     /// A route that answers another status, or other bytes from one request
     /// to the next (the process is stopped).
     pub(super) fn of_answers(
+        framework: Framework,
         process: ServerProcess,
         layers: u16,
         paths: &[&'static str],
@@ -149,7 +152,7 @@ impl Started {
             .iter()
             .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status, stop).map(|f| (p, f)))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Self { process, layers, answers, grant: None })
+        Ok(Self { framework, process, layers, answers, grant: None })
     }
 
     /// The load of `path` on this server as `variant` is loaded (over TLS

@@ -29,15 +29,50 @@ use crate::report::{self, ceiling_line, charts, run_line};
 use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::noise_check;
 
+/// What one pass of a session measures: one framework's servers (the
+/// suite's variants, `ab`'s two builds), or every framework's at once, head
+/// to head (the `frameworks` scenario).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unit {
+    /// One framework.
+    One(Framework),
+    /// Every framework of the plan, one server each, in the same round.
+    Rivals,
+}
+
+impl Unit {
+    /// How it reads in the terminal's lines.
+    fn name(self) -> &'static str {
+        match self {
+            Self::One(f) => f.name(),
+            Self::Rivals => "frameworks",
+        }
+    }
+
+    /// The heading of its part of the session.
+    fn heading(self) -> String {
+        match self {
+            Self::One(f) => f.binary(),
+            Self::Rivals => "frameworks head to head".to_owned(),
+        }
+    }
+}
+
 /// What a session compares, and so which servers a round measures: the
 /// suite's variants (`variants.rs`) or `ab`'s two builds (`ab.rs`). The
 /// session asks it and never names either, so neither imports the other.
 pub(super) trait Design {
-    /// The server starts of a framework: one per layer count for the suite,
-    /// one for `ab` (whose sides name their own).
-    fn sweeps(&self, plan: &SuitePlan) -> Vec<Option<u16>>;
+    /// The passes of the session, in order: each framework of the plan
+    /// unless the design says otherwise.
+    fn units(&self, plan: &SuitePlan) -> Vec<Unit> {
+        plan.frameworks.iter().copied().map(Unit::One).collect()
+    }
 
-    /// Starts the servers of `framework` for `round`; a slot's `server`
+    /// The server starts of a unit: one per layer count for the suite,
+    /// one for `ab` (whose sides name their own).
+    fn sweeps(&self, plan: &SuitePlan, unit: Unit) -> Vec<Option<u16>>;
+
+    /// Starts the servers of `unit` for `round`; a slot's `server`
     /// indexes them.
     ///
     /// # Errors
@@ -45,26 +80,26 @@ pub(super) trait Design {
     fn start(
         &self,
         plan: &SuitePlan,
-        framework: Framework,
+        unit: Unit,
         sweep: Option<u16>,
         round: u32,
         stop: &AtomicBool,
     ) -> anyhow::Result<Servers>;
 
     /// The line that says where the servers run.
-    fn started_line(&self, _framework: Framework, servers: &[Started], _round: u32) -> String {
+    fn started_line(&self, _unit: Unit, servers: &[Started], _round: u32) -> String {
         server_lines(servers)
     }
 
-    /// Takes note of the servers just started for `framework` (what the
+    /// Takes note of the servers just started for `unit` (what the
     /// design keeps of them goes into [`Design::record`]); the lines that
     /// say what it noted.
-    fn note_started(&mut self, _framework: Framework, _servers: &[Started]) -> Vec<String> {
+    fn note_started(&mut self, _unit: Unit, _servers: &[Started]) -> Vec<String> {
         Vec::new()
     }
 
-    /// The steps of `round`.
-    fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step>;
+    /// The steps of `unit` in `round`.
+    fn steps(&self, plan: &SuitePlan, unit: Unit, round: u32) -> Vec<Step>;
 
     /// The deltas of `runs`, of `frameworks`.
     fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta>;
@@ -214,19 +249,19 @@ fn target_met(
     false
 }
 
-/// Measures one framework; pushes its runs as they complete, and the paths
-/// of its flame graphs when profiled.
-fn measure_framework(
+/// Measures one unit (a framework, or the frameworks head to head); pushes
+/// its runs as they complete, and the paths of its flame graphs when profiled.
+fn measure_unit(
     context: &RunContext<'_>,
     design: &mut dyn Design,
-    framework: Framework,
+    unit: Unit,
     runs: &mut Vec<RunRecord>,
     flamegraphs: &mut FlameGraphs,
 ) -> anyhow::Result<()> {
     let RunContext { plan, dir, profiler, progress, stop } = *context;
     let mut profiles = Profiles::new();
-    let sweeps = design.sweeps(plan);
-    let shares = u32::try_from(plan.frameworks.len() * sweeps.len()).unwrap_or(u32::MAX).max(1);
+    let sweeps = design.sweeps(plan, unit);
+    let shares = u32::try_from(design.units(plan).len() * sweeps.len()).unwrap_or(u32::MAX).max(1);
     for &sweep in &sweeps {
         let sweep_text = match sweep {
             Some(layers) if sweeps.len() > 1 => format!(" {layers} layers"),
@@ -236,7 +271,7 @@ fn measure_framework(
         let last_round = if plan.target.is_some() { u32::MAX } else { plan.rounds };
         let mut servers: Servers = Vec::new();
         for round in 1..=last_round {
-            if let Some(layers) = sweep
+            if let (Some(layers), Unit::One(framework)) = (sweep, unit)
                 && target_met(context, design, runs, framework, layers, round)
             {
                 break;
@@ -245,7 +280,7 @@ fn measure_framework(
                 && round > 2
                 && started.elapsed() >= target.budget / shares
             {
-                progress.line(&format!("  {}{sweep_text}: budget spent after {} rounds", framework.name(), round - 1));
+                progress.line(&format!("  {}{sweep_text}: budget spent after {} rounds", unit.name(), round - 1));
                 break;
             }
             if stop.load(Ordering::Relaxed) {
@@ -253,22 +288,24 @@ fn measure_framework(
             }
             if servers.is_empty() || plan.server_per_round {
                 stop_servers(&mut servers, progress);
-                servers = design.start(plan, framework, sweep, round, stop)?;
-                progress.line(&design.started_line(framework, &servers, round));
-                for line in design.note_started(framework, &servers) {
+                servers = design.start(plan, unit, sweep, round, stop)?;
+                progress.line(&design.started_line(unit, &servers, round));
+                for line in design.note_started(unit, &servers) {
                     progress.line(&line);
                 }
             }
-            for step in design.steps(plan, round) {
+            for step in design.steps(plan, unit, round) {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
                 let what = match &step {
                     Step::Single(slot) => format!("{}/{}", slot.scenario, slot.variant),
-                    Step::Sliced(s) if s.slots[0].scenario == Scenario::Before => s.slots[0].path.to_owned(),
+                    Step::Sliced(s) if matches!(s.slots[0].scenario, Scenario::Before | Scenario::Frameworks) => {
+                        s.slots[0].path.to_owned()
+                    }
                     Step::Sliced(s) => format!("{} sliced", s.slots[0].scenario),
                 };
-                let label = format!("{}{sweep_text} round {round}/{} {what}", framework.name(), plan.rounds);
+                let label = format!("{}{sweep_text} round {round}/{} {what}", unit.name(), plan.rounds);
                 let mut measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
                 if measured.iter().any(|(_, f)| f.short_of_schedule_only()) && !stop.load(Ordering::Relaxed) {
                     // The client's thread fell behind its schedule (the
@@ -277,6 +314,8 @@ fn measure_framework(
                     measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
                 }
                 for (slot, figures) in measured {
+                    // The slot's server says whose run it is (head to head, each its own framework).
+                    let framework = servers[slot.server].framework;
                     let columns = format!(
                         "{:<6}{sweep_text} round {round}/{} {}",
                         framework.name(),
@@ -309,9 +348,12 @@ fn measure_framework(
         stop_servers(&mut servers, progress);
     }
     profiler.say_pending(progress);
-    let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, profiler, progress);
-    flamegraphs.graphs.extend(written.graphs);
-    flamegraphs.differentials.extend(written.differentials);
+    // Head to head, perf records no run (it records one process, and a run alternates several).
+    if let Unit::One(framework) = unit {
+        let written = profiling::write_flamegraphs(dir, framework, &plan.scenarios, &profiles, profiler, progress);
+        flamegraphs.graphs.extend(written.graphs);
+        flamegraphs.differentials.extend(written.differentials);
+    }
     Ok(())
 }
 
@@ -378,6 +420,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         deltas: Vec::new(),
         failures: Vec::new(),
         counted: None,
+        rivals: Vec::new(),
     };
     design.record(&mut results.meta);
     let json = dir.join("results.json");
@@ -388,24 +431,31 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         eprintln!("noise: {line}");
     }
     results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
-    let runs_per_round = design.steps(plan, 1).len() as u64;
-    let sweeps = design.sweeps(plan).len() as u64;
-    let progress = Progress::new(plan.frameworks.len() as u64 * sweeps * u64::from(plan.rounds) * runs_per_round);
+    let units = design.units(plan);
+    let per_round: u64 =
+        units.iter().map(|&u| design.steps(plan, u, 1).len() as u64 * design.sweeps(plan, u).len() as u64).sum();
+    let progress = Progress::new(per_round * u64::from(plan.rounds));
     let context = RunContext { plan, dir: &dir, profiler: &profiler, progress: &progress, stop };
     let mut flamegraphs = FlameGraphs::default();
     let mut stopped_by_error = false;
-    for &framework in &plan.frameworks {
+    for unit in units {
         if stop.load(Ordering::Relaxed) || stopped_by_error {
             break;
         }
-        progress.line(&format!("{}:", framework.binary()));
-        if let Err(e) = measure_framework(&context, design, framework, &mut results.runs, &mut flamegraphs) {
+        progress.line(&format!("{}:", unit.heading()));
+        if let Err(e) = measure_unit(&context, design, unit, &mut results.runs, &mut flamegraphs) {
             let error = format!("{e:#}");
             progress.line(&format!("error: {error}"));
             stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
+            // Head to head, the failure is the session's first framework's, and says it was head to head.
+            let (framework, error) = match unit {
+                Unit::One(framework) => (framework, error),
+                Unit::Rivals => (plan.frameworks[0], format!("frameworks head to head: {error}")),
+            };
             results.failures.push(FrameworkFailure { framework, error });
         }
         results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
+        results.rivals = results::rivals(&results.runs, plan.tie_margin_percent);
         results.meta.profiler = profiler_seen(&results, &profiler);
         design.record(&mut results.meta);
         results::write(&json, &results)?;
@@ -414,6 +464,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
     results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
+    results.rivals = results::rivals(&results.runs, plan.tie_margin_percent);
     if let Some(settings) = plan.count.filter(|_| !interrupted) {
         // The timed results are written first: a count that fails or is interrupted loses nothing timed.
         results::write(&json, &results)?;

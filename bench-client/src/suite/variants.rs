@@ -1,15 +1,17 @@
 //! The suite's [`Design`]: every scenario's variants on one server of each
 //! framework and layer count, started anew every round (or once, with
-//! `server_per_round` off), paired as the plan says.
+//! `server_per_round` off), paired as the plan says; then, with the
+//! `frameworks` scenario, every framework's server at once, head to head
+//! (the first layer count), started anew every round in a rotating order.
 
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 
 use super::plan::SuitePlan;
-use super::schedule::{Slot, Step, steps};
+use super::schedule::{Slot, Step, rivals, steps};
 use super::servers::{ServerFlags, Started, start_server};
-use super::session::{Design, Servers};
+use super::session::{Design, Servers, Unit};
 use crate::model::{Framework, Scenario};
 use crate::preflight;
 use crate::report;
@@ -23,22 +25,49 @@ pub(super) struct Variants {
     grants: Vec<Http2Grant>,
 }
 
+/// Whether the plan's scenarios measure anything within one framework (all
+/// but `frameworks`, which measures them head to head).
+fn within_frameworks(plan: &SuitePlan) -> bool {
+    plan.scenarios.iter().any(|s| *s != Scenario::Frameworks)
+}
+
 impl Design for Variants {
-    fn sweeps(&self, plan: &SuitePlan) -> Vec<Option<u16>> {
-        plan.layers.iter().copied().map(Some).collect()
+    /// Each framework (unless the plan has the `frameworks` scenario alone),
+    /// then the frameworks head to head when it has it.
+    fn units(&self, plan: &SuitePlan) -> Vec<Unit> {
+        let mut units: Vec<Unit> = if within_frameworks(plan) {
+            plan.frameworks.iter().copied().map(Unit::One).collect()
+        } else {
+            Vec::new()
+        };
+        if plan.scenarios.contains(&Scenario::Frameworks) && plan.frameworks.len() > 1 {
+            units.push(Unit::Rivals);
+        }
+        units
+    }
+
+    fn sweeps(&self, plan: &SuitePlan, unit: Unit) -> Vec<Option<u16>> {
+        match unit {
+            Unit::One(_) => plan.layers.iter().copied().map(Some).collect(),
+            Unit::Rivals => vec![plan.layers.first().copied()],
+        }
     }
 
     fn start(
         &self,
         plan: &SuitePlan,
-        framework: Framework,
+        unit: Unit,
         sweep: Option<u16>,
-        _round: u32,
+        round: u32,
         _stop: &AtomicBool,
     ) -> anyhow::Result<Servers> {
         let layers = sweep.context("the suite starts a server per layer count")?;
         let tls = plan.scenarios.iter().any(|s| matches!(s, Scenario::Tls | Scenario::Http2));
         let flags = ServerFlags { tls, tcp_nodelay: plan.tcp_nodelay };
+        let framework = match unit {
+            Unit::One(framework) => framework,
+            Unit::Rivals => return start_rivals(plan, layers, flags, round),
+        };
         let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
         if plan.scenarios.contains(&Scenario::Http2) && !self.grants.iter().any(|g| g.framework == framework) {
             let settings = preflight::http2_settings(process.addr)
@@ -46,13 +75,14 @@ impl Design for Variants {
             // Recorded in `note_started`, which may not fail.
             return Ok(vec![Started {
                 grant: Some(Http2Grant::of(framework, &settings)),
-                ..Started::of_table(process, layers)
+                ..Started::of_table(framework, process, layers)
             }]);
         }
-        Ok(vec![Started::of_table(process, layers)])
+        Ok(vec![Started::of_table(framework, process, layers)])
     }
 
-    fn note_started(&mut self, framework: Framework, servers: &[Started]) -> Vec<String> {
+    fn note_started(&mut self, unit: Unit, servers: &[Started]) -> Vec<String> {
+        let Unit::One(framework) = unit else { return Vec::new() };
         let Some(grant) = servers.iter().find_map(|s| s.grant) else { return Vec::new() };
         self.grants.push(grant);
         vec![format!("  {} grants HTTP/2: {}", framework.name(), report::http2_grant_text(&grant))]
@@ -62,8 +92,11 @@ impl Design for Variants {
         meta.http2_settings.clone_from(&self.grants);
     }
 
-    fn steps(&self, plan: &SuitePlan, round: u32) -> Vec<Step> {
-        steps(&plan.scenarios, round, plan.pairing)
+    fn steps(&self, plan: &SuitePlan, unit: Unit, round: u32) -> Vec<Step> {
+        match unit {
+            Unit::One(_) => steps(&plan.scenarios, round, plan.pairing),
+            Unit::Rivals => rivals(&plan.scenarios, round, plan.frameworks.len()),
+        }
     }
 
     fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta> {
@@ -72,7 +105,10 @@ impl Design for Variants {
     }
 
     fn slot_columns(&self, slot: &Slot) -> String {
-        format!("{:<8} {:<13}", slot.scenario.name(), slot.variant.name())
+        match slot.scenario {
+            Scenario::Frameworks => format!("{:<10} {:<27}", slot.scenario.name(), slot.path),
+            _ => format!("{:<8} {:<13}", slot.scenario.name(), slot.variant.name()),
+        }
     }
 
     /// The newest readable results of the plan's other profiles in its
@@ -84,4 +120,20 @@ impl Design for Variants {
         }
         others
     }
+}
+
+/// Every framework's server of the plan for `round`, head to head: all
+/// pinned to the same server CPUs, server `i` of the plan's `i`-th
+/// framework, started in an order that rotates by one each round (the first
+/// started may find a colder page cache, and the last a busier kernel).
+fn start_rivals(plan: &SuitePlan, layers: u16, flags: ServerFlags, round: u32) -> anyhow::Result<Servers> {
+    let n = plan.frameworks.len();
+    let first = usize::try_from(round).unwrap_or(0) % n.max(1);
+    let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
+    for i in (0..n).map(|k| (first + k) % n) {
+        let framework = plan.frameworks[i];
+        let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
+        started[i] = Some(Started::of_table(framework, process, layers));
+    }
+    Ok(started.into_iter().flatten().collect())
 }
