@@ -10,7 +10,7 @@ FRAMEWORKS  ?= actix,axum,rocket
 # not in the default: it adds ~2 min (a quarter) to `make bench`. Ask for it with
 # SCENARIOS=payload,state,fortunes; the report's "In proportion" table then
 # reads every delta as a share of a /fortunes request.
-SCENARIOS   ?= payload,state
+SCENARIOS   ?= payload,state,frameworks
 LAYERS      ?= 10
 SERVER_CPUS ?= 0
 CLIENT_CPUS ?= 1
@@ -32,7 +32,7 @@ NO_BUILD    ?=
 # round measures the baseline's closed-loop rate, then alternates the variants in the
 # open loop at that share of it; every delta gets p50/p90/p99/p99.9 with intervals.
 LOAD_PERCENT ?=
-# COUNT=1: `make bench` then counts every delta's two routes in each framework (as `make count`
+# COUNT=1: `make ab` counts the two sides instead of timing them (`ab --count`); `make bench` then counts every delta's two routes in each framework (as `make count`
 # does) and shows each delta's counted change beside its timed one (about 15 s per route counted).
 COUNT ?=
 # TCP_NODELAY=1: the servers set TCP_NODELAY on their connections (`suite --tcp-nodelay`); each
@@ -103,7 +103,8 @@ ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git
 	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
-	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT))
+	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
+	  $(if $(COUNT),--count $(if $(NO_PERF),--no-perf))
 
 # What a request costs, counted (docs/METHODOLOGY.md, "Counted, not timed"): per framework and
 # route, a server process under callgrind, one under memcheck and one native under perf stat each

@@ -1,6 +1,7 @@
 //! `bench-client report FILE --table …`: a front-page table of a committed
 //! results file, printed as the README shows it (the README's tables are
-//! this command's output, and a test renders them again).
+//! this command's output, and a test renders them again); `--chart …
+//! --output PATH` draws one of its charts as the README shows it.
 
 use std::path::PathBuf;
 
@@ -22,6 +23,19 @@ pub enum FrontTable {
     /// With the `http2` scenario: the SETTINGS each server granted, then what HTTP/2 saves or
     /// costs against HTTP/1.1 in each framework.
     Http2,
+    /// With the `frameworks` scenario: every pair of frameworks head to head, with their ratios
+    /// and verdicts (with --confirmed-by, a second session's beside, the verdicts both give).
+    Frameworks,
+}
+
+/// Which chart `report --chart` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FrontChart {
+    /// With the `frameworks` scenario: every pair's ratio of server CPU per request with its
+    /// interval, one group per route.
+    Frameworks,
+    /// Every delta's change with its interval, one group per framework.
+    Changes,
 }
 
 /// Flags of `report`, as typed.
@@ -32,6 +46,43 @@ pub struct ReportArgs {
     /// The table to print.
     #[arg(long, value_enum, default_value = "floors")]
     pub table: FrontTable,
+    /// With --table frameworks: a second session's results, whose verdicts must agree for one to stand.
+    #[arg(long, value_name = "FILE")]
+    pub confirmed_by: Option<PathBuf>,
+    /// Draw this chart as an SVG instead of printing a table.
+    #[arg(long, value_enum, requires = "output", conflicts_with = "table")]
+    pub chart: Option<FrontChart>,
+    /// With --chart: the SVG file to write.
+    #[arg(long, short, value_name = "PATH", requires = "chart")]
+    pub output: Option<PathBuf>,
+}
+
+/// The results in `file` (or the run folder holding them).
+fn read_results(file: &std::path::Path) -> anyhow::Result<crate::results::Results> {
+    let path = if file.is_dir() { file.join("results.json") } else { file.to_owned() };
+    crate::results::read(&path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Draws the chart `args` asks for into its output.
+///
+/// # Errors
+/// A file that cannot be read, holds nothing to draw, or a chart that cannot be written.
+pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Path) -> anyhow::Result<()> {
+    let results = read_results(&args.file)?;
+    let drew = match chart {
+        FrontChart::Frameworks => report::charts::draw_frameworks(output, &results)?,
+        FrontChart::Changes => report::charts::draw_changes(output, &results)?,
+    };
+    anyhow::ensure!(
+        drew,
+        "{}: nothing to draw (no {} in it)",
+        args.file.display(),
+        match chart {
+            FrontChart::Frameworks => "frameworks scenario",
+            FrontChart::Changes => "delta",
+        }
+    );
+    Ok(())
 }
 
 /// The table `args` asks for, under the line saying what it was measured on.
@@ -40,7 +91,11 @@ pub struct ReportArgs {
 /// A file that cannot be read or is not a suite's results.
 pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
     let path = if args.file.is_dir() { args.file.join("results.json") } else { args.file.clone() };
-    let results = crate::results::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let results = read_results(&args.file)?;
+    anyhow::ensure!(
+        args.confirmed_by.is_none() || args.table == FrontTable::Frameworks,
+        "--confirmed-by holds two sessions' verdicts against each other: it goes with --table frameworks"
+    );
     let table = match args.table {
         FrontTable::Floors => report::floors_table(&results),
         FrontTable::Changes => report::changes_excerpt(&results),
@@ -64,12 +119,45 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
             http2.deltas.retain(|d| d.scenario == crate::model::Scenario::Http2);
             format!("{settings}\n{}", report::changes_excerpt(&http2))
         }
+        FrontTable::Frameworks => {
+            anyhow::ensure!(
+                !results.rivals.is_empty(),
+                "{}: no frameworks scenario (suite --scenarios frameworks has it)",
+                path.display()
+            );
+            match &args.confirmed_by {
+                None => report::rivals_table(&results),
+                Some(second) => {
+                    let other = read_results(second)?;
+                    anyhow::ensure!(
+                        !other.rivals.is_empty(),
+                        "{}: no frameworks scenario (suite --scenarios frameworks has it)",
+                        second.display()
+                    );
+                    let table = report::confirmed_table(&results, &other);
+                    return Ok(format!(
+                        "First session: {}\n\nSecond session: {}\n\n{table}",
+                        report::machine_line(&results),
+                        report::machine_line(&other)
+                    ));
+                }
+            }
+        }
     };
     Ok(format!("{}\n\n{}", report::machine_line(&results), table))
 }
 
 /// Prints the table; 2 when the file cannot be read.
 pub(super) fn run(args: &ReportArgs) -> Outcome {
+    if let (Some(chart), Some(output)) = (args.chart, &args.output) {
+        return match drawn(args, chart, output) {
+            Ok(()) => {
+                println!("wrote {}", output.display());
+                Outcome::Success
+            }
+            Err(e) => super::report(&e, Outcome::Usage),
+        };
+    }
     match rendered(args) {
         Ok(text) => {
             print!("{text}");
@@ -97,11 +185,51 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         for (file, table, name) in README_TABLES {
-            let text = rendered(&ReportArgs { file: root.join(file), table }).unwrap();
+            let text =
+                rendered(&ReportArgs { file: root.join(file), table, confirmed_by: None, chart: None, output: None })
+                    .unwrap();
             assert!(readme.contains(text.trim()), "README's {name} table of {file} differs from:\n{text}");
             let command = format!("bench-client report {file} --table {name}");
             assert!(readme.contains(&command), "README does not say it renders with `{command}`");
         }
+    }
+
+    fn table(file: &Path, table: FrontTable, confirmed_by: Option<&Path>) -> ReportArgs {
+        ReportArgs {
+            file: file.to_owned(),
+            table,
+            confirmed_by: confirmed_by.map(Path::to_owned),
+            chart: None,
+            output: None,
+        }
+    }
+
+    #[test]
+    fn a_session_without_the_frameworks_scenario_is_refused_in_one_line_for_its_table_and_chart() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = std::env::temp_dir().join(format!("bench-client-front-charts-{}", std::process::id()));
+        let front = root.join("bench/runs/2026-12-01-front-page/results.json.gz");
+        let output = dir.join("x.svg");
+        let args = ReportArgs {
+            chart: Some(super::FrontChart::Frameworks),
+            output: Some(output.clone()),
+            ..table(&front, FrontTable::Floors, None)
+        };
+        let err = super::drawn(&args, super::FrontChart::Frameworks, &output).unwrap_err();
+        assert!(format!("{err:#}").contains("no frameworks scenario"), "{err:#}");
+        assert!(!output.exists(), "nothing drawn");
+        let err = rendered(&table(&front, FrontTable::Frameworks, None)).unwrap_err();
+        assert!(format!("{err:#}").contains("no frameworks scenario"), "{err:#}");
+        let err = rendered(&table(&front, FrontTable::Floors, Some(&front))).unwrap_err();
+        assert!(format!("{err:#}").contains("goes with --table frameworks"), "{err:#}");
+        // The changes chart of the same file is drawn.
+        std::fs::create_dir_all(&dir).unwrap();
+        let changes = dir.join("changes.svg");
+        let args = ReportArgs { chart: Some(super::FrontChart::Changes), output: Some(changes.clone()), ..args };
+        super::drawn(&args, super::FrontChart::Changes, &changes).unwrap();
+        let svg = std::fs::read_to_string(&changes).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("axum /state/arc"), "{svg}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -109,7 +237,14 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let page = std::fs::read_to_string(root.join("docs/CLIENT.md")).unwrap();
         let file = "bench/runs/2026-12-03-http2/results.json.gz";
-        let text = rendered(&ReportArgs { file: root.join(file), table: FrontTable::Http2 }).unwrap();
+        let text = rendered(&ReportArgs {
+            file: root.join(file),
+            table: FrontTable::Http2,
+            confirmed_by: None,
+            chart: None,
+            output: None,
+        })
+        .unwrap();
         assert!(page.contains(text.trim()), "docs/CLIENT.md's http2 table of {file} differs from:\n{text}");
         assert!(page.contains(&format!("bench-client report {file} --table http2")));
         // Every framework's four pairs, after the SETTINGS each granted.
@@ -120,6 +255,9 @@ mod tests {
         let err = rendered(&ReportArgs {
             file: root.join("bench/runs/2026-12-01-front-page/results.json.gz"),
             table: FrontTable::Http2,
+            confirmed_by: None,
+            chart: None,
+            output: None,
         })
         .unwrap_err();
         assert!(format!("{err:#}").contains("no http2 scenario"), "{err:#}");
@@ -129,7 +267,9 @@ mod tests {
     fn each_route_lists_its_frameworks_fastest_first_with_the_machine_line() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let file = root.join(README_TABLES[0].0);
-        let text = rendered(&ReportArgs { file, table: FrontTable::Floors }).unwrap();
+        let text =
+            rendered(&ReportArgs { file, table: FrontTable::Floors, confirmed_by: None, chart: None, output: None })
+                .unwrap();
         assert!(
             text.starts_with(
                 "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 74585"

@@ -48,7 +48,8 @@ pub struct SuiteArgs {
         default_value = "payload,state,frameworks"
     )]
     pub scenarios: Vec<Scenario>,
-    /// The `frameworks` scenario: two frameworks tie when the 95 % interval of their ratio lies
+    /// The `frameworks` scenario (always in the closed loop; left out with one framework): two
+    /// frameworks tie when the 95 % interval of their ratio lies
     /// within this margin of 1 (inside [1/(1 + m), 1 + m]: two one-sided tests at 2.5 % each).
     #[arg(help_heading = "What to measure", long, default_value_t = crate::results::TIE_MARGIN_PERCENT, value_parser = positive_percent)]
     pub tie_margin_percent: f64,
@@ -196,17 +197,18 @@ impl SuiteArgs {
             anyhow::bail!("--load-percent alternates the variants in slices: it cannot be used with pairing by rounds");
         }
         let frameworks = dedup(self.frameworks);
-        let head_to_head = self.scenarios.contains(&Scenario::Frameworks);
-        if head_to_head && frameworks.len() < 2 {
-            anyhow::bail!("the frameworks scenario sets frameworks head to head: give --frameworks two or more");
-        }
-        if head_to_head && self.load_percent.is_some() {
-            anyhow::bail!(
-                "--load-percent takes one server's rate: the frameworks scenario loads several (drop one of the two)"
+        let mut scenarios = dedup(self.scenarios);
+        if frameworks.len() < 2 && scenarios.contains(&Scenario::Frameworks) {
+            // Head to head needs two: with one framework, the other scenarios are measured alone.
+            scenarios.retain(|s| *s != Scenario::Frameworks);
+            anyhow::ensure!(
+                !scenarios.is_empty(),
+                "the frameworks scenario sets frameworks head to head: give --frameworks two or more"
             );
         }
+        let head_to_head = scenarios.contains(&Scenario::Frameworks);
         if pairing == Pairing::Slices || head_to_head {
-            let mut variants = self.scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
+            let mut variants = scenarios.iter().map(|s| s.variants().len()).max().unwrap_or(1);
             if head_to_head {
                 variants = variants.max(frameworks.len());
             }
@@ -215,7 +217,7 @@ impl SuiteArgs {
         Ok(SuitePlan {
             profile: self.profile,
             frameworks,
-            scenarios: dedup(self.scenarios),
+            scenarios,
             settings: LoadSettings {
                 requests_per_connection: self.requests_per_connection.map(nonzero),
                 ..LoadSettings::closed(
@@ -321,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn the_frameworks_scenario_needs_two_frameworks_and_the_closed_loop() {
+    fn the_frameworks_scenario_needs_two_frameworks() {
         let args = |argv: &[&str]| {
             let cli = Cli::try_parse_from([&["b", "suite", "--client-cpus", "0"][..], argv].concat()).unwrap();
             let Commands::Suite(args) = cli.command else { unreachable!() };
@@ -329,9 +331,12 @@ mod tests {
         };
         let one = args(&["--frameworks", "axum", "--scenarios", "frameworks"]).unwrap_err();
         assert!(one.contains("give --frameworks two or more"), "{one}");
-        let open = args(&["--scenarios", "frameworks", "--load-percent", "50"]).unwrap_err();
-        assert!(open.contains("--load-percent"), "{open}");
-        assert!(args(&["--frameworks", "axum", "--scenarios", "payload"]).is_ok());
+        let alone = args(&["--frameworks", "axum"]).unwrap();
+        assert_eq!(alone.scenarios, [Scenario::Payload, Scenario::State], "one framework: the others alone");
+        assert!(
+            args(&["--scenarios", "frameworks", "--load-percent", "50"]).is_ok(),
+            "head to head in the closed loop"
+        );
         let p = args(&["--scenarios", "frameworks", "--tie-margin-percent", "3"]).unwrap();
         assert_eq!(p.scenarios, [Scenario::Frameworks]);
         assert!((p.tie_margin_percent - 3.0).abs() < f64::EPSILON);

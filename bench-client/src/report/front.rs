@@ -11,7 +11,7 @@ use super::deltas::saved_with_ci;
 use super::format::{change_with_ci, verdict_within};
 use super::table::{Left, Right, Table};
 use crate::analysis::mean_interval;
-use crate::model::Framework;
+use crate::model::{Framework, Scenario};
 use crate::results::{Results, cost_us};
 
 /// What the session ran on, in one line: CPU, cores, where server and
@@ -59,6 +59,11 @@ fn with_interval(values: &[f64], decimals: usize) -> String {
 /// server CPU per successful request and requests per second, the mean over
 /// the rounds with its 95 % Student-t interval.
 pub fn floors_table(results: &Results) -> String {
+    // Head to head, the same routes are measured again; the floors are the frameworks' own rounds.
+    let results = &Results {
+        runs: results.runs.iter().filter(|r| r.scenario != Scenario::Frameworks).cloned().collect(),
+        ..results.clone()
+    };
     let mut routes: Vec<&str> = Vec::new();
     for r in &results.runs {
         if !routes.contains(&r.route.as_str()) {

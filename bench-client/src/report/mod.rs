@@ -17,6 +17,7 @@ mod http2;
 mod latency;
 mod markdown;
 mod notes;
+mod rivals;
 mod sections;
 mod table;
 mod terminal;
@@ -31,5 +32,6 @@ pub use self::latency::latency_table;
 pub use self::markdown::{
     flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,
 };
+pub use self::rivals::{confirmed_table, rivals_table};
 pub use self::sections::{Answer, Medium, Section, sections, terminal_answer};
 pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time, watch_summary};

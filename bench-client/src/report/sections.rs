@@ -17,6 +17,9 @@ use crate::results::Results;
 /// One section of the answer, in the order every rendering shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    /// With the `frameworks` scenario: every pair of frameworks head to
+    /// head, the first question a reader brings.
+    Frameworks,
     /// Every change with its interval: the deltas of a suite, or `ab`'s
     /// table. The answer, so it comes first.
     Changes,
@@ -52,7 +55,8 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
+        Self::Frameworks,
         Self::Changes,
         Self::Latency,
         Self::Http2Settings,
@@ -70,6 +74,7 @@ impl Section {
     fn tables(self, answer: &Answer<'_>) -> String {
         let results = answer.results;
         match self {
+            Self::Frameworks => super::rivals_table(results),
             Self::Changes if results.meta.ab.is_some() => ab_table(results),
             Self::Changes => delta_table(results),
             Self::Latency => super::latency_table(results),
@@ -111,7 +116,7 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
         .into_iter()
         .filter(|section| match (section, on) {
             (Section::Changes | Section::Latency | Section::Http2Settings, _) => true,
-            (Section::Counted | Section::Proportion, _) => !ab,
+            (Section::Frameworks | Section::Counted | Section::Proportion, _) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
             (_, Medium::Markdown) => true,
@@ -142,6 +147,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
             Section::Latency => writeln!(out, "{tables}"),
             Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
+            Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
             Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
         };
@@ -156,6 +162,8 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
 pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> String {
     let mut out = String::new();
     let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
+    let (head_to_head, charts): (Vec<&String>, Vec<&String>) =
+        charts.into_iter().partition(|c| c.ends_with("/frameworks.svg"));
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
             if !charts.is_empty() {
@@ -179,6 +187,12 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         }
         let _ = match section {
             Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
+            Section::Frameworks => {
+                for c in &head_to_head {
+                    let _ = writeln!(out, "![every pair of frameworks head to head, 95 % intervals]({c})\n");
+                }
+                write!(out, "## Frameworks head to head\n\n{tables}\n")
+            }
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
             Section::Http2Settings => write!(out, "\n## HTTP/2 settings granted\n\n{}{tables}", notes::HTTP2_SETTINGS),
             Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
@@ -237,7 +251,7 @@ mod tests {
         assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
         assert_eq!(
             sections(&suite, Medium::Terminal),
-            [Changes, Latency, Http2Settings, Counted, Proportion, Sweep, Profiles, FlameGraphs]
+            [Frameworks, Changes, Latency, Http2Settings, Counted, Proportion, Sweep, Profiles, FlameGraphs]
         );
         assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency, Http2Settings]);
         assert_eq!(

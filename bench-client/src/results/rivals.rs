@@ -243,7 +243,11 @@ mod tests {
         let pairs: Vec<(Framework, Framework)> = all.iter().map(|r| (r.framework, r.against)).collect();
         assert_eq!(
             pairs,
-            [(Framework::Actix, Framework::Axum), (Framework::Actix, Framework::Rocket), (Framework::Axum, Framework::Rocket)]
+            [
+                (Framework::Actix, Framework::Axum),
+                (Framework::Actix, Framework::Rocket),
+                (Framework::Axum, Framework::Rocket)
+            ]
         );
         let rocket = &all[2];
         assert_eq!((rocket.route.as_str(), rocket.rounds), ("/plaintext", 6));

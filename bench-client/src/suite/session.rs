@@ -171,7 +171,9 @@ fn measure_step(
                 .iter()
                 .map(|s| servers[s.server].route_load(s.request_path(), s.variant, plan.tls_resumption))
                 .collect::<anyhow::Result<_>>()?;
-            let settings = match plan.load_percent {
+            // Head to head, every server runs in the closed loop: one rate would not suit them all.
+            let open = plan.load_percent.filter(|_| sliced.slots[0].scenario != Scenario::Frameworks);
+            let settings = match open {
                 Some(percent) => open_loop_at(context, &servers[sliced.slots[0].server], &routes, percent, label)?,
                 None => plan.settings,
             };

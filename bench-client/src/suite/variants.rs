@@ -35,11 +35,8 @@ impl Design for Variants {
     /// Each framework (unless the plan has the `frameworks` scenario alone),
     /// then the frameworks head to head when it has it.
     fn units(&self, plan: &SuitePlan) -> Vec<Unit> {
-        let mut units: Vec<Unit> = if within_frameworks(plan) {
-            plan.frameworks.iter().copied().map(Unit::One).collect()
-        } else {
-            Vec::new()
-        };
+        let mut units: Vec<Unit> =
+            if within_frameworks(plan) { plan.frameworks.iter().copied().map(Unit::One).collect() } else { Vec::new() };
         if plan.scenarios.contains(&Scenario::Frameworks) && plan.frameworks.len() > 1 {
             units.push(Unit::Rivals);
         }

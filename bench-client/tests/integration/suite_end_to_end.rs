@@ -197,3 +197,69 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     assert!(out.join("latest/charts/bars-state-3-layers.svg").is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The frameworks head to head: every round starts both servers anew and
+/// alternates between them route by route; each route gets the pair's ratios
+/// with their intervals, printed first and valid against the schema.
+#[test]
+fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
+    let _exclusive = util::exclusive();
+    let (server_cpu, client_cpu) = util::cpu_pair();
+    let out = util::temp_dir("bench-suite-frameworks");
+    let output = util::output_within(
+        Command::new(util::CLIENT)
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+            .args(["--rounds", "3", "--connections", "8", "--frameworks", "axum,actix", "--scenarios", "frameworks"])
+            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+            .arg("--out")
+            .arg(&out)
+            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+        Duration::from_secs(300),
+    );
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    assert!(stderr.contains("frameworks head to head:"), "{stderr}");
+    // Both servers anew every round: three pids each.
+    for server in ["server-actix", "server-axum"] {
+        let pids: std::collections::BTreeSet<&str> = stderr
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(&format!("{server} pid ")))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .collect();
+        assert_eq!(pids.len(), 3, "{server}: a new process each round: {pids:?}\n{stderr}");
+    }
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("latest/results.json")).unwrap()).unwrap();
+    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> =
+        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "results.json violates the schema: {errors:#?}");
+    // 3 rounds × 4 routes × 2 frameworks, each with successes and no failure; no delta, no floor.
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3 * 4 * 2, "{results}");
+    for r in runs {
+        assert_eq!(r["scenario"], "frameworks");
+        assert!(r["successful"].as_u64().unwrap() > 0 && r["failed_total"] == 0, "{r}");
+        let windows: u64 = r["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+        assert_eq!(windows, r["successful"].as_u64().unwrap(), "the slices add up: {r}");
+    }
+    assert_eq!(results["deltas"].as_array().unwrap().len(), 0);
+    let rivals = results["rivals"].as_array().unwrap();
+    let routes: Vec<&str> = rivals.iter().map(|r| r["route"].as_str().unwrap()).collect();
+    assert_eq!(routes, ["/plaintext", "/api/devices", "/api/devices/preserialized", "/state/arc"]);
+    for r in rivals {
+        assert_eq!(
+            (r["framework"].as_str(), r["against"].as_str(), r["rounds"].as_u64()),
+            (Some("actix"), Some("axum"), Some(3))
+        );
+        let cpu = &r["cpu_ratio"];
+        let (ratio, low, high) =
+            (cpu["ratio"].as_f64().unwrap(), cpu["low"].as_f64().unwrap(), cpu["high"].as_f64().unwrap());
+        assert!(low <= ratio && ratio <= high && low > 0.0, "{r}");
+    }
+    assert!(stdout.contains("Frameworks head to head:") && stdout.contains("| `/state/arc` |"), "{stdout}");
+    assert!(out.join("latest/charts/frameworks.svg").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -6,7 +6,7 @@ mod plot;
 
 use std::path::Path;
 
-pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, window_series, xy_lines};
+pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, ratios, window_series, xy_lines};
 use crate::analysis::{self, median};
 use crate::model::{Framework, Scenario};
 use crate::results::{Results, RunRecord, sweep};
@@ -49,15 +49,74 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
         )?;
         written.insert(0, name);
     }
-    if let Some(name) = changes_chart(dir, results)? {
-        written.insert(0, name);
+    if draw_changes(&dir.join(CHANGES_CHART), results)? {
+        written.insert(0, CHANGES_CHART.to_owned());
+    }
+    if draw_frameworks(&dir.join(FRAMEWORKS_CHART), results)? {
+        written.insert(0, FRAMEWORKS_CHART.to_owned());
     }
     Ok(written)
 }
 
-/// The chart that answers first: every delta's change with its interval,
-/// by framework, against no change; `None` without a delta.
-fn changes_chart(dir: &Path, results: &Results) -> anyhow::Result<Option<String>> {
+/// The chart of every change, in a run folder.
+const CHANGES_CHART: &str = "charts/changes.svg";
+
+/// The chart of the frameworks head to head, in a run folder.
+const FRAMEWORKS_CHART: &str = "charts/frameworks.svg";
+
+/// Draws the frameworks head to head into `path`: per route, every pair's
+/// ratio of server CPU per successful request, the costlier framework over
+/// the other, with its 95 % interval, against 1×; false (nothing drawn)
+/// without the `frameworks` scenario.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_frameworks(path: &Path, results: &Results) -> anyhow::Result<bool> {
+    let mut routes: Vec<&str> = Vec::new();
+    for r in &results.rivals {
+        if !routes.contains(&r.route.as_str()) {
+            routes.push(&r.route);
+        }
+    }
+    let marks: Vec<Mark> = results
+        .rivals
+        .iter()
+        .map(|r| {
+            let (ratio, (costly, cheap)) = if r.cpu_ratio.ratio >= 1.0 {
+                (r.cpu_ratio, (r.framework, r.against))
+            } else {
+                (r.cpu_ratio.inverse(), (r.against, r.framework))
+            };
+            Mark {
+                name: format!("{} / {} {}", costly.name(), cheap.name(), r.route),
+                group: routes.iter().position(|p| *p == r.route).unwrap_or(0),
+                ratio: ratio.ratio,
+                interval: ratio.low.zip(ratio.high),
+            }
+        })
+        .filter(|m| m.ratio > 0.0 && m.interval.is_none_or(|(l, _)| l > 0.0))
+        .collect();
+    if marks.is_empty() {
+        return Ok(false);
+    }
+    let names: Vec<String> = routes.iter().map(|&r| r.to_owned()).collect();
+    ratios(
+        path,
+        "frameworks head to head: server CPU per request, 95 % CI",
+        "costlier framework's server CPU per successful request over the other's (log scale)",
+        &names,
+        &marks,
+    )?;
+    Ok(true)
+}
+
+/// Draws the chart that answers first into `path`: every delta's change
+/// with its interval, by framework, against no change; false (nothing
+/// drawn) without a delta.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_changes(path: &Path, results: &Results) -> anyhow::Result<bool> {
     let mut groups: Vec<Framework> = results.deltas.iter().map(|d| d.framework).collect();
     groups.sort();
     groups.dedup();
@@ -80,12 +139,11 @@ fn changes_chart(dir: &Path, results: &Results) -> anyhow::Result<Option<String>
         .filter(|m| m.ratio > 0.0 && m.interval.is_none_or(|(l, _)| l > 0.0))
         .collect();
     if marks.is_empty() {
-        return Ok(None);
+        return Ok(false);
     }
-    let name = "charts/changes.svg".to_owned();
     let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
-    changes(&dir.join(&name), "every change, 95 % CI: called when it stays off the 0 % line", &names, &marks)?;
-    Ok(Some(name))
+    changes(path, "every change, 95 % CI: called when it stays off the 0 % line", &names, &marks)?;
+    Ok(true)
 }
 
 fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {

@@ -228,6 +228,34 @@ const CHANGE_TICKS_PERCENT: [f64; 21] = [
 /// # Errors
 /// When the file cannot be written.
 pub fn changes(path: &Path, title: &str, groups: &[String], marks: &[Mark]) -> anyhow::Result<()> {
+    let axis = RatioAxis {
+        desc: "change in successful requests per second (log scale) with its 95 % interval",
+        label: |x| format!("{:+.0} %", (x - 1.0) * 100.0),
+    };
+    ratio_rows(path, title, &axis, groups, marks)
+}
+
+/// Ratios as `2.0×` (log scale) with their 95 % intervals, one row each,
+/// coloured by group, beside a line at 1× (the two alike); the x axis
+/// described by `desc`. Writes an SVG.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn ratios(path: &Path, title: &str, desc: &str, groups: &[String], marks: &[Mark]) -> anyhow::Result<()> {
+    let axis = RatioAxis { desc, label: |x| format!("{x:.2}×") };
+    ratio_rows(path, title, &axis, groups, marks)
+}
+
+/// How the x axis of a chart of ratios reads.
+struct RatioAxis<'a> {
+    /// Its description.
+    desc: &'a str,
+    /// A tick's label.
+    label: fn(f64) -> String,
+}
+
+/// The rows of [`changes`] and [`ratios`].
+fn ratio_rows(path: &Path, title: &str, axis: &RatioAxis<'_>, groups: &[String], marks: &[Mark]) -> anyhow::Result<()> {
     let ends =
         marks.iter().flat_map(|m| [m.ratio, m.interval.map_or(m.ratio, |i| i.0), m.interval.map_or(m.ratio, |i| i.1)]);
     let (lo, hi) = ends.fold((1.0_f64, 1.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
@@ -252,8 +280,8 @@ pub fn changes(path: &Path, title: &str, groups: &[String], marks: &[Mark]) -> a
                     String::new()
                 }
             })
-            .x_label_formatter(&|x| format!("{:+.0} %", (x - 1.0) * 100.0))
-            .x_desc("change in successful requests per second (log scale) with its 95 % interval")
+            .x_label_formatter(&|x| (axis.label)(*x))
+            .x_desc(axis.desc)
             .draw()
             .map_err(err(path))?;
         chart
