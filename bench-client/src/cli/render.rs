@@ -175,10 +175,93 @@ mod tests {
 
     /// The committed sessions the README's tables are rendered from, with the table of each.
     const README_TABLES: [(&str, FrontTable, &str); 3] = [
-        ("bench/runs/2026-12-01-front-page/results.json.gz", FrontTable::Floors, "floors"),
+        (SESSIONS[0], FrontTable::Floors, "floors"),
         ("bench/runs/2026-12-03-counted/bench-count.results.json.gz", FrontTable::Counted, "counted"),
         ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes"),
     ];
+
+    /// The two sessions of `make bench` whose verdicts the front page gives, first and second.
+    const SESSIONS: [&str; 2] = [
+        "bench/runs/2026-12-04-frameworks/session-1.results.json.gz",
+        "bench/runs/2026-12-04-frameworks/session-2.results.json.gz",
+    ];
+
+    /// A verdict cell as its kind: the costlier framework of an order, else `tie` or `unresolved`.
+    fn kind(verdict: &str) -> String {
+        match verdict.strip_prefix("**") {
+            Some(order) => order.split(' ').next().unwrap().to_owned(),
+            None if verdict.starts_with("tie within") => "tie".to_owned(),
+            None => verdict.to_owned(),
+        }
+    }
+
+    /// Each row of a frameworks table as (route, the pair's two names sorted) → its verdict's kind.
+    fn verdicts(text: &str) -> std::collections::BTreeMap<(String, String), String> {
+        text.lines()
+            .filter(|l| l.starts_with("| `/"))
+            .map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                let mut pair: Vec<&str> = cells[2].split(" / ").collect();
+                pair.sort_unstable();
+                ((cells[1].to_owned(), pair.join(" ")), kind(cells[cells.len() - 2]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_front_page_answers_which_is_faster_with_the_verdicts_both_committed_sessions_give() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let [first, second] = SESSIONS.map(|f| root.join(f));
+        let page = rendered(&table(&first, FrontTable::Frameworks, Some(&second))).unwrap();
+        assert!(readme.contains(page.trim()), "README's verdicts differ from:\n{page}");
+        let command =
+            format!("bench-client report {} --table frameworks --confirmed-by {}", SESSIONS[0], SESSIONS[1]);
+        assert!(readme.contains(&command), "README does not say it renders with `{command}`");
+        // Each session on its own, then the page: a verdict stands where both give it.
+        let one = verdicts(&rendered(&table(&first, FrontTable::Frameworks, None)).unwrap());
+        let two = verdicts(&rendered(&table(&second, FrontTable::Frameworks, None)).unwrap());
+        let both = verdicts(&page);
+        assert_eq!(one.len(), 12, "4 routes × 3 pairs: {one:?}");
+        assert_eq!(one.keys().collect::<Vec<_>>(), two.keys().collect::<Vec<_>>());
+        assert_eq!(one.keys().collect::<Vec<_>>(), both.keys().collect::<Vec<_>>());
+        let mut agreed = 0;
+        for (key, verdict) in &one {
+            if *verdict == two[key] && verdict != "unresolved" {
+                agreed += 1;
+                assert_eq!(both[key], *verdict, "{key:?}: both sessions say {verdict}");
+            } else {
+                assert_eq!(both[key], "unresolved on this machine", "{key:?}: {verdict} against {}", two[key]);
+            }
+        }
+        assert!(page.contains(&format!("({agreed} of 12 pairs)")), "{page}");
+        assert!(agreed > 0, "the front page answers with at least one verdict: {page}");
+    }
+
+    #[test]
+    fn the_front_page_charts_are_the_first_session_drawn_again() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let run_readme = std::fs::read_to_string(root.join("bench/runs/2026-12-04-frameworks/README.md")).unwrap();
+        let dir = std::env::temp_dir().join(format!("bench-client-front-page-charts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (chart, name) in [(super::FrontChart::Frameworks, "frameworks"), (super::FrontChart::Changes, "changes")] {
+            let committed = format!("bench/runs/2026-12-04-frameworks/{name}.svg");
+            let output = dir.join(format!("{name}.svg"));
+            let args = ReportArgs {
+                chart: Some(chart),
+                output: Some(output.clone()),
+                ..table(&root.join(SESSIONS[0]), FrontTable::Floors, None)
+            };
+            super::drawn(&args, chart, &output).unwrap();
+            let drawn = std::fs::read(&output).unwrap();
+            assert!(drawn == std::fs::read(root.join(&committed)).unwrap(), "{committed} is not what report draws");
+            assert!(readme.contains(&format!("]({committed})")), "README shows {committed}");
+            let command = format!("bench-client report {} --chart {name} -o {name}.svg", SESSIONS[0]);
+            assert!(run_readme.contains(&command), "the run's README says it draws with `{command}`");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_readme_shows_the_committed_sessions_as_report_renders_them() {

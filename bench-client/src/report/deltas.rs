@@ -128,15 +128,18 @@ pub fn delta_table(results: &Results) -> String {
             &flags(results, d),
         ]);
     }
-    out.push_str(&table.finish());
-    out.push_str(match m.pairing {
-        Pairing::Rounds => notes::DELTAS_BY_ROUNDS,
-        Pairing::Slices if m.server_per_round => notes::DELTAS_BY_SLICES_PER_ROUND,
-        Pairing::Slices => notes::DELTAS_BY_SLICES,
-    });
-    out.push_str(notes::SAVED_PER_REQUEST);
-    out.push_str(notes::VERDICTS_AND_FLAGS);
-    out.push_str(&resolution_note(results));
+    // The head to head alone has no change to tabulate: its own table says it all.
+    if !(results.deltas.is_empty() && !results.rivals.is_empty()) {
+        out.push_str(&table.finish());
+        out.push_str(match m.pairing {
+            Pairing::Rounds => notes::DELTAS_BY_ROUNDS,
+            Pairing::Slices if m.server_per_round => notes::DELTAS_BY_SLICES_PER_ROUND,
+            Pairing::Slices => notes::DELTAS_BY_SLICES,
+        });
+        out.push_str(notes::SAVED_PER_REQUEST);
+        out.push_str(notes::VERDICTS_AND_FLAGS);
+        out.push_str(&resolution_note(results));
+    }
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n");

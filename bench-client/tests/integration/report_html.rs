@@ -74,3 +74,22 @@ fn the_report_page_loads_in_chromium_without_console_errors_and_is_not_blank() {
     assert!(blank < 0.001, "a blank page: {:.2} % drawn", blank * 100.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_front_page_charts_load_in_chromium_and_are_drawn() {
+    let Some(chromium) = util::on_path("chromium") else {
+        println!("skipped: the front page's charts in headless Chromium (apt-get install chromium; .ci/run does)");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = util::temp_dir("front-page-charts");
+    for name in ["frameworks", "changes"] {
+        // A copy, so that the screenshot lands beside it and not in the checkout.
+        let svg = dir.join(format!("{name}.svg"));
+        std::fs::copy(root.join(format!("bench/runs/2026-12-04-frameworks/{name}.svg")), &svg).unwrap();
+        let (console, drawn) = browse(&chromium, &svg);
+        assert!(console.is_empty(), "{name}.svg: console messages: {console:#?}");
+        assert!(drawn > 0.02, "{name}.svg is drawn: {:.1} % of its pixels", drawn * 100.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
