@@ -11,13 +11,15 @@
 #    software events raw_syscalls:sys_enter and context-switches on the
 #    server's pid), each divided by the run's successful requests.
 # 2. Counted, one request at a time: each server under callgrind with
-#    --separate-threads=yes, N then 2N requests on one connection; per
-#    thread, the instructions per request (the slope between the two dumps).
+#    --separate-threads=yes, N then 2N requests on one connection, and the
+#    same on 64 connections (many requests ready at each wake-up, as under
+#    load); per thread, the instructions per request of the 2N, and
+#    callgrind's simulated cache misses (first-level data, last-level).
 #
 # Usage: bench/user-kernel.sh [OUT] [REPEATS=5] [DURATION_S=5] [ROUTE=/plaintext] [N=2000]
 # Needs: perf (linux-perf), valgrind, taskset, python3, the release build
 # (built here). Prints one line per framework and repeat, then the medians;
-# the raw lines go to OUT/timed.txt and OUT/counted.txt.
+# the raw lines go to OUT/timed.txt and OUT/counted.txt, the medians to OUT/medians.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d /tmp/user-kernel.XXXXXX)}
@@ -89,39 +91,48 @@ done
 
 # One callgrind dump after N requests and one after 2N more: per thread, the slope.
 : > "$out/counted.txt"
+for connections in 1 64; do
 for framework in $frameworks; do
   rm -f "$tmp"/callgrind.out.*
-  start valgrind --tool=callgrind --separate-threads=yes --dump-instr=no "--callgrind-out-file=$tmp/callgrind.out.%p" \
+  start valgrind --tool=callgrind --separate-threads=yes --cache-sim=yes --dump-instr=no "--callgrind-out-file=$tmp/callgrind.out.%p" \
     "target/release/server-$framework"
-  "$client" load "$url$route" --connections 1 --requests "$n" --warmup 0s > /dev/null
+  "$client" load "$url$route" --connections "$connections" --requests "$n" --warmup 0s > /dev/null
   callgrind_control --dump=first "$server_pid" > /dev/null
-  "$client" load "$url$route" --connections 1 --requests $((2 * n)) --warmup 0s > /dev/null
+  "$client" load "$url$route" --connections "$connections" --requests $((2 * n)) --warmup 0s > /dev/null
   callgrind_control --dump=second "$server_pid" > /dev/null
   stop
-  python3 - "$framework" "$n" "$tmp" >> "$out/counted.txt" <<'EOF'
+  python3 - "$framework" "$n" "$tmp" "$connections" >> "$out/counted.txt" <<'EOF'
 import glob, re, sys
-framework, n, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+framework, n, tmp, connections = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 # Each dump file holds one thread's instructions since the previous dump ("summary:" or "totals:").
 by_thread = {}
 for path in glob.glob(f"{tmp}/callgrind.out.*"):
     text = open(path).read()
     part = re.search(r"^part: *(\d+)", text, re.M)
     thread = re.search(r"^thread: *(\d+)", text, re.M)
-    total = re.search(r"^(?:summary|totals): *(\d+)", text, re.M)
-    if part and thread and total:
-        by_thread.setdefault(int(thread.group(1)), {})[int(part.group(1))] = int(total.group(1))
+    events = re.search(r"^events: *(.+)$", text, re.M)
+    total = re.search(r"^(?:summary|totals): *(.+)$", text, re.M)
+    if part and thread and events and total:
+        counts = dict(zip(events.group(1).split(), map(int, total.group(1).split())))
+        by_thread.setdefault(int(thread.group(1)), {})[int(part.group(1))] = counts
 cells = []
 for thread in sorted(by_thread):
     parts = by_thread[thread]
     # Part 2 is the 2N requests after the first dump: its instructions over 2N.
-    cells.append(f"thread{thread}={parts.get(2, 0) / (2 * n):.0f}")
-print(framework, "instructions_per_request", " ".join(cells))
+    c = parts.get(2)
+    if c and c.get("Ir"):
+        # Instructions, then first-level data cache misses and last-level misses (simulated).
+        d1 = c.get("D1mr", 0) + c.get("D1mw", 0)
+        ll = c.get("ILmr", 0) + c.get("DLmr", 0) + c.get("DLmw", 0)
+        cells.append(f"thread{thread}={c['Ir'] / (2 * n):.0f} d1_misses={d1 / (2 * n):.1f} ll_misses={ll / (2 * n):.1f}")
+print(framework, f"connections={connections}", "instructions_per_request", " ".join(cells))
 EOF
   tail -1 "$out/counted.txt"
 done
+done
 
-echo "medians over $repeats repeats (per successful request):"
-python3 - "$out/timed.txt" <<'EOF'
+echo "medians over $repeats repeats (per successful request):" | tee "$out/medians.txt"
+python3 - "$out/timed.txt" <<'EOF' | tee -a "$out/medians.txt"
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):

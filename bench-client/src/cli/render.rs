@@ -215,8 +215,7 @@ mod tests {
         let [first, second] = SESSIONS.map(|f| root.join(f));
         let page = rendered(&table(&first, FrontTable::Frameworks, Some(&second))).unwrap();
         assert!(readme.contains(page.trim()), "README's verdicts differ from:\n{page}");
-        let command =
-            format!("bench-client report {} --table frameworks --confirmed-by {}", SESSIONS[0], SESSIONS[1]);
+        let command = format!("bench-client report {} --table frameworks --confirmed-by {}", SESSIONS[0], SESSIONS[1]);
         assert!(readme.contains(&command), "README does not say it renders with `{command}`");
         // Each session on its own, then the page: a verdict stands where both give it.
         let one = verdicts(&rendered(&table(&first, FrontTable::Frameworks, None)).unwrap());
@@ -257,7 +256,7 @@ mod tests {
             let drawn = std::fs::read(&output).unwrap();
             assert!(drawn == std::fs::read(root.join(&committed)).unwrap(), "{committed} is not what report draws");
             assert!(readme.contains(&format!("]({committed})")), "README shows {committed}");
-            let command = format!("bench-client report {} --chart {name} -o {name}.svg", SESSIONS[0]);
+            let command = format!("bench-client report {} --chart {name} -o {committed}", SESSIONS[0]);
             assert!(run_readme.contains(&command), "the run's README says it draws with `{command}`");
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -355,7 +354,7 @@ mod tests {
                 .unwrap();
         assert!(
             text.starts_with(
-                "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 74585"
+                "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 145218"
             )
         );
         let mut by_route: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();

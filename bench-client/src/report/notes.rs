@@ -21,9 +21,9 @@ pub(super) const DELTAS_BY_SLICES_PER_ROUND: &str = "\n`before`/`after`: median 
 
 /// Under the delta and `ab` tables: the µs column.
 pub(super) const SAVED_PER_REQUEST: &str = "`server CPU saved per request`: the baseline's µs of server CPU per \
-    successful request minus the changed route's, mean over the rounds with its 95 % Student-t interval; it \
-    travels between machines better than the percentage, which also depends on what the rest of a request \
-    costs there (the floor's µs per request, below).\n";
+    successful request minus the changed route's, mean over the rounds with its 95 % Student-t interval. Neither \
+    it nor the percentage is a constant of the code: both move between hosts of different speed (docs/FINDINGS.md, \
+    \"what a re-run repeats\"), so set two builds against each other in one session.\n";
 
 /// Under the `ab` table.
 pub(super) const AB: &str = "\nBoth servers run on the same CPUs, started anew every round, the client alternating \

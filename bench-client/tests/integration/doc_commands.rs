@@ -153,21 +153,26 @@ fn check(command: &str) -> Result<(), String> {
 }
 
 /// Why `git apply ARGS` would not apply to HEAD, checked in an index read
-/// from HEAD (`--cached --check`), so that local edits do not count.
+/// from HEAD (`--cached --check`), so that local edits do not count; an
+/// undo (`-R`) is checked on HEAD with the patch applied.
 fn applies_to_head(args: &[String]) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
-    let git = |argv: &[&str]| {
+    let git = |argv: &[&str], extra: &[String]| {
         let out = Command::new("git")
             .current_dir(root())
             .env("GIT_INDEX_FILE", dir.path().join("index"))
             .args(argv)
-            .args(if argv[0] == "apply" { args } else { &[] })
+            .args(extra)
             .output()
             .map_err(|e| format!("git: {e}"))?;
         out.status.success().then_some(()).ok_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_owned())
     };
-    git(&["read-tree", "HEAD"])?;
-    git(&["apply", "--cached", "--check"])
+    git(&["read-tree", "HEAD"], &[])?;
+    if args.iter().any(|a| a == "-R") {
+        let forward: Vec<String> = args.iter().filter(|a| *a != "-R").cloned().collect();
+        git(&["apply", "--cached"], &forward)?;
+    }
+    git(&["apply", "--cached", "--check"], args)
 }
 
 /// Why `make ARGS` would not run as written: a variable the Makefile does

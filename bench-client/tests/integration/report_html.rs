@@ -89,7 +89,9 @@ fn the_front_page_charts_load_in_chromium_and_are_drawn() {
         std::fs::copy(root.join(format!("bench/runs/2026-12-04-frameworks/{name}.svg")), &svg).unwrap();
         let (console, drawn) = browse(&chromium, &svg);
         assert!(console.is_empty(), "{name}.svg: console messages: {console:#?}");
-        assert!(drawn > 0.02, "{name}.svg is drawn: {:.1} % of its pixels", drawn * 100.0);
+        // Lines and dots on white, 900 × 500 in a 1280 × 1600 screenshot: about 1 % of its
+        // pixels; a blank page draws under 0.1 % (below).
+        assert!(drawn > 0.005, "{name}.svg is drawn: {:.2} % of its pixels", drawn * 100.0);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
