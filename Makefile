@@ -20,7 +20,7 @@ PROFILE     ?= release
 # (rounds: one run per variant).
 PAIRING     ?= auto
 # CALL_GRAPH=fp: `make bench-debug` and `make flamegraph` walk stacks with frame
-# pointers instead of DWARF (lighter; stacks cut in glibc, see the README).
+# pointers instead of DWARF (lighter; stacks cut in glibc, see docs/PROFILING.md).
 CALL_GRAPH  ?= dwarf
 # PERF_FREQUENCY_HZ: perf's samples per second of server CPU (docs/PROFILING.md: what each costs).
 PERF_FREQUENCY_HZ ?= 249

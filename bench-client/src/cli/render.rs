@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
@@ -59,8 +58,7 @@ pub struct ReportArgs {
 
 /// The results in `file` (or the run folder holding them).
 fn read_results(file: &std::path::Path) -> anyhow::Result<crate::results::Results> {
-    let path = if file.is_dir() { file.join("results.json") } else { file.to_owned() };
-    crate::results::read(&path).with_context(|| format!("cannot read {}", path.display()))
+    crate::results::read(file)
 }
 
 /// Draws the chart `args` asks for into its output.
@@ -90,7 +88,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
 /// # Errors
 /// A file that cannot be read or is not a suite's results.
 pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
-    let path = if args.file.is_dir() { args.file.join("results.json") } else { args.file.clone() };
+    let path = crate::results::results_file(&args.file);
     let results = read_results(&args.file)?;
     anyhow::ensure!(
         args.confirmed_by.is_none() || args.table == FrontTable::Frameworks,
@@ -312,6 +310,17 @@ mod tests {
         let svg = std::fs::read_to_string(&changes).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("axum /state/arc"), "{svg}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_run_folder_reads_its_gzipped_results_and_a_missing_file_is_named_once() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = rendered(&table(&root.join("bench/runs/2026-12-01-front-page"), FrontTable::Floors, None)).unwrap();
+        assert!(text.starts_with("Measured on AMD EPYC"), "{text}");
+        let err = rendered(&table(Path::new("/nonexistent/results.json"), FrontTable::Floors, None)).unwrap_err();
+        let err = format!("{err:#}");
+        assert_eq!(err.matches("cannot read").count(), 1, "{err}");
+        assert!(err.contains("/nonexistent/results.json"), "{err}");
     }
 
     #[test]

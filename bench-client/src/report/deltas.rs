@@ -129,7 +129,7 @@ pub fn delta_table(results: &Results) -> String {
         ]);
     }
     // The head to head alone has no change to tabulate: its own table says it all.
-    if !(results.deltas.is_empty() && !results.rivals.is_empty()) {
+    if !results.deltas.is_empty() || results.rivals.is_empty() {
         out.push_str(&table.finish());
         out.push_str(match m.pairing {
             Pairing::Rounds => notes::DELTAS_BY_ROUNDS,
