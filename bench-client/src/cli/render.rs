@@ -95,7 +95,14 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
         "--confirmed-by holds two sessions' verdicts against each other: it goes with --table frameworks"
     );
     let table = match args.table {
-        FrontTable::Floors => report::floors_table(&results),
+        FrontTable::Floors => {
+            anyhow::ensure!(
+                results.meta.ab.is_none(),
+                "{}: an `ab` file measures BEFORE and AFTER on the same routes; --table changes sets them against each other",
+                path.display()
+            );
+            report::floors_table(&results)
+        }
         FrontTable::Changes => report::changes_excerpt(&results),
         FrontTable::Counted => {
             let table = report::counted_beside_timed(&results);
@@ -300,6 +307,9 @@ mod tests {
         assert!(!output.exists(), "nothing drawn");
         let err = rendered(&table(&front, FrontTable::Frameworks, None)).unwrap_err();
         assert!(format!("{err:#}").contains("no frameworks scenario"), "{err:#}");
+        let own_change = root.join("bench/runs/2026-12-01-own-change/ex2.results.json.gz");
+        let err = rendered(&table(&own_change, FrontTable::Floors, None)).unwrap_err();
+        assert!(format!("{err:#}").contains("--table changes sets them against each other"), "{err:#}");
         let err = rendered(&table(&front, FrontTable::Floors, Some(&front))).unwrap_err();
         assert!(format!("{err:#}").contains("goes with --table frameworks"), "{err:#}");
         // The changes chart of the same file is drawn.

@@ -33,8 +33,11 @@ fn ctrl_c_during_make_bench_writes_partial_results_and_leaves_no_server() {
     let out = util::temp_dir("bench-interrupt");
     let _ = std::fs::remove_dir_all(&out);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut make = Command::new("make");
-    make.arg("-C")
+    // make with SIGINT at its default action, as a terminal's job has it (coreutils' env): a test
+    // run from a background shell inherits it ignored, and make, finding it ignored, would not
+    // die of it.
+    let mut make = Command::new("env");
+    make.args(["--default-signal=INT", "make", "-C"])
         .arg(root)
         .args(["bench", "NO_BUILD=1", "PROFILE=dev", "FRAMEWORKS=axum", "DURATION=1s", "WARMUP=250ms"])
         .args(["ROUNDS=2", "CONNECTIONS=4"])
@@ -52,6 +55,7 @@ fn ctrl_c_during_make_bench_writes_partial_results_and_leaves_no_server() {
         .stderr(Stdio::piped())
         // Its own group, as a terminal's foreground job: the signal reaches make and the client.
         .process_group(0);
+
     let mut child = make.spawn().expect("make runs");
     let group = Pid::from_raw(i32::try_from(child.id()).unwrap());
     let (tx, rx) = mpsc::channel();
