@@ -76,7 +76,7 @@ pub(super) fn rivals(scenarios: &[Scenario], round_number: u32, servers: usize) 
 }
 
 /// The runs of round `round` (from 1) of `scenarios`, paired as `pairing`
-/// says (the `frameworks` scenario apart: [`rivals`]).
+/// says (the `frameworks` scenario apart: its own `rivals` schedule).
 pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec<Step> {
     let slots = round(scenarios, round_number);
     match pairing {
