@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::Outcome;
 use super::args::{
-    ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice, sliced_timing, timing,
+    DEFAULT_ROUTES, FrameworksArg, ServedArgs, duration, load_percent, nonzero, percent, positive_duration, slice,
+    sliced_timing, timing,
 };
 use super::ci::{CiArgs, CiPlan};
-use crate::analysis::Better;
 use crate::engine::LoadSettings;
 use crate::model::{Framework, Pairing, Profile, Variant};
 use crate::report::{self, change_with_ci};
@@ -20,10 +20,6 @@ use crate::suite::SuitePlan;
 use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::ab_count;
 use crate::suite::command;
-
-/// The routes `ab` compares by default: the floor, the devices and the state.
-pub(super) const DEFAULT_ROUTES: [&str; 6] =
-    ["/plaintext", "/api/devices", "/api/devices/preserialized", "/api/devices/cached", "/state/fat", "/state/arc"];
 
 /// Flags of `ab`, as typed.
 #[derive(Debug, Args)]
@@ -45,15 +41,9 @@ pub struct AbArgs {
     /// With --before-cmd/--after-cmd: how long each start may take to accept connections.
     #[arg(help_heading = "The two sides", long, default_value = "30s", value_parser = positive_duration)]
     pub ready_timeout: Duration,
-    /// Frameworks to compare, comma-separated.
-    #[arg(
-        help_heading = "What to measure",
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "actix,axum,rocket"
-    )]
-    pub frameworks: Vec<Framework>,
+    /// The frameworks.
+    #[command(flatten)]
+    pub frameworks: FrameworksArg,
     /// Routes to compare, comma-separated: paths of the route table (not /healthz; default:
     /// /plaintext, the devices and the state routes), or any paths with --before-cmd/--after-cmd.
     #[arg(help_heading = "What to measure", long, value_delimiter = ',')]
@@ -172,7 +162,7 @@ impl AbArgs {
                 let layers = |side: Option<u16>| side.unwrap_or(self.layers);
                 let before = Side { revision: Revision::parse(&self.before), layers: layers(self.layers_before) };
                 let after = Side { revision: Revision::parse(&self.after), layers: layers(self.layers_after) };
-                (before, after, self.frameworks, routes)
+                (before, after, self.frameworks.frameworks, routes)
             }
         };
         ensure!(!routes.is_empty(), "--routes is empty");
@@ -263,27 +253,11 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
     print!("{}", report::terminal_answer(&answer, &outcome.dir));
     println!("results: {}", outcome.dir.join("results.json").display());
     println!("report:  {}", outcome.dir.join("report.md").display());
-    ci.write("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
-    let regressions: Vec<_> = outcome
-        .results
-        .deltas
-        .iter()
-        .filter(|d| d.change.is_regression(plan.threshold_percent, Better::Higher))
-        .collect();
-    for d in &regressions {
-        println!("REGRESSION: {} {} {}", d.framework.name(), d.to, change_with_ci(&d.change));
-    }
-    // At a fixed load, a percentile that rose beyond the threshold is one too.
-    let mut slower_latency = 0;
-    for d in &outcome.results.deltas {
-        for l in d.latency.iter().filter(|l| l.change.is_regression(plan.threshold_percent, Better::Lower)) {
-            println!("REGRESSION: {} {} {} {}", d.framework.name(), d.to, l.percentile, change_with_ci(&l.change));
-            slower_latency += 1;
-        }
-    }
+    // The rate's change and, at a fixed load, every percentile's.
+    let gated = ci.gate("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
     Ok(if outcome.interrupted {
         Outcome::Interrupted
-    } else if !regressions.is_empty() || slower_latency > 0 || !outcome.results.complete {
+    } else if gated > 0 || !outcome.results.complete {
         Outcome::Failed
     } else {
         Outcome::Success

@@ -12,8 +12,24 @@ use clap::{Args, ValueEnum};
 use crate::engine::{MAX_DURATION, MAX_LATENCY_US, MIN_WINDOW, Rate, Slicing, Timing, TimingError};
 use crate::measure::{Barrier, unix_ms_now};
 use crate::measure::{CallGraph, DEFAULT_FREQUENCY_HZ, Sampling};
+use crate::model::Framework;
 use crate::runner::Linger;
 use crate::sys::CpuList;
+
+/// The routes `ab` and `count` measure by default: the floor, the devices and the state.
+pub(super) const DEFAULT_ROUTES: [&str; 6] =
+    ["/plaintext", "/api/devices", "/api/devices/preserialized", "/api/devices/cached", "/state/fat", "/state/arc"];
+
+/// Every framework, as `--frameworks` takes them (checked against [`Framework::ALL`] by a test).
+const ALL_FRAMEWORKS: &str = "actix,axum,rocket";
+
+/// `--frameworks`, as the suite, `ab` and `count` take it: every framework by default.
+#[derive(Debug, Clone, Args)]
+pub struct FrameworksArg {
+    /// Frameworks to measure, comma-separated.
+    #[arg(help_heading = "What to measure", long, value_enum, value_delimiter = ',', default_value = ALL_FRAMEWORKS)]
+    pub frameworks: Vec<Framework>,
+}
 
 /// Where the server (or `calibrate`'s responder) and the client run.
 #[derive(Debug, Clone, Args)]
@@ -347,6 +363,12 @@ pub(super) fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_frameworks_default_is_every_framework_in_order() {
+        let names: Vec<&str> = Framework::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(ALL_FRAMEWORKS, names.join(","));
+    }
 
     #[test]
     fn durations_slices_and_timeouts_have_bounds() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use crate::report::ci::{Format, Judged, Tracked};
+use crate::report::ci::{Format, Judged, Tracked, gated, regression_lines};
 
 /// Where to write the files CI reads.
 #[derive(Debug, Clone, Default, Args)]
@@ -57,6 +57,20 @@ impl CiPlan {
     /// A file that cannot be written (named).
     pub fn write(&self, suite: &str, tracked: &[Tracked], judged: &[Judged]) -> anyhow::Result<()> {
         self.files.write(suite, tracked, judged, self.threshold_percent)
+    }
+
+    /// Writes the files asked for, prints a `REGRESSION:` line for each
+    /// change that fails the gate, and returns how many do: one list
+    /// ([`gated`] at this plan's threshold) for the JUnit file's failures
+    /// and the command's exit code, so the two cannot disagree.
+    ///
+    /// # Errors
+    /// A file that cannot be written (named).
+    pub fn gate(&self, suite: &str, tracked: &[Tracked], judged: &[Judged]) -> anyhow::Result<usize> {
+        self.write(suite, tracked, judged)?;
+        let gated = gated(judged, self.threshold_percent);
+        print!("{}", regression_lines(&gated));
+        Ok(gated.len())
     }
 }
 

@@ -10,7 +10,7 @@ use super::Outcome;
 use super::args::percent;
 use super::ci::{CiArgs, CiPlan};
 use crate::model::Scenario;
-use crate::report::{change_with_ci, comparison_notes, comparison_table};
+use crate::report::{comparison_notes, comparison_table};
 use crate::results::{self, Basis, SESSION_SD_PERCENT, compare};
 
 /// Flags of `compare`, as typed.
@@ -47,7 +47,7 @@ pub struct CompareArgs {
 /// A file that cannot be read or parsed (named in the message).
 pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let ci = CiPlan::new(&args.ci, args.threshold)?;
-    if let Some(outcome) = super::compare_count::run(&args.a, &args.b, args.threshold, &ci)? {
+    if let Some(outcome) = super::compare_count::run(&args.a, &args.b, &ci)? {
         return Ok(outcome);
     }
     let (ra, rb) = (results::read(&args.a)?, results::read(&args.b)?);
@@ -90,7 +90,8 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
     for m in &cmp.missing_in_b {
         println!("REGRESSION: {m} has no usable run in B (failed, missing or without a successful request)");
     }
-    let regressions = cmp.regressions(args.threshold);
+    let judged = crate::report::ci::judged_rows(&cmp);
+    let regressions = crate::report::ci::gated(&judged, args.threshold);
     if regressions.is_empty() && cmp.missing_in_b.is_empty() && !cmp.undecidable().is_empty() {
         eprintln!(
             "error: some run types have under two rounds on a side: no interval, no verdict (rerun with --rounds 2 or more)"
@@ -98,20 +99,11 @@ pub(super) fn run(args: &CompareArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Usage);
     }
     print!("{}", comparison_notes(&cmp));
-    ci.write("compare", &crate::report::ci::tracked(&rb), &crate::report::ci::judged_rows(&cmp))?;
-    if regressions.is_empty() && cmp.missing_in_b.is_empty() {
+    let gated = ci.gate("compare", &crate::report::ci::tracked(&rb), &judged)?;
+    if gated == 0 && cmp.missing_in_b.is_empty() {
         println!("no significant regression beyond {} %", args.threshold);
         Ok(Outcome::Success)
     } else {
-        for r in &regressions {
-            println!(
-                "REGRESSION: {} {}/{} {}",
-                r.key.framework.name(),
-                r.key.scenario,
-                r.key.variant,
-                change_with_ci(&r.change)
-            );
-        }
         Ok(Outcome::Failed)
     }
 }

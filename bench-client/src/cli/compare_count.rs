@@ -6,7 +6,6 @@ use std::path::Path;
 
 use super::Outcome;
 use super::ci::CiPlan;
-use crate::analysis::Better;
 use crate::report;
 use crate::results::{CountDelta, CountReport};
 
@@ -22,7 +21,7 @@ fn read(path: &Path) -> Option<CountReport> {
 ///
 /// # Errors
 /// The CI files cannot be written.
-pub(super) fn run(a: &Path, b: &Path, threshold_percent: f64, ci: &CiPlan) -> anyhow::Result<Option<Outcome>> {
+pub(super) fn run(a: &Path, b: &Path, ci: &CiPlan) -> anyhow::Result<Option<Outcome>> {
     let (Some(ra), Some(rb)) = (read(a), read(b)) else { return Ok(None) };
     let side = |report: &CountReport, name: &str| -> Vec<_> {
         report
@@ -55,17 +54,6 @@ pub(super) fn run(a: &Path, b: &Path, threshold_percent: f64, ci: &CiPlan) -> an
         ..ra.clone()
     };
     println!("{}", report::count_table(&both));
-    ci.write("compare", &report::ci::tracked_counts(&both), &report::ci::judged_counts(&both))?;
-    let costlier: Vec<&CountDelta> = both
-        .deltas
-        .iter()
-        .filter(|d| d.instructions.as_change().is_regression(threshold_percent, Better::Lower))
-        .collect();
-    for d in &costlier {
-        println!(
-            "REGRESSION: {} {} → {}: {:+.2} % instructions per request (beyond {threshold_percent} %)",
-            d.route, d.before, d.after, d.instructions.change_percent
-        );
-    }
-    Ok(Some(if costlier.is_empty() && !both.deltas.is_empty() { Outcome::Success } else { Outcome::Failed }))
+    let gated = ci.gate("compare", &report::ci::tracked_counts(&both), &report::ci::judged_counts(&both))?;
+    Ok(Some(if gated == 0 && !both.deltas.is_empty() { Outcome::Success } else { Outcome::Failed }))
 }

@@ -8,20 +8,18 @@ use anyhow::{Context, ensure};
 use clap::Args;
 
 use super::Outcome;
-use super::ab::DEFAULT_ROUTES;
-use super::args::{ServedArgs, dedup};
+use super::args::{DEFAULT_ROUTES, FrameworksArg, ServedArgs, dedup};
 use super::ci::{CiArgs, CiPlan};
-use crate::analysis::Better;
-use crate::model::{Framework, Profile};
+use crate::model::Profile;
 use crate::report;
 use crate::suite::{self, CountPlan, CountedServer};
 
 /// Flags of `count`, as typed.
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Frameworks to count, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "actix,axum,rocket")]
-    pub frameworks: Vec<Framework>,
+    /// The frameworks.
+    #[command(flatten)]
+    pub frameworks: FrameworksArg,
     /// Another build of a workspace server instead of the frameworks, as NAME=COMMAND: a program
     /// and its arguments with {addr} where it is to listen (run under callgrind, so no shell
     /// constructs), answering /healthz and the routes with the route table's bodies, e.g.
@@ -105,7 +103,7 @@ impl CountArgs {
                 routes.push(route);
             }
         }
-        ensure!(!self.frameworks.is_empty(), "--frameworks names no framework");
+        ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
         let mut servers: Vec<CountedServer> = Vec::new();
         for command in &self.commands {
@@ -121,7 +119,7 @@ impl CountArgs {
             });
         }
         if servers.is_empty() {
-            for f in self.frameworks {
+            for f in self.frameworks.frameworks {
                 if !servers.iter().any(|s| s.framework == Some(f)) {
                     servers.push(CountedServer::framework(f, self.profile, self.layers));
                 }
@@ -171,24 +169,14 @@ pub(super) fn run(plan: &CountPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
             println!("{}", report::count_table(&outcome.report));
             println!("count: {}", outcome.file.display());
             let tracked = report::ci::tracked_counts(&outcome.report);
-            if let Err(e) = ci.write("count", &tracked, &report::ci::judged_counts(&outcome.report)) {
-                return super::report(&e, Outcome::Failed);
-            }
-            let costlier: Vec<_> = outcome
-                .report
-                .deltas
-                .iter()
-                .filter(|d| d.instructions.as_change().is_regression(plan.threshold_percent, Better::Lower))
-                .collect();
-            for d in &costlier {
-                println!(
-                    "REGRESSION: {} {} → {}: {:+.2} % instructions per request (beyond {} %)",
-                    d.route, d.before, d.after, d.instructions.change_percent, plan.threshold_percent
-                );
-            }
+            // Instructions per request are judged; the other counts are shown.
+            let gated = match ci.gate("count", &tracked, &report::ci::judged_counts(&outcome.report)) {
+                Ok(n) => n,
+                Err(e) => return super::report(&e, Outcome::Failed),
+            };
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 Outcome::Interrupted
-            } else if costlier.is_empty() {
+            } else if gated == 0 {
                 Outcome::Success
             } else {
                 Outcome::Failed

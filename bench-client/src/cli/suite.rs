@@ -7,12 +7,12 @@ use clap::{Args, ValueEnum};
 
 use super::Outcome;
 use super::args::{
-    PerfArgs, ServedArgs, dedup, duration, load_percent, nonzero, on_off, percent, positive_duration, slice,
-    sliced_timing, timeout, timing,
+    FrameworksArg, PerfArgs, ServedArgs, dedup, duration, load_percent, nonzero, on_off, percent, positive_duration,
+    slice, sliced_timing, timeout, timing,
 };
 use super::ci::{CiArgs, CiPlan};
 use crate::engine::LoadSettings;
-use crate::model::{Framework, Pairing, Profile, Scenario};
+use crate::model::{Pairing, Profile, Scenario};
 use crate::report;
 use crate::suite::{self, COUNT_REPEATS, COUNT_REQUESTS, CountSettings, PrecisionTarget, SuitePlan};
 
@@ -28,15 +28,9 @@ pub struct SuiteArgs {
     /// Cargo profile to build and measure.
     #[arg(help_heading = "What to measure", long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
-    /// Frameworks to measure, comma-separated.
-    #[arg(
-        help_heading = "What to measure",
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "actix,axum,rocket"
-    )]
-    pub frameworks: Vec<Framework>,
+    /// The frameworks.
+    #[command(flatten)]
+    pub frameworks: FrameworksArg,
     /// Scenarios to measure, comma-separated (`fortunes`, the request that does real work, is not in the
     /// default: it adds about a quarter to the suite's time; `frameworks` sets the frameworks head to
     /// head, every framework's server loaded in turn in the same run, and adds /fortunes when asked).
@@ -196,7 +190,7 @@ impl SuiteArgs {
         if self.load_percent.is_some() && pairing != Pairing::Slices {
             anyhow::bail!("--load-percent alternates the variants in slices: it cannot be used with pairing by rounds");
         }
-        let frameworks = dedup(self.frameworks);
+        let frameworks = dedup(self.frameworks.frameworks);
         let mut scenarios = dedup(self.scenarios);
         if frameworks.len() < 2 && scenarios.contains(&Scenario::Frameworks) {
             // Head to head needs two: with one framework, the other scenarios are measured alone.
@@ -291,6 +285,7 @@ mod tests {
 
     use super::super::{Cli, Commands};
     use super::*;
+    use crate::model::Framework;
 
     fn plan(argv: &[&str]) -> SuitePlan {
         let cli = Cli::try_parse_from([&["b", "suite"][..], argv].concat()).unwrap();

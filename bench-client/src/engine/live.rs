@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hdrhistogram::Histogram;
 
 use super::counters::{COUNTERS, Counts};
-use super::stats::RunStats;
+use super::stats::{KINDS, RunStats};
 
 /// Upper bounds of the live latency histogram's buckets, seconds (+Inf
 /// implied): from 100 µs, since loopback latencies are about 0.1–1 ms and
@@ -34,6 +34,8 @@ pub(super) struct Slot {
     counters: [AtomicU64; EXTRAS],
     /// The declared counters, in the order of [`COUNTERS`].
     counts: [AtomicU64; COUNTERS.len()],
+    /// Failures by kind, in the order of [`KINDS`].
+    failures: [AtomicU64; KINDS.len()],
     buckets: [AtomicU64; BUCKETS],
     /// Sum of the recorded latencies, microseconds (from the histogram).
     latency_sum_us: AtomicU64,
@@ -46,14 +48,6 @@ enum Extra {
     WarmupSuccess,
     WarmupFailed,
     Successful,
-    Connect,
-    Io,
-    Timeout,
-    Status,
-    Body,
-    Protocol,
-    Stray,
-    Reset,
     InFlight,
     Open,
 }
@@ -76,22 +70,9 @@ pub struct LiveTotals {
     pub warmup_failed: u64,
     /// Successful requests in the measured windows.
     pub successful: u64,
-    /// Failed connection attempts (no request).
-    pub connect_failures: u64,
-    /// Measured failures: read or write errors, early closes.
-    pub io_failures: u64,
-    /// Measured failures: no response within the timeout.
-    pub timeout_failures: u64,
-    /// Measured failures: a status other than 200.
-    pub status_failures: u64,
-    /// Measured failures: another body.
-    pub body_failures: u64,
-    /// Measured failures: responses that could not be framed.
-    pub protocol_failures: u64,
-    /// Connections that received bytes of no response (no request).
-    pub stray_failures: u64,
-    /// Measured failures: HTTP/2 streams the server reset (every error code).
-    pub reset_failures: u64,
+    /// Failures by kind, in the order of [`KINDS`] (by status or error
+    /// code summed).
+    pub failures: [u64; KINDS.len()],
     /// Requests written and not yet settled.
     pub in_flight: u64,
     /// Connections open now.
@@ -104,14 +85,9 @@ pub struct LiveTotals {
 }
 
 impl LiveTotals {
-    /// Measured failed requests (every kind but connect).
+    /// Measured failed requests (the kinds that are requests).
     pub fn failed(&self) -> u64 {
-        self.io_failures
-            + self.timeout_failures
-            + self.status_failures
-            + self.body_failures
-            + self.protocol_failures
-            + self.reset_failures
+        KINDS.iter().zip(self.failures).filter(|(k, _)| k.request).map(|(_, n)| n).sum()
     }
 }
 
@@ -130,6 +106,7 @@ impl Live {
     pub fn totals(&self) -> LiveTotals {
         let mut c = [0u64; EXTRAS];
         let mut counts = Counts::default();
+        let mut failures = [0u64; KINDS.len()];
         let mut b = [0u64; BUCKETS];
         let mut sum = 0;
         for slot in &self.slots {
@@ -138,6 +115,9 @@ impl Live {
             }
             for (spec, a) in COUNTERS.iter().zip(&slot.counts) {
                 *counts.get_mut(spec.counter) += a.load(Ordering::Relaxed);
+            }
+            for (total, a) in failures.iter_mut().zip(&slot.failures) {
+                *total += a.load(Ordering::Relaxed);
             }
             for (total, a) in b.iter_mut().zip(&slot.buckets) {
                 *total += a.load(Ordering::Relaxed);
@@ -149,14 +129,7 @@ impl Live {
             warmup_successful: c[Extra::WarmupSuccess as usize],
             warmup_failed: c[Extra::WarmupFailed as usize],
             successful: c[Extra::Successful as usize],
-            connect_failures: c[Extra::Connect as usize],
-            io_failures: c[Extra::Io as usize],
-            timeout_failures: c[Extra::Timeout as usize],
-            status_failures: c[Extra::Status as usize],
-            body_failures: c[Extra::Body as usize],
-            protocol_failures: c[Extra::Protocol as usize],
-            stray_failures: c[Extra::Stray as usize],
-            reset_failures: c[Extra::Reset as usize],
+            failures,
             in_flight: c[Extra::InFlight as usize],
             connections_open: c[Extra::Open as usize],
             latency_buckets: b,
@@ -169,19 +142,10 @@ impl Slot {
     /// Publishes a thread's totals: `stats` so far, with `in_flight`
     /// requests outstanding on `open` connections.
     pub(super) fn publish(&self, stats: &RunStats, in_flight: u64, open: u64) {
-        let f = &stats.failures;
         let values = [
             (Extra::WarmupSuccess, stats.counts.warmup_completed - stats.warmup_failed),
             (Extra::WarmupFailed, stats.warmup_failed),
             (Extra::Successful, stats.successful()),
-            (Extra::Connect, f.connect),
-            (Extra::Io, f.io),
-            (Extra::Timeout, f.timeout),
-            (Extra::Status, f.status.values().sum()),
-            (Extra::Body, f.body),
-            (Extra::Protocol, f.protocol),
-            (Extra::Stray, f.stray),
-            (Extra::Reset, f.reset.values().sum()),
             (Extra::InFlight, in_flight),
             (Extra::Open, open),
         ];
@@ -190,6 +154,9 @@ impl Slot {
         }
         for (spec, a) in COUNTERS.iter().zip(&self.counts) {
             a.store(stats.counts.get(spec.counter), Ordering::Relaxed);
+        }
+        for (n, a) in stats.failures.by_kind().into_iter().zip(&self.failures) {
+            a.store(n, Ordering::Relaxed);
         }
     }
 
@@ -231,7 +198,8 @@ mod tests {
         a.record_failure(None, FailureKind::Stray);
         a.record_failure(Some(0), FailureKind::Reset(7));
         a.record_failure(Some(0), FailureKind::Reset(2));
-        a.counts.sent = 11;
+        a.record_failure(Some(0), FailureKind::Tls);
+        a.counts.sent = 12;
         a.counts.warmup_completed = 3;
         a.counts.reconnects = 5;
         a.warmup_failed = 1;
@@ -244,13 +212,15 @@ mod tests {
         live.slot(1).publish_latency(&b.latency_us);
         live.slot(7).publish(&b, 1, 4); // beyond the last: the last slot, again
         let t = live.totals();
+        let kind = |name: &str| t.failures[KINDS.iter().position(|k| k.name == name).unwrap()];
         assert_eq!(
-            (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), t.connect_failures, t.stray_failures),
-            (13, 5, 6, 3, 1, 2),
+            (t.counts.sent, t.counts.reconnects, t.successful, t.failed(), kind("connect"), kind("stray")),
+            (14, 5, 6, 4, 1, 2),
             "connect and stray are connections', not failed requests"
         );
+        assert_eq!(kind("tls"), 1, "a TLS failure is live too");
         assert_eq!((t.warmup_successful, t.warmup_failed, t.in_flight, t.connections_open), (2, 1, 2, 8));
-        assert_eq!(t.reset_failures, 2, "HTTP/2 resets, every error code");
+        assert_eq!(kind("reset"), 2, "HTTP/2 resets, every error code");
         // 50 and 100 µs ≤ 100 µs; 120 ≤ 250 µs; 300 ≤ 500 µs; 2 ms ≤ 2.5 ms; 9 s: +Inf.
         assert_eq!(t.latency_buckets, [2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
         assert_eq!(t.latency_buckets.iter().sum::<u64>(), t.successful);

@@ -77,7 +77,7 @@ pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
 pub use self::slicing::{Slicing, SlicingError};
 pub use self::stats::{
-    FailureKind, Failures, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
+    FailureKind, Failures, KINDS, Kind, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
     latency_histogram,
 };
 pub use self::timing::{MAX_DURATION, MAX_WINDOWS, MIN_WINDOW, Rate, Timing, TimingError};

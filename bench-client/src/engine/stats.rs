@@ -78,16 +78,77 @@ fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTr
         .collect()
 }
 
+/// A failure kind, declared once: the field of [`Failures`] (and of
+/// `results.json`) it is kept in, the live metric's `kind` label, how the
+/// terminal names it, and whether it is a failed request. The live metrics,
+/// the terminal, the accounting check and [`Failures::requests`] read this
+/// table, so a new kind is a field, a row here and the place that counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind {
+    /// The field's name, and the `kind` label of `bench_client_failures_total`.
+    pub name: &'static str,
+    /// How the terminal's failures line names it.
+    pub label: &'static str,
+    /// A failed request (among `failed_total` and the windows' failures);
+    /// otherwise a connection's failure, which sends no request.
+    pub request: bool,
+    /// Counted by status or error code: shown as the map, and only when
+    /// not empty.
+    pub by_code: bool,
+}
+
+/// Every failure kind, in the order of [`Failures::by_kind`].
+pub const KINDS: [Kind; 9] = [
+    Kind { name: "io", label: "io", request: true, by_code: false },
+    Kind { name: "timeout", label: "timeout", request: true, by_code: false },
+    Kind { name: "status", label: "status", request: true, by_code: true },
+    Kind { name: "body", label: "body", request: true, by_code: false },
+    Kind { name: "protocol", label: "protocol", request: true, by_code: false },
+    Kind { name: "tls", label: "tls", request: true, by_code: false },
+    Kind { name: "reset", label: "HTTP/2 streams reset", request: true, by_code: true },
+    Kind { name: "connect", label: "connect errors", request: false, by_code: false },
+    Kind { name: "stray", label: "connections with stray bytes", request: false, by_code: false },
+];
+
 impl Failures {
-    /// Failed requests: every kind but `connect`, which sends no request.
+    /// Each kind's count, in the order of [`KINDS`] (`status` and `reset`
+    /// summed over their codes; a sum past `u64::MAX`, which only a forged
+    /// file holds, saturates).
+    pub fn by_kind(&self) -> [u64; KINDS.len()] {
+        fn sum<K>(m: &BTreeMap<K, u64>) -> u64 {
+            m.values().fold(0u64, |a, &n| a.saturating_add(n))
+        }
+        [
+            self.io,
+            self.timeout,
+            sum(&self.status),
+            self.body,
+            self.protocol,
+            self.tls,
+            sum(&self.reset),
+            self.connect,
+            self.stray,
+        ]
+    }
+
+    /// How kind `i` of [`KINDS`] reads: its count, or its map by code.
+    pub fn shown(&self, i: usize) -> String {
+        match KINDS[i].name {
+            "status" => format!("{:?}", self.status),
+            "reset" => format!("{:?}", self.reset),
+            _ => self.by_kind()[i].to_string(),
+        }
+    }
+
+    /// Failed requests: the kinds that are requests ([`Kind::request`]),
+    /// in `u128` so that a forged file's counts cannot overflow.
+    pub fn requests_wide(&self) -> u128 {
+        KINDS.iter().zip(self.by_kind()).filter(|(k, _)| k.request).map(|(_, n)| u128::from(n)).sum()
+    }
+
+    /// Failed requests: every kind but `connect` and `stray`, which send no request.
     pub fn requests(&self) -> u64 {
-        self.io
-            + self.timeout
-            + self.status.values().sum::<u64>()
-            + self.body
-            + self.protocol
-            + self.tls
-            + self.reset.values().sum::<u64>()
+        u64::try_from(self.requests_wide()).unwrap_or(u64::MAX)
     }
 }
 
@@ -378,6 +439,36 @@ mod tests {
         assert_eq!(serde_json::from_str::<Failures>(&serde_json::to_string(&f).unwrap()).unwrap(), f);
         let bad = text.replace("\"404\"", "\"x\"");
         assert!(serde_json::from_str::<Outer>(&bad).is_err());
+    }
+
+    /// The table of kinds is the struct's fields, each once, in the order
+    /// `by_kind` gives them: every field a distinct count, read back by name.
+    #[test]
+    fn the_kinds_table_names_every_field_of_failures_once() {
+        let f = Failures {
+            connect: 1,
+            io: 2,
+            timeout: 4,
+            status: BTreeMap::from([(503, 8)]),
+            body: 16,
+            protocol: 32,
+            tls: 64,
+            stray: 128,
+            reset: BTreeMap::from([(7, 256)]),
+        };
+        let json = serde_json::to_value(&f).unwrap();
+        let fields = json.as_object().unwrap();
+        assert_eq!(fields.len(), KINDS.len(), "{json}");
+        for (kind, n) in KINDS.iter().zip(f.by_kind()) {
+            let field = &fields[kind.name];
+            let read = field
+                .as_u64()
+                .unwrap_or_else(|| field.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum());
+            assert_eq!(read, n, "{}", kind.name);
+            assert_eq!(kind.by_code, field.is_object(), "{}", kind.name);
+        }
+        let requests: u64 = KINDS.iter().zip(f.by_kind()).filter(|(k, _)| k.request).map(|(_, n)| n).sum();
+        assert_eq!((requests, f.requests()), (382, 382), "every kind but connect (1) and stray (128): {json}");
     }
 
     #[test]

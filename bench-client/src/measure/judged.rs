@@ -87,13 +87,7 @@ impl RunFigures {
             let total = sum(&self.windows_failed);
             return Err(format!("`failed_total` is {} but `windows_failed` add up to {total}", self.failed_total));
         }
-        let by_kind = u128::from(self.failed.io)
-            + u128::from(self.failed.timeout)
-            + self.failed.status.values().map(|&n| u128::from(n)).sum::<u128>()
-            + u128::from(self.failed.body)
-            + u128::from(self.failed.protocol)
-            + u128::from(self.failed.tls)
-            + self.failed.reset.values().map(|&n| u128::from(n)).sum::<u128>();
+        let by_kind = self.failed.requests_wide();
         let failed_total = u128::from(self.failed_total);
         if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
             return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));

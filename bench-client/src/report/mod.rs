@@ -17,6 +17,7 @@ mod http2;
 mod latency;
 mod markdown;
 mod notes;
+mod page;
 mod rivals;
 mod sections;
 mod table;
@@ -29,9 +30,8 @@ pub use self::front::{changes_excerpt, floors_table, machine_line};
 pub use self::html::html_page;
 pub use self::http2::{http2_grant_text, http2_settings_table};
 pub use self::latency::latency_table;
-pub use self::markdown::{
-    flamegraph_table, profiles_table, profiling_cost_table, proportion_table, report, sweep_table,
-};
+pub use self::markdown::{flamegraph_table, profiles_table, profiling_cost_table, proportion_table, sweep_table};
+pub use self::page::report;
 pub use self::rivals::{confirmed_table, rivals_table};
 pub use self::sections::{Answer, Medium, Section, sections, terminal_answer};
 pub use self::terminal::{ceiling_line, load_summary, run_line, shape_line, top_self_time, watch_summary};

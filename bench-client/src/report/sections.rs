@@ -1,7 +1,7 @@
 //! The sections of a run's answer, listed once: their order, which of them
 //! each rendering shows, and the tables each holds. The terminal output of
 //! `suite` and `ab` ([`terminal_answer`]) and `report.md` ([`markdown_sections`],
-//! inside [`super::report`]) both iterate [`sections`], so a new table is a
+//! inside [`super::report`], in `page.rs`) both iterate [`sections`], so a new table is a
 //! variant here and is shown alike by both; `report.html` is `report.md`
 //! rendered ([`super::html_page`]), so it follows.
 

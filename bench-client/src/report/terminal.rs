@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::flames::{Shape, top_self};
 use super::format::or_absent;
 use crate::calibrate::Ceiling;
-use crate::engine::{COUNTERS, Clean, LATE_SEND_TOLERANCE, LatencySummary, Spec};
+use crate::engine::{COUNTERS, Clean, KINDS, LATE_SEND_TOLERANCE, LatencySummary, Spec};
 use crate::measure::RunFigures;
 use crate::results::{LoadReport, MergeInfo, WatchReport};
 
@@ -68,21 +68,17 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     )?;
     let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
     writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
-    writeln!(
-        w,
-        "  failed requests      {:>12}   (io {}, timeout {}, status {:?}, body {}, protocol {}, tls {}; connect errors {}; \
-         connections with stray bytes {}{})",
-        f.failed_total,
-        f.failed.io,
-        f.failed.timeout,
-        f.failed.status,
-        f.failed.body,
-        f.failed.protocol,
-        f.failed.tls,
-        f.failed.connect,
-        f.failed.stray,
-        if f.failed.reset.is_empty() { String::new() } else { format!("; HTTP/2 streams reset {:?}", f.failed.reset) }
-    )?;
+    // Every kind of the one table: the requests' kinds, then the connections' (a map by code only when not empty).
+    let shown = |request: bool, sep: &str| {
+        KINDS
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| k.request == request && !(k.by_code && f.failed.by_kind()[*i] == 0))
+            .map(|(i, k)| format!("{} {}", k.label, f.failed.shown(i)))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    writeln!(w, "  failed requests      {:>12}   ({}; {})", f.failed_total, shown(true, ", "), shown(false, "; "))?;
     writeln!(w, "  in flight at end     {:>12}", f.counts.in_flight_at_deadline)?;
     // The declared counters with a label: the schedule's (open loop), then the others.
     if f.rate_per_s.is_some() {

@@ -160,6 +160,14 @@ pub struct Delta {
     pub counted: Option<CountDelta>,
 }
 
+impl Delta {
+    /// Its route, as its rows name it: `to` when both sides load one route
+    /// (`ab`), else `from → to`.
+    pub fn from_to(&self) -> String {
+        if self.from == self.to { self.to.clone() } else { format!("{} → {}", self.from, self.to) }
+    }
+}
+
 /// Where and how the suite ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Meta {

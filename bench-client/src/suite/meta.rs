@@ -1,12 +1,16 @@
 //! What a results file records of where it was measured: git commit,
-//! `rustc`, CPU model, kernel, and the suite's settings.
+//! `rustc`, CPU model, kernel, the client's ceiling, and the suite's
+//! settings.
 
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use super::build::workspace_root;
 use super::plan::SuitePlan;
+use crate::calibrate::{self, CalibratePlan};
 use crate::model::{Pairing, Scenario};
+use crate::report::ceiling_line;
 use crate::results::Meta;
 
 fn command_line(program: &str, args: &[&str]) -> String {
@@ -88,5 +92,26 @@ pub(super) fn capture(plan: &SuitePlan, started: SystemTime) -> Meta {
         noise: Vec::new(),
         http2_settings: Vec::new(),
         client_ceiling_per_s: None,
+    }
+}
+
+/// Measures and prints the client's ceiling (see [`calibrate`]) with the
+/// suite's connections, timings and CPUs; `None` (with a warning) when the
+/// responder cannot run.
+pub(super) fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
+    let calibration = CalibratePlan {
+        settings: plan.settings,
+        server_cpus: plan.server_cpus.clone(),
+        client_cpus: plan.client_cpus.clone(),
+    };
+    match calibrate::measure(&calibration, stop) {
+        Ok(ceiling) => {
+            eprintln!("{}", ceiling_line(&ceiling));
+            ceiling.requests_per_s().filter(|_| ceiling.figures.usable())
+        }
+        Err(e) => {
+            eprintln!("warning: client ceiling not measured: {e:#}");
+            None
+        }
     }
 }

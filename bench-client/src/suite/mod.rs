@@ -19,6 +19,7 @@ pub mod ab_count;
 mod build;
 pub mod command;
 mod counted;
+mod counted_suite;
 mod measuring;
 mod meta;
 mod plan;

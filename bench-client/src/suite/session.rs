@@ -20,12 +20,11 @@ use super::profiling::{self, Profiler, Profiles};
 use super::progress::Progress;
 use super::schedule::{Slot, Step};
 use super::servers::Started;
-use crate::calibrate::{self, CalibratePlan};
 use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
 use crate::measure::RunFigures;
 use crate::model::{Framework, Scenario};
 use crate::report::flames::FlameGraphs;
-use crate::report::{self, ceiling_line, charts, run_line};
+use crate::report::{self, charts, run_line};
 use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::noise_check;
 
@@ -381,27 +380,6 @@ fn profiler_seen(results: &Results, profiler: &Profiler) -> Option<String> {
     results.runs.iter().any(|r| r.figures.profiled).then(|| profiler.command()).flatten()
 }
 
-/// Measures and prints the client's ceiling (see [`calibrate`]) with the
-/// suite's connections, timings and CPUs; `None` (with a warning) when the
-/// responder cannot run.
-fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64> {
-    let calibration = CalibratePlan {
-        settings: plan.settings,
-        server_cpus: plan.server_cpus.clone(),
-        client_cpus: plan.client_cpus.clone(),
-    };
-    match calibrate::measure(&calibration, stop) {
-        Ok(ceiling) => {
-            eprintln!("{}", ceiling_line(&ceiling));
-            ceiling.requests_per_s().filter(|_| ceiling.figures.usable())
-        }
-        Err(e) => {
-            eprintln!("warning: client ceiling not measured: {e:#}");
-            None
-        }
-    }
-}
-
 /// Runs a session of `plan` as `design` says, its binaries already built;
 /// stops early (keeping what was measured) when `stop` becomes true.
 ///
@@ -432,7 +410,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     for line in &results.meta.noise {
         eprintln!("noise: {line}");
     }
-    results.meta.client_ceiling_per_s = client_ceiling(plan, stop);
+    results.meta.client_ceiling_per_s = meta::client_ceiling(plan, stop);
     let units = design.units(plan);
     let per_round: u64 =
         units.iter().map(|&u| design.steps(plan, u, 1).len() as u64 * design.sweeps(plan, u).len() as u64).sum();
@@ -471,7 +449,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         // The timed results are written first: a count that fails or is interrupted loses nothing timed.
         results::write(&json, &results)?;
         eprintln!("counting every delta's routes (--count)");
-        match super::counted::count_suite(plan, settings, &dir, &mut results.deltas, stop) {
+        match super::counted_suite::count_suite(plan, settings, &dir, &mut results.deltas, stop) {
             Ok(report) => results.counted = Some(report),
             Err(e) => {
                 eprintln!("error: count: {e:#}");

@@ -11,7 +11,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit};
 
 use super::{Identity, Phase, Shared};
-use crate::engine::{COUNTERS, LIVE_LATENCY_BUCKETS_S, LiveTotals};
+use crate::engine::{COUNTERS, KINDS, LIVE_LATENCY_BUCKETS_S, LiveTotals};
 use crate::sys::{process_cpu_s, rss_bytes};
 
 /// Everything one scrape reports, read once.
@@ -114,16 +114,7 @@ impl Collector for Snapshot {
                 (vec![("outcome", "failure"), ("phase", "measured")], t.failed()),
             ];
             counter(e, "bench_client_requests", "Requests settled, by outcome and phase", None, &requests)?;
-            let failures = [
-                (vec![("kind", "connect")], t.connect_failures),
-                (vec![("kind", "io")], t.io_failures),
-                (vec![("kind", "timeout")], t.timeout_failures),
-                (vec![("kind", "status")], t.status_failures),
-                (vec![("kind", "body")], t.body_failures),
-                (vec![("kind", "protocol")], t.protocol_failures),
-                (vec![("kind", "stray")], t.stray_failures),
-                (vec![("kind", "reset")], t.reset_failures),
-            ];
+            let failures: Vec<_> = KINDS.iter().zip(t.failures).map(|(k, n)| (vec![("kind", k.name)], n)).collect();
             counter(
                 e,
                 "bench_client_failures",

@@ -327,10 +327,29 @@ fn at_a_fixed_load_a_latency_change_the_rate_cannot_show_is_called() {
     // [−6 … +198] once in CI.)
     let (before, after) = (axum_command("{addr}", " --layers 0"), axum_command("{addr}", " --layers 30"));
     let argv = ["--before-cmd", &before, "--after-cmd", &after, "--routes", "/state/fat", "--rounds", "4"];
-    let output = ab(&[&argv[..], &["--load-percent", "1", "--connections", "8"]].concat(), &out, None);
+    let junit = out.join("junit.xml");
+    let ci = ["--junit", junit.to_str().unwrap()];
+    let output = ab(&[&argv[..], &["--load-percent", "1", "--connections", "8"], &ci[..]].concat(), &out, None);
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(1), "a latency regression: {stderr}\n{stdout}");
     assert!(stdout.contains("REGRESSION: own /state/fat p50 +"), "{stdout}");
+    // The JUnit file fails exactly the changes the exit code and the REGRESSION lines name.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let mut failed: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+        .map(|n| n.attribute("name").unwrap().to_owned())
+        .collect();
+    let mut said: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("REGRESSION: "))
+        .map(|l| l.split(" +").next().unwrap().split(" -").next().unwrap().to_owned())
+        .collect();
+    failed.sort();
+    said.sort();
+    assert!(failed.contains(&"own /state/fat p50".to_owned()), "{xml}");
+    assert_eq!(failed, said, "the JUnit file fails what the exit code gates:\n{xml}\n{stdout}");
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("latest").join("results.json")).unwrap()).unwrap();
     util::assert_schema(&results, None);

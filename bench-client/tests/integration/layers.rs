@@ -204,6 +204,36 @@ fn folder_arrows(folder: &Path) -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
+/// Every folder of `bench-client/src` (and each of its folders): no circle
+/// between its files. A file may use an item of its folder's door (`mod`),
+/// which is the folder's shared vocabulary; between the other files the
+/// arrows point one way.
+#[test]
+fn the_files_of_every_folder_import_no_circle() {
+    fn folders(dir: &Path, out: &mut Vec<PathBuf>) {
+        out.push(dir.to_owned());
+        for entry in std::fs::read_dir(dir).expect("readable source folder") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                folders(&path, out);
+            }
+        }
+    }
+    let src = source("bench-client");
+    let mut all = Vec::new();
+    folders(&src, &mut all);
+    let mut circles = Vec::new();
+    for folder in &all {
+        let mut graph = folder_arrows(folder);
+        graph.insert("mod".to_owned(), BTreeSet::new());
+        if let Some(c) = circle(&graph) {
+            circles.push(format!("{}: {c:?}", folder.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(all.len() > 10, "every folder read: {all:?}");
+    assert!(circles.is_empty(), "{circles:#?}");
+}
+
 #[test]
 fn the_files_of_the_suite_import_no_circle() {
     let graph = folder_arrows(&source("bench-client").join("suite"));

@@ -18,7 +18,8 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let out = util::temp_dir("bench-suite-e2e");
     let output = util::output_within(
         Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "500ms", "--warmup", "100ms"])
+            .args(["--window", "500ms", "--slice", "125ms"])
             .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--github-benchmark")
@@ -106,11 +107,11 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
         assert!(run["latency_us"]["p99"].as_u64().unwrap() > 0);
         let server_cpu = run["server_cpu_percent"].as_f64().unwrap_or_else(|| panic!("server CPU sampled: {run}"));
         assert!((0.0..=110.0).contains(&server_cpu), "one pinned server CPU: {server_cpu}");
-        // One CPU sample per window: the floor's 1 s window, or each variant's own slices.
+        // One CPU sample per window: the floor's one window of 500 ms, or each variant's own slices.
         let windows = run["windows"].as_array().unwrap().len();
         assert_eq!(run["server_cpu_percent_windows"].as_array().unwrap().len(), windows, "{run}");
         let expected = if run["scenario"] == "floor" { 1 } else { 4 };
-        assert_eq!(windows, expected, "1 s own time in slices of 250 ms: {run}");
+        assert_eq!(windows, expected, "500 ms own time in slices of 125 ms: {run}");
         assert_eq!(run["server_cpus"], 1);
         for key in ["framework", "scenario", "variant", "route", "round", "duration_s", "requests_per_s"] {
             assert!(!run[key].is_null(), "{key} missing in {run}");
@@ -121,7 +122,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     for d in deltas {
         assert!(d["change_percent"].as_f64().unwrap().is_finite());
         assert_eq!(d["rounds"], 2);
-        // Paired by slices: two blocks of slices per round (1 s of own slices of 250 ms, two
+        // Paired by slices: two blocks of slices per round (500 ms of own slices of 125 ms, two
         // variants or three), too few pairs for the signed-rank interval, and the table says so.
         // (A block whose baseline slices had no success on a loaded machine is left out.)
         assert!((1..=4).contains(&d["pairs"].as_u64().unwrap()), "blocks of slices are the pairs: {d}");
@@ -208,7 +209,8 @@ fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
     let out = util::temp_dir("bench-suite-frameworks");
     let output = util::output_within(
         Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "500ms", "--warmup", "100ms"])
+            .args(["--window", "500ms", "--slice", "125ms"])
             .args(["--rounds", "3", "--connections", "8", "--frameworks", "axum,actix", "--scenarios", "frameworks"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--out")

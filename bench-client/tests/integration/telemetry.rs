@@ -28,7 +28,7 @@ fn text(out: &Output) -> String {
 }
 
 /// `GET path` on `addr`: status, headers and body.
-fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
@@ -40,7 +40,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
 }
 
 /// The value of the sample `name{labels}` (labels as printed) in `text`.
-fn sample(text: &str, name: &str) -> f64 {
+pub(crate) fn sample(text: &str, name: &str) -> f64 {
     let line = text
         .lines()
         .find(|l| l.split_once(' ').is_some_and(|(n, _)| n == name))
@@ -49,7 +49,7 @@ fn sample(text: &str, name: &str) -> f64 {
 }
 
 /// Waits until `file` holds `needle`, at most `within`; its text.
-fn wait_for(file: &Path, needle: &str, within: Duration) -> String {
+pub(crate) fn wait_for(file: &Path, needle: &str, within: Duration) -> String {
     let end = Instant::now() + within;
     loop {
         let text = std::fs::read_to_string(file).unwrap_or_default();
@@ -62,7 +62,7 @@ fn wait_for(file: &Path, needle: &str, within: Duration) -> String {
 }
 
 /// The metrics address a `load` printed on stderr.
-fn metrics_addr(stderr: &Path) -> SocketAddr {
+pub(crate) fn metrics_addr(stderr: &Path) -> SocketAddr {
     let text = wait_for(stderr, "/metrics\n", DEADLINE);
     let line = text.lines().find(|l| l.starts_with("metrics on http://")).unwrap();
     line.trim_start_matches("metrics on http://").trim_end_matches("/metrics").parse().unwrap()

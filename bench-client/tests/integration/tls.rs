@@ -13,6 +13,7 @@ use bench_client::preflight::{self, Fetched};
 use bench_client::sys::ServerProcess;
 use common::tls::TlsIdentity;
 
+use crate::telemetry;
 use crate::util::{self, FRAMEWORKS};
 
 fn get(target: &Target, what: &str) -> Fetched {
@@ -117,11 +118,23 @@ fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
     let (cert, _) = identity_files(&dir, &good);
     let addr = server_that_changes_its_certificate(&good, &TlsIdentity::generate().unwrap());
     let url = format!("https://{addr}/");
-    let json = dir.join("refused.json");
-    let argv = ["load", &url, "--ca", &cert, "-c", "2", "-d", "1s", "--warmup", "0s", "--json", json.to_str().unwrap()];
-    let out = util::client(&argv);
-    assert_eq!(out.status.code(), Some(1), "failures fail the run: {}", String::from_utf8_lossy(&out.stderr));
-    let figures: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // With live metrics, lingering after the result: the failure is on /metrics too, by its kind.
+    let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
+    let mut load = std::process::Command::new(util::CLIENT);
+    load.args(["load", &url, "--ca", &cert, "-c", "2", "-d", "1s", "--warmup", "0s", "--json", "-"])
+        .args(["--metrics-addr", "127.0.0.1:0", "--linger", "2s"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap());
+    let mut child = util::Guarded::spawn(&mut load);
+    let metrics = telemetry::metrics_addr(&stderr);
+    telemetry::wait_for(&stdout, "-----END BENCH RESULT", std::time::Duration::from_secs(60));
+    let (status, _, live) = telemetry::get(metrics, "/metrics");
+    assert_eq!(status, 200, "{live}");
+    let exit = util::exit_within(&mut child.0, std::time::Duration::from_secs(30), "load after its linger");
+    assert_eq!(exit.code(), Some(1), "failures fail the run: {}", std::fs::read_to_string(&stderr).unwrap());
+    let found = bench_client::results::read_loads(&stdout).unwrap();
+    let figures = serde_json::to_value(&found[0].1).unwrap();
     let failed = &figures["failed"];
     assert!(failed["tls"].as_u64().unwrap() >= 2, "every connection's request: {failed}");
     for kind in ["io", "timeout", "body", "protocol", "connect"] {
@@ -129,6 +142,11 @@ fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
     }
     assert_eq!(figures["successful"], 0, "{figures}");
     assert_eq!(figures["failed_total"], failed["tls"], "{figures}");
+    let on_metrics = telemetry::sample(&live, "bench_client_failures_total{kind=\"tls\"}");
+    assert_eq!(Some(on_metrics as u64), failed["tls"].as_u64(), "{live}");
+    let failed_requests =
+        telemetry::sample(&live, "bench_client_requests_total{outcome=\"failure\",phase=\"measured\"}");
+    assert_eq!(Some(failed_requests as u64), figures["failed_total"].as_u64(), "{live}");
     let windows_failed: u64 = figures["windows_failed"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
     assert_eq!(Some(windows_failed), failed["tls"].as_u64(), "the windows add up: {figures}");
 }

@@ -63,10 +63,24 @@ pub struct Judged {
 
 impl Judged {
     /// A judged change that is a regression beyond `threshold_percent`
-    /// ([`Change::is_regression`], the rule `ab` and `compare` apply too).
+    /// ([`Change::is_regression`]).
     pub fn regression(&self, threshold_percent: f64) -> bool {
         self.judged && self.change.is_regression(threshold_percent, self.better)
     }
+}
+
+/// The changes that fail the gate: of `judged`, those that regressed beyond
+/// `threshold_percent`. The one list every exit code (`ab`, `compare`,
+/// `count`) and every CI file (a JUnit failure each) reads, so that they
+/// cannot disagree.
+pub fn gated(judged: &[Judged], threshold_percent: f64) -> Vec<&Judged> {
+    judged.iter().filter(|j| j.regression(threshold_percent)).collect()
+}
+
+/// The lines a command prints for the changes of `gated`, one each:
+/// `REGRESSION: name change [interval]`.
+pub fn regression_lines(gated: &[&Judged]) -> String {
+    gated.iter().map(|j| format!("REGRESSION: {} {}\n", j.name, crate::report::change_with_ci(&j.change))).collect()
 }
 
 /// The routes of `results`, in the order first measured.
@@ -115,7 +129,7 @@ pub fn judged_deltas(results: &Results) -> Vec<Judged> {
         .deltas
         .iter()
         .flat_map(|d| {
-            let route = if d.from == d.to { d.to.clone() } else { format!("{} → {}", d.from, d.to) };
+            let route = d.from_to();
             let timed = Judged {
                 name: format!("{} {route}", d.framework.name()),
                 change: d.change,
@@ -136,7 +150,15 @@ pub fn judged_deltas(results: &Results) -> Vec<Judged> {
                     })
                 })
             });
-            std::iter::once(timed).chain(counted)
+            // At a fixed load: every percentile's change, judged (a latency that rose is a regression).
+            let latency = d.latency.iter().map(move |l| Judged {
+                name: format!("{} {} {}", d.framework.name(), d.from_to(), l.percentile),
+                change: l.change,
+                saved_us: None,
+                judged: true,
+                better: Better::Lower,
+            });
+            std::iter::once(timed).chain(latency).chain(counted)
         })
         .collect()
 }
@@ -283,5 +305,57 @@ mod tests {
         assert!((per_s.0 - 2000.0).abs() < 1e-6, "{tracked:?}");
         let (low, high) = per_s.1.unwrap();
         assert!(low < 1000.0 && high > 4000.0, "two rounds, t(1) = 12.7: {low} … {high}");
+    }
+
+    /// A delta whose rate held while its p99 rose beyond the threshold: the
+    /// percentile is gated, and every format judges the same list the exit
+    /// codes read (JUnit fails it; BMF carries it).
+    #[test]
+    fn a_latency_that_rose_at_a_fixed_load_is_gated_as_the_rate_is_and_junit_fails_it() {
+        use crate::analysis::Verdict;
+        use crate::results::LatencyDelta;
+        let f = Framework::Axum;
+        let runs = (1..=3)
+            .flat_map(|round| {
+                [
+                    run(f, "state", "fat", round, 1000, true),
+                    run(f, "state", "arc", round, 1000 + u64::from(round), true),
+                ]
+            })
+            .collect();
+        let mut r = results(runs);
+        assert_eq!(r.deltas.len(), 1, "{:?}", r.deltas);
+        let change = |percent: f64, verdict| Change {
+            change_percent: percent,
+            ci_low_percent: Some(percent - 1.0),
+            ci_high_percent: Some(percent + 1.0),
+            verdict,
+        };
+        r.deltas[0].latency = vec![
+            LatencyDelta {
+                percentile: "p50".to_owned(),
+                before_us: 100.0,
+                after_us: 101.0,
+                blocks: 8,
+                change: change(1.0, Verdict::Slower),
+            },
+            LatencyDelta {
+                percentile: "p99".to_owned(),
+                before_us: 100.0,
+                after_us: 130.0,
+                blocks: 8,
+                change: change(30.0, Verdict::Slower),
+            },
+        ];
+        let judged = judged_deltas(&r);
+        let names: Vec<&str> = gated(&judged, 2.0).iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["axum /state/fat → /state/arc p99"], "p50 rose within the threshold: {judged:?}");
+        let xml = Format::Junit.render("suite", &tracked(&r), &judged, 2.0).unwrap();
+        assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+        assert!(xml.contains("axum /state/fat → /state/arc p99"), "{xml}");
+        assert_eq!(
+            regression_lines(&gated(&judged, 2.0)),
+            "REGRESSION: axum /state/fat → /state/arc p99 +30.0 % [+29.0 … +31.0]\n"
+        );
     }
 }

@@ -17,6 +17,7 @@ use std::fmt;
 
 mod events;
 mod frame;
+mod hpack;
 mod session;
 #[cfg(test)]
 mod session_tests;
