@@ -127,9 +127,14 @@ pub struct PerfArgs {
 }
 
 impl PerfArgs {
-    /// The sampling these flags ask for.
-    pub fn sampling(&self) -> Sampling {
-        Sampling { call_graph: self.call_graph.into(), frequency_hz: self.perf_frequency_hz }
+    /// The sampling these flags ask for, of a build of `profile` (inlined
+    /// frames resolved but in the `dev` build, which inlines nothing of ours).
+    pub fn sampling(&self, profile: crate::model::Profile) -> Sampling {
+        Sampling {
+            call_graph: self.call_graph.into(),
+            frequency_hz: self.perf_frequency_hz,
+            inline: profile != crate::model::Profile::Dev,
+        }
     }
 }
 

@@ -70,7 +70,7 @@ impl FlamegraphArgs {
             server_cpus: self.cpus.server_cpus,
             client_cpus: self.cpus.client_cpus,
             out: self.out.checked()?,
-            sampling: self.perf.sampling(),
+            sampling: self.perf.sampling(self.profile),
         })
     }
 }

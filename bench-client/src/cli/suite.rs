@@ -182,7 +182,7 @@ impl SuiteArgs {
             ProfilerChoice::Perf => true,
             ProfilerChoice::None => false,
         };
-        let sampling = self.perf.sampling();
+        let sampling = self.perf.sampling(self.profile);
         let pairing = match self.pairing {
             PairingChoice::Auto | PairingChoice::Slices => Pairing::Slices,
             PairingChoice::Rounds => Pairing::Rounds,

@@ -87,6 +87,22 @@ pub fn pids_named(name: &str) -> Vec<u32> {
     pids
 }
 
+/// Whether process group `group` has a member that has not exited: one
+/// whose state (field 3 of `/proc/PID/stat`) is not zombie or dead. A
+/// server a shell forked outlives the shell killed first; once it exits it
+/// is a zombie of whoever adopted it, which may reap it late, and a zombie
+/// neither runs nor holds a port.
+pub(super) fn group_has_live_member(group: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).any(|pid| {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        // After the command's ')': state, parent, process group.
+        let mut fields = text.rfind(')').map(|i| text[i + 1..].split_whitespace()).into_iter().flatten();
+        let (state, pgrp) = (fields.next(), fields.nth(1).and_then(|g| g.parse::<u32>().ok()));
+        pgrp == Some(group) && !matches!(state, None | Some("Z" | "X"))
+    })
+}
+
 /// The process of process group `group` holding the socket that listens on
 /// TCP `port` (IPv4 or IPv6, any address), from `/proc/net/tcp*` and the
 /// group's open files; `None` when there is none or it cannot be read.
@@ -163,6 +179,25 @@ pub fn monotonic_ns(at: Instant) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_left_with_a_zombie_has_no_live_member() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep").arg("5").process_group(0).spawn().unwrap();
+        let group = child.id();
+        assert!(group_has_live_member(group), "a running member");
+        child.kill().unwrap();
+        // Killed and not yet reaped: a zombie, still in its group.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while group_has_live_member(group) {
+            assert!(Instant::now() < deadline, "the killed member still counted as live");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let group_pid = nix::unistd::Pid::from_raw(i32::try_from(group).unwrap());
+        assert!(nix::sys::signal::killpg(group_pid, None).is_ok(), "the zombie is still in the group");
+        child.wait().unwrap();
+        assert!(!group_has_live_member(group));
+    }
 
     #[test]
     fn a_child_made_nice_reads_its_nice_value_back() {

@@ -263,8 +263,12 @@ impl ServerProcess {
                 }
             }
         };
-        // A member of the group still there (a forking shell's server).
-        while killpg(group, None).is_ok() && Instant::now() < deadline {
+        // A member of the group still running (a forking shell's server); an exited one that
+        // nobody has reaped yet (a zombie) is gone for what matters.
+        while killpg(group, None).is_ok()
+            && super::proc::group_has_live_member(group.as_raw().unsigned_abs())
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = killpg(group, Signal::SIGKILL);
