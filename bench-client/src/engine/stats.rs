@@ -445,17 +445,11 @@ mod tests {
     /// `by_kind` gives them: every field a distinct count, read back by name.
     #[test]
     fn the_kinds_table_names_every_field_of_failures_once() {
-        let f = Failures {
-            connect: 1,
-            io: 2,
-            timeout: 4,
-            status: BTreeMap::from([(503, 8)]),
-            body: 16,
-            protocol: 32,
-            tls: 64,
-            stray: 128,
-            reset: BTreeMap::from([(7, 256)]),
-        };
+        let f: Failures = serde_json::from_value(serde_json::json!({
+            "connect": 1, "io": 2, "timeout": 4, "status": {"503": 8}, "body": 16,
+            "protocol": 32, "tls": 64, "stray": 128, "reset": {"7": 256}
+        }))
+        .unwrap();
         let json = serde_json::to_value(&f).unwrap();
         let fields = json.as_object().unwrap();
         assert_eq!(fields.len(), KINDS.len(), "{json}");
