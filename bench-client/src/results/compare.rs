@@ -12,7 +12,7 @@
 //! comparison estimates that SD from the two files for an A/A pair.
 
 use super::{Results, RunRecord};
-use crate::analysis::{self, Better, Change, Verdict};
+use crate::analysis::{self, Change, Verdict};
 use crate::model::{RunKey, Scenario};
 
 /// One run type present in both files.
@@ -51,17 +51,6 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Rows that are significant regressions larger than `threshold_percent`
-    /// (with a floor basis, the floor rows are not judged: a whole session
-    /// running slower moves them, which is not a change of the code).
-    pub fn regressions(&self, threshold_percent: f64) -> Vec<&Row> {
-        self.rows
-            .iter()
-            .filter(|r| self.judged(r))
-            .filter(|r| r.change.is_regression(threshold_percent, Better::Higher))
-            .collect()
-    }
-
     /// Whether `row` gets a verdict: with a floor basis only the rows over
     /// the floor do (the floor rows show how fast each session ran).
     pub fn judged(&self, row: &Row) -> bool {
@@ -268,8 +257,15 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Better;
     use crate::model::Framework;
     use crate::results::fixtures::{results, run};
+
+    /// The rows that gate, as `report::ci::gated` reads `judged_rows`: judged
+    /// (with a floor basis, only the rows over the floor) and a regression.
+    fn regressions(cmp: &Comparison, threshold_percent: f64) -> Vec<&Row> {
+        cmp.rows.iter().filter(|r| cmp.judged(r) && r.change.is_regression(threshold_percent, Better::Higher)).collect()
+    }
 
     fn rounds(f: Framework, variant: &str, counts: &[u64]) -> Vec<crate::results::RunRecord> {
         counts.iter().enumerate().map(|(i, &n)| run(f, "payload", variant, i as u32 + 1, n, true)).collect()
@@ -293,7 +289,7 @@ mod tests {
         let one = results(rounds(Framework::Axum, "per_request", &[500]));
         let cmp = compare(&a, &one, Basis::Raw);
         assert_eq!(cmp.undecidable().len(), 1, "one round: no interval");
-        assert!(cmp.regressions(2.0).is_empty());
+        assert!(regressions(&cmp, 2.0).is_empty());
 
         let slower = results(
             [
@@ -303,10 +299,10 @@ mod tests {
             .concat(),
         );
         let cmp = compare(&a, &slower, Basis::Raw);
-        let reg = cmp.regressions(2.0);
+        let reg = regressions(&cmp, 2.0);
         assert_eq!(reg.len(), 1);
         assert_eq!(reg[0].key.framework, Framework::Axum);
-        assert!(cmp.regressions(25.0).is_empty(), "−20 % is within a 25 % threshold");
+        assert!(regressions(&cmp, 25.0).is_empty(), "−20 % is within a 25 % threshold");
     }
 
     #[test]
@@ -334,7 +330,7 @@ mod tests {
         let route = cmp.rows.iter().find(|r| r.key.scenario != Scenario::Floor).unwrap();
         assert_eq!(floor.change.verdict, Verdict::Slower, "the session's speed, shown");
         assert!(!cmp.judged(floor) && cmp.judged(route));
-        assert!(cmp.regressions(2.0).is_empty(), "the floor row is not a regression");
+        assert!(regressions(&cmp, 2.0).is_empty(), "the floor row is not a regression");
         // The route over its floor did not move at all: within the session term only.
         assert!(route.change.change_percent.abs() < 0.01, "{:?}", route.change);
         let half = cmp.resolution_percent().unwrap();
@@ -354,7 +350,7 @@ mod tests {
         let cmp = compare(&a, &slower, Basis::Floor { session_sd_percent: 1.5 });
         let route = cmp.rows.iter().find(|r| r.key.scenario != Scenario::Floor).unwrap();
         assert!((route.change.change_percent + 10.0).abs() < 0.01, "{:?}", route.change);
-        assert_eq!(cmp.regressions(2.0).len(), 1);
+        assert_eq!(regressions(&cmp, 2.0).len(), 1);
         // The rates shown are the raw ones: the geometric mean of the rounds.
         let raw_mean = (10_000.0f64 * 0.99 * 10_000.0 * 1.01).sqrt();
         assert!((route.a_per_s - raw_mean).abs() < 1.0 && (route.b_per_s - 0.9 * raw_mean).abs() < 1.0, "{route:?}");
@@ -378,7 +374,7 @@ mod tests {
         let (narrow, wide) = (halves[0].min(halves[1]), halves[0].max(halves[1]));
         assert!(narrow < wide, "{halves:?}");
         assert_eq!((uneven.best_resolution_percent(), uneven.resolution_percent()), (Some(narrow), Some(wide)));
-        assert_eq!(raw.regressions(2.0).len(), 2);
+        assert_eq!(regressions(&raw, 2.0).len(), 2);
         // A real offset inflates the estimate: (ln 0.9)² = 0.011101 less the
         // rounds' variance of the difference (±1 %: 2 × 0.000133/4 = 0.000067),
         // halved: e^√0.005517 − 1 = 7.71 %.
