@@ -129,8 +129,16 @@ bench-all: bench bench-debug ## Both profiles; the second report shows them side
 bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 	$(CARGO) bench --locked -p common --bench state_and_payload
 
-test: prereqs-test fmt clippy test-scripts ## fmt check, clippy -D warnings, every test, docs
-	$(CARGO) test --workspace --locked
+# `make test` lints on the tests' own build: clippy-driver compiles the workspace's crates as rustc
+# does and checks clippy's lints on the way (Cargo's RUSTC_WORKSPACE_WRAPPER, what `cargo clippy`
+# sets; CLIPPY_ARGS, its arguments, as cargo-clippy joins them), so a fresh clone builds the
+# dependencies once instead of once checked for clippy and once built for the tests.
+# bench/test-lint-gate.sh proves that the wrapper fails a lint before anything is built with it.
+LINTED = RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
+	$(LINTED) bash bench/test-lint-gate.sh
+	$(LINTED) $(CARGO) test --workspace --all-targets --locked
+	$(CARGO) test --workspace --doc --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)

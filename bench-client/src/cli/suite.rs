@@ -126,6 +126,14 @@ pub struct SuiteArgs {
     /// native process).
     #[arg(help_heading = "Counted, not timed", long, requires = "count")]
     pub no_perf: bool,
+    /// With --count: the most requests of a route's short stretch, as `count --requests`.
+    #[arg(help_heading = "Counted, not timed", long, requires = "count", default_value_t = COUNT_REQUESTS,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub count_requests: u64,
+    /// With --count: repeats of every route's two stretches, as `count --repeats`.
+    #[arg(help_heading = "Counted, not timed", long, requires = "count", default_value_t = COUNT_REPEATS as u64,
+          value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub count_repeats: u64,
 }
 
 /// How to pair variants.
@@ -231,8 +239,8 @@ impl SuiteArgs {
             build: !self.served.no_build,
             profiler: profiler.then_some(sampling),
             count: self.count.then_some(CountSettings {
-                requests: COUNT_REQUESTS,
-                repeats: COUNT_REPEATS,
+                requests: self.count_requests,
+                repeats: usize::try_from(self.count_repeats).unwrap_or(usize::MAX),
                 perf: !self.no_perf,
             }),
             pairing,

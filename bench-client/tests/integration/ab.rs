@@ -29,7 +29,7 @@ fn ab(argv: &[&str], out: &std::path::Path, target: Option<&std::path::Path>) ->
 
 #[test]
 fn ab_restarts_both_servers_every_round_and_pairs_every_block() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let target = util::temp_dir("ab-e2e-target");
     let bins = target.join("ab").join("worktree").join("debug");
     std::fs::create_dir_all(&bins).unwrap();

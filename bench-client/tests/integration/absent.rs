@@ -48,7 +48,7 @@ fn assert_no_latency(f: &Value, what: &str) {
 
 #[test]
 fn every_measured_response_a_503_is_no_latency_in_the_json_the_summary_and_merge() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let addr = good_once_then_503();
     let url = format!("http://{addr}/hello");
     let dir = util::temp_dir("absent-503");

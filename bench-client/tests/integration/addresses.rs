@@ -139,7 +139,7 @@ fn recording_server(ip: &str) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
 
 #[test]
 fn the_host_header_is_the_authority_as_the_url_writes_it() {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("addresses-host");
     let mut cases = vec![("127.0.0.1", "127.0.0.1"), ("127.0.0.1", "localhost")];
     if ipv6_loopback("the Host header") {

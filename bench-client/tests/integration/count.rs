@@ -25,8 +25,7 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
     if valgrind_missing() {
         return;
     }
-    let _exclusive = util::exclusive();
-    let (server_cpu, _) = util::cpu_pair();
+    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
     let out = util::temp_dir("bench-count");
     // perf is in CI's image; without it the kernel's counts are left out, saying so.
     let perf = util::on_path("perf").is_some();
@@ -36,9 +35,11 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum"])
-            .args(["--routes", "/state/fat,/state/arc", "--requests", "100", "--repeats", "2"])
+            // Three layers: axum clones the state (L+1)(L+3) = 24 times per request, the fat
+            // state's 35 fields or the one Arc.
+            .args(["--routes", "/state/fat,/state/arc", "--layers", "3", "--requests", "100", "--repeats", "2"])
             .args(if perf { &[][..] } else { &["--no-perf"][..] })
-            .args(["--server-cpus", &server_cpu.to_string()])
+            .args(["--server-cpus", &cpu.cpu().to_string()])
             .arg("--out")
             .arg(&out)
             .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
@@ -112,8 +113,7 @@ fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_
     if valgrind_missing() {
         return;
     }
-    let _exclusive = util::exclusive();
-    let (server_cpu, _) = util::cpu_pair();
+    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
     let out = util::temp_dir("bench-count-h2c");
     let perf = util::on_path("perf").is_some();
     let output = util::output_within(
@@ -121,7 +121,7 @@ fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_
             .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum", "--routes", "/plaintext"])
             .args(["--http2-streams", "1,16", "--requests", "32", "--repeats", "2"])
             .args(if perf { &[][..] } else { &["--no-perf"][..] })
-            .args(["--server-cpus", &server_cpu.to_string()])
+            .args(["--server-cpus", &cpu.cpu().to_string()])
             .arg("--out")
             .arg(&out)
             .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
@@ -225,13 +225,12 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
     if valgrind_missing() {
         return;
     }
-    let _exclusive = util::exclusive();
-    let (server_cpu, client_cpu) = util::cpu_pair();
+    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
     let out = util::temp_dir("bench-count-interrupt");
     let mut child = Command::new(util::CLIENT)
         .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum", "--requests", "50", "--repeats", "2"])
         .args(["--routes", "/plaintext,/state/fat,/state/arc,/api/devices"])
-        .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
+        .args(["--server-cpus", &cpu.cpu().to_string()])
         .arg("--out")
         .arg(&out)
         .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
@@ -269,8 +268,7 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
 
 #[test]
 fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_instructions_a_regression() {
-    let _exclusive = util::exclusive();
-    let (server_cpu, _) = util::cpu_pair();
+    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
     let out = util::temp_dir("bench-ab-count");
     let axum = util::server_binary("axum").display().to_string();
     // Three state layers clone the fat state (L+1)(L+3) = 24 times, none 3 times: more instructions on /state/fat.
@@ -286,7 +284,7 @@ fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_inst
                 "--bmf",
                 out.join("ci/bmf.json").to_str().unwrap(),
             ])
-            .args(["--server-cpus", &server_cpu.to_string()])
+            .args(["--server-cpus", &cpu.cpu().to_string()])
             .arg("--out")
             .arg(&out),
         Duration::from_secs(600),
@@ -347,8 +345,10 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     if valgrind_missing() {
         return;
     }
-    let _exclusive = util::exclusive();
-    let (server_cpu, client_cpu) = util::cpu_pair();
+    // The timed rounds only feed the counted delta's row here: nothing they measure is judged.
+    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
+    let (server_cpu, client_cpu) =
+        (cpu.cpu(), util::all_cpus().cpus().iter().copied().find(|&c| c != cpu.cpu()).unwrap());
     let out = util::temp_dir("bench-suite-count");
     let perf = util::on_path("perf").is_some();
     let output = util::output_within(
@@ -356,6 +356,7 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
             .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
             .args(["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms"])
             .args(["--layers", "3", "--rounds", "2", "--connections", "8", "--count"])
+            .args(["--count-requests", "100", "--count-repeats", "2"])
             .args(if perf { &[][..] } else { &["--no-perf"][..] })
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--bmf")

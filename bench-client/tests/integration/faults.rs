@@ -118,7 +118,7 @@ fn children_named(parent: u32, name: &str) -> Vec<u32> {
 
 #[test]
 fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let out = out_dir("suite");
     // The servers' temporary files go under TMPDIR: none may be left there,
     // not even the fortunes database of the server killed with SIGKILL.

@@ -66,7 +66,7 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
         eprintln!("skipped: no curl with HTTP/2 (Debian's curl has it)");
         return;
     }
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     for f in FRAMEWORKS {
         let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();

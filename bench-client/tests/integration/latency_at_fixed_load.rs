@@ -19,7 +19,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     let out = util::temp_dir("bench-load-percent");
     let output = util::output_within(
         Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "2s", "--warmup", "250ms"])
+            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
             .args(["--rounds", "3", "--connections", "32", "--frameworks", "axum", "--scenarios", "blocking"])
             .args(["--load-percent", "25"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
@@ -49,7 +49,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
         let offered = run["rate_per_s"].as_f64().unwrap_or_else(|| panic!("an open-loop run: {run}"));
         assert!(offered > 0.0);
         let blocks = run["block_latency_us"].as_array().unwrap();
-        assert_eq!(blocks.len(), 4, "2 s of its own in slices of 250 ms, two per block: {run}");
+        assert_eq!(blocks.len(), 2, "1 s of its own in slices of 250 ms, two per block: {run}");
         let in_blocks: u64 = blocks.iter().map(|b| b["requests"].as_u64().unwrap()).sum();
         let successful = run["successful"].as_u64().unwrap();
         let transition = run["transition_completed"].as_u64().unwrap();
@@ -66,7 +66,7 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     assert_eq!(deltas.len(), 1, "inline → offloaded");
     let latency = deltas[0]["latency"].as_array().unwrap();
     let p50 = latency.iter().find(|l| l["percentile"] == "p50").expect("p50 needs 20 requests a block");
-    assert_eq!(p50["blocks"], 12, "3 rounds × 4 blocks");
+    assert_eq!(p50["blocks"], 6, "3 rounds × 2 blocks");
     assert!(p50["ci_low_percent"].as_f64().unwrap() <= p50["change_percent"].as_f64().unwrap());
     assert!(p50["change_percent"].as_f64().unwrap() <= p50["ci_high_percent"].as_f64().unwrap());
     assert!(stdout.contains("Latency in the open loop at 25 % of the baseline's closed-loop rate"), "{stdout}");

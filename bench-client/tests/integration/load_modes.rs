@@ -199,7 +199,7 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn on_a_terminal_load_draws_its_live_line_and_clears_it() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let (_responder, addr) = responder();
     let load = format!("{CLIENT} load http://{addr}/plaintext -c 4 --warmup 500ms -d 2s");
     // `script` gives the client a terminal; what it drew comes back on stdout.

@@ -1,6 +1,7 @@
 //! The integration tests of `bench-client`, in one test binary (one link on
-//! a 2-core machine instead of one per file). Tests that load, pin or time
-//! hold `util::exclusive()`.
+//! a 2-core machine instead of one per file). Tests that load a server hold
+//! `util::exclusive()` when what they assert depends on how fast it ran, or
+//! `util::shared()`, two at a time, when it does not.
 
 // Absent is not zero: no latency measured is `null` and `-`, through `merge`.
 mod absent;

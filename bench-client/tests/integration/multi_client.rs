@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::MutexGuard;
+use std::sync::RwLockWriteGuard;
 use std::time::{Duration, Instant};
 
 use bench_client::engine::{EncodedHistogram, LatencySummary, latency_histogram};
@@ -69,7 +69,7 @@ impl Running {
 /// What a test of clients at one barrier starts from.
 struct Scene {
     /// The machine to this test.
-    _exclusive: MutexGuard<'static, ()>,
+    _exclusive: RwLockWriteGuard<'static, ()>,
     /// Its folder.
     dir: PathBuf,
     /// server-axum with one worker on 127.0.0.1, pinned to the first CPU this

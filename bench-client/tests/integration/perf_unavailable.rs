@@ -78,7 +78,7 @@ fn assert_nothing_profiled(out: &Path) {
 
 #[test]
 fn suite_without_perf_on_path_runs_on_and_says_so() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let empty_path = util::temp_dir("no-perf");
     let out = util::temp_dir("bench-noperf");
     let stderr = profiled_suite(&empty_path, &out);
@@ -105,7 +105,7 @@ fn with_stand_in(name: &str, refuse_all: bool) -> (PathBuf, PathBuf, String) {
 
 #[test]
 fn suite_with_a_perf_that_may_not_attach_says_why_once() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let (bin, out, stderr) = with_stand_in("refusing-perf", true);
     let reason = "stand-in perf may not attach to pid";
     assert_eq!(stderr.matches(reason).count(), 1, "said once:\n{stderr}");
@@ -121,7 +121,7 @@ fn suite_with_a_perf_that_may_not_attach_says_why_once() {
 
 #[test]
 fn suite_whose_perf_refuses_the_servers_stops_profiling_at_the_first_run() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let (bin, out, stderr) = with_stand_in("server-refusing-perf", false);
     assert!(stderr.contains("profiling each server with perf record"), "the probe passed:\n{stderr}");
     let reason = "stand-in perf may not attach to pid";

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 #[test]
 fn suite_writes_complete_results_for_every_framework_and_scenario() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-e2e");
     let output = util::output_within(
@@ -161,7 +161,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
 
 #[test]
 fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let out = util::temp_dir("bench-sweep");
     let output = util::output_within(
         Command::new(util::CLIENT)
@@ -204,7 +204,7 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
 /// with their intervals, printed first and valid against the schema.
 #[test]
 fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-frameworks");
     let output = util::output_within(

@@ -119,7 +119,7 @@ fn serve_and_load(
 
 #[test]
 fn live_metrics_equal_the_result_when_done_and_the_log_carries_the_result_to_merge() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("telemetry-live");
     let (_server, mut child, stdout, stderr) = serve_and_load(&dir, "/plaintext", |server| {
         let flags = "--connections 4 --warmup 1s --duration 2s --window 1s --metrics-addr 127.0.0.1:0 --linger 3s";
@@ -305,7 +305,7 @@ fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
         println!("skipped: a real Prometheus scraping load (apt-get install prometheus; .ci/run does)");
         return;
     };
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("telemetry-prometheus");
     let (_server, _load, stdout, stderr) = serve_and_load(&dir, "/api/devices", |_| {
         "--connections 4 --warmup 1s --duration 3s --window 1s --metrics-addr 127.0.0.1:0 --linger 30s --json -"

@@ -50,7 +50,7 @@ fn identity_files(dir: &Path, identity: &TlsIdentity) -> (String, String) {
 
 #[test]
 fn load_over_tls_verifies_every_body_trusting_the_ca_file_it_is_given() {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("tls-load");
     let (cert, key) = identity_files(&dir, &TlsIdentity::generate().unwrap());
     let args = ["--tls", "--tls-cert", &cert, "--tls-key", &key].map(str::to_owned);
@@ -186,7 +186,7 @@ fn requests_per_connection_closes_each_connection_after_that_many_responses() {
 
 #[test]
 fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_protocols() {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let out = util::temp_dir("tls-suite");
     let output = util::output_within(
         std::process::Command::new(util::CLIENT)

@@ -1,14 +1,14 @@
 //! Helpers shared by the integration tests: the client and server binaries,
-//! the CPUs a test may pin to, temporary folders, and a lock for tests that
-//! measure or pin (tests of different modules run in parallel in this one
-//! binary).
+//! the CPUs a test may pin to, temporary folders, and the locks that decide
+//! which tests that load a server share the machine (tests of different
+//! modules run in parallel in this one binary).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -95,13 +95,60 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-static EXCLUSIVE: Mutex<()> = Mutex::new(());
+static LOAD: RwLock<()> = RwLock::new(());
 
-/// Held by tests that run a load, pin CPUs or time a server, so that no two
-/// of them share the machine's two cores; a panicking holder does not
-/// poison it for the others.
-pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
-    EXCLUSIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Held by tests whose assertions read how fast or how soon something ran
+/// (a change called, a latency, a timeout, a rate, perf's samples), or that
+/// change the machine for the others: nothing else that loads a server runs
+/// beside them. A panicking holder does not poison it for the others.
+pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
+    LOAD.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Held by tests that load a server but assert only what the run did
+/// (counts that add up, files, exit codes, bodies), never how fast: two of
+/// them share the two cores, never beside an [`exclusive`] one. Their runs
+/// are windows of fixed length, so half the CPU costs them requests, not
+/// time; what they check holds at any rate.
+pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
+    LOAD.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Which of [`cpu_pair`]'s two CPUs are taken by a [`CpuSlot`].
+static CPU_SLOTS: (Mutex<[bool; 2]>, Condvar) = (Mutex::new([false; 2]), Condvar::new());
+
+/// One of [`cpu_pair`]'s CPUs for a test's one busy process (a server under
+/// valgrind is one thread of work), free again when dropped: two such tests
+/// under [`shared`] run each on a core of its own.
+pub(crate) struct CpuSlot(usize);
+
+impl CpuSlot {
+    /// Waits until one of the two CPUs is free and takes it.
+    pub(crate) fn take() -> Self {
+        let (taken, freed) = &CPU_SLOTS;
+        let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(slot) = taken.iter().position(|t| !t) {
+                taken[slot] = true;
+                return Self(slot);
+            }
+            taken = freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// The CPU's number.
+    pub(crate) fn cpu(&self) -> usize {
+        let (first, last) = cpu_pair();
+        if self.0 == 0 { first } else { last }
+    }
+}
+
+impl Drop for CpuSlot {
+    fn drop(&mut self) {
+        let (taken, freed) = &CPU_SLOTS;
+        taken.lock().unwrap_or_else(PoisonError::into_inner)[self.0] = false;
+        freed.notify_one();
+    }
 }
 
 /// A child in a process group of its own, killed with its whole group
