@@ -3,27 +3,25 @@
 //! `Content-Type` and body).
 //!
 //! Preflight sends the engine's own request bytes (`Target::request_bytes`:
-//! method, headers and body included) on a plain socket and frames the
-//! answer with the engine's own framer (`Protocol::frame_response`), so it
+//! method, headers and body included) on the engine's blocking exchange
+//! (`engine::Exchange`: its framer, or its HTTP/2 session), so it
 //! can never pass a target the engine then fails on: no redirect is
 //! followed, and what the engine cannot frame is refused here, before
 //! anything is measured, with the reason. Those requests reach the server
 //! like any other: a request that changes its state (a `POST`) changes it.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{Protocol, RouteLoad, Target, http2};
+use crate::engine::{Exchange, ExchangeError, Reply, RouteLoad, Target, http2};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often a wait for an answer looks at the stop flag.
-const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// A preflight failure that is the server's answer, not the way to it.
 ///
@@ -66,24 +64,13 @@ impl Error {
     }
 }
 
-/// One response as preflight saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fetched {
-    /// Status code of the final response (after any interim `1xx`).
-    pub status: u16,
-    /// `Content-Type` header, if any.
-    pub content_type: Option<String>,
-    /// Body bytes (decoded when chunked).
-    pub body: Vec<u8>,
-}
-
 /// Fetches `target` once, exactly as the engine requests it.
 ///
 /// # Errors
 /// The server cannot be reached or closes before a complete answer (the
 /// address in the message), or answers what the engine cannot frame
 /// ([`Error::is_unframeable`]).
-pub fn fetch(target: &Target) -> anyhow::Result<Fetched> {
+pub fn fetch(target: &Target) -> anyhow::Result<Reply> {
     fetch_until(target, None)
 }
 
@@ -115,181 +102,28 @@ pub fn http2_settings(addr: std::net::SocketAddr) -> anyhow::Result<http2::Setti
     }
 }
 
-/// A connection preflight reads and writes: plain, or TLS.
-trait Io: Read + Write {}
-
-impl<T: Read + Write> Io for T {}
-
-/// [`fetch`], giving up within [`STOP_POLL`] once `stop` is set.
+/// [`fetch`] on a blocking exchange of the target's protocol, giving up
+/// within 50 ms once `stop` is set.
 ///
 /// # Errors
-/// As [`fetch`]; stopped: "interrupted while waiting for …".
-fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
-    if target.protocol == Protocol::Http2 {
-        return fetch_http2(target, stop);
-    }
-    let addr = target.addr;
-    let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
-    // The whole timeout for the write (over TLS, the handshake's reads too),
-    // then short reads that look at `stop` in between.
-    tcp.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    let socket = tcp.try_clone()?;
-    let mut stream: Box<dyn Io> = match &target.tls {
-        None => Box::new(tcp),
-        Some(tls) => Box::new(tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?),
-    };
-    let method = target.request.method();
-    stream.write_all(&target.request_bytes()).with_context(|| format!("{method} {} on {addr}", target.path))?;
-    socket.set_read_timeout(Some(STOP_POLL))?;
-    let deadline = Instant::now() + REQUEST_TIMEOUT;
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 16 * 1024];
-    let mut eof = false;
-    let unframeable = |why: String| Error {
-        kind: Kind::Unframeable,
-        message: format!(
-            "{addr} answered {method} {}, but the load engine cannot count this answer: {why}",
-            target.path
-        ),
-    };
-    loop {
-        match target.protocol.frame_response(&buf, target.request.is_head(), eof) {
-            // The engine counts every byte after a response with no request
-            // outstanding as a failure: so does preflight, with what arrived.
-            Ok(Some(framed)) if framed.len < buf.len() => {
-                return Err(unframeable(format!(
-                    "{} bytes after the response belong to no response (RFC 9112 section 6.3), starting {:?}",
-                    buf.len() - framed.len,
-                    String::from_utf8_lossy(&buf[framed.len..buf.len().min(framed.len + 40)])
-                ))
-                .into());
+/// As [`fetch`]; stopped: "interrupted while waiting for …"; a server that
+/// does not speak HTTP/2 where it is asked for ([`Error::is_not_http2`]).
+fn fetch_until(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Reply> {
+    let (addr, method, path) = (target.addr, target.request.method(), &target.path);
+    let failed = |e: ExchangeError| -> anyhow::Error {
+        match e {
+            ExchangeError::NotHttp2(why) => {
+                Error { kind: Kind::NotHttp2, message: format!("{addr} does not speak HTTP/2: {why}") }.into()
             }
-            Ok(Some(framed)) => {
-                let content_type =
-                    framed.header(&buf, "content-type").map(|v| String::from_utf8_lossy(&v).into_owned());
-                return Ok(Fetched { status: framed.status, content_type, body: framed.body(&buf).into_owned() });
+            e @ ExchangeError::Unframeable(_) => {
+                Error { kind: Kind::Unframeable, message: format!("{addr} answered {method} {path}, but {e}") }.into()
             }
-            Ok(None) if eof => {
-                bail!("{method} {} on {addr}: the connection closed before a complete response", target.path)
-            }
-            Ok(None) => {}
-            Err(e) => return Err(unframeable(e.to_string()).into()),
-        }
-        if Instant::now() >= deadline {
-            bail!(
-                "{method} {} on {addr}: no complete response within {}",
-                target.path,
-                humantime::format_duration(REQUEST_TIMEOUT)
-            );
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) => eof = true,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-                    bail!("{method} {} on {addr}: interrupted while waiting for the answer", target.path);
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            // TLS: the end of the stream without close_notify.
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => eof = true,
-            Err(e) => {
-                return Err(e).with_context(|| format!("{method} {} on {addr}: reading the response", target.path));
-            }
-        }
-    }
-}
-
-/// [`fetch_until`] over HTTP/2: the engine's own session (preface,
-/// `SETTINGS`, HPACK, flow control) on a blocking socket, one stream.
-///
-/// # Errors
-/// As [`fetch_until`]; a server that does not speak HTTP/2 there
-/// ([`Error::is_not_http2`]).
-fn fetch_http2(target: &Target, stop: Option<&AtomicBool>) -> anyhow::Result<Fetched> {
-    let addr = target.addr;
-    let not_http2 =
-        |why: String| Error { kind: Kind::NotHttp2, message: format!("{addr} does not speak HTTP/2: {why}") };
-    let tcp = TcpStream::connect_timeout(&addr, REQUEST_TIMEOUT).with_context(|| format!("connect to {addr}"))?;
-    tcp.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    tcp.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    let socket = tcp.try_clone()?;
-    let mut stream: Box<dyn Io> = match &target.tls {
-        None => Box::new(tcp),
-        Some(tls) => {
-            let mut s = tls.blocking(tcp).with_context(|| format!("TLS to {addr}"))?;
-            while s.conn.is_handshaking() {
-                if let Err(e) = s.conn.complete_io(&mut s.sock) {
-                    let refused = rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol);
-                    if e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) == Some(&refused) {
-                        return Err(not_http2("it refused ALPN h2 over TLS (no_application_protocol)".into()).into());
-                    }
-                    return Err(e).with_context(|| format!("TLS to {addr}"));
-                }
-            }
-            if s.conn.alpn_protocol() != Some(b"h2") {
-                let chosen = s.conn.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
-                return Err(not_http2(format!(
-                    "ALPN h2 not selected over TLS (selected: {})",
-                    chosen.as_deref().unwrap_or("none")
-                ))
-                .into());
-            }
-            Box::new(s)
+            ExchangeError::Connect(e) => anyhow::Error::new(e).context(format!("connect to {addr}")),
+            ExchangeError::Tls(e) => anyhow::Error::new(e).context(format!("TLS to {addr}")),
+            e => anyhow::anyhow!("{method} {path} on {addr}: {e}"),
         }
     };
-    socket.set_read_timeout(Some(STOP_POLL))?;
-    let requests = [target.request_bytes()];
-    let expected = [(0, &[][..], target.request.is_head())];
-    let routes = http2::Routes { requests: &requests, expected: &expected };
-    let mut session = http2::Session::collecting();
-    let (mut buf, mut events) = (Vec::with_capacity(4096), Vec::new());
-    let mut chunk = [0u8; 16 * 1024];
-    let deadline = Instant::now() + REQUEST_TIMEOUT;
-    let what = format!("{} {} on {addr} over HTTP/2", target.request.method(), target.path);
-    loop {
-        let out = session.unwritten().to_vec();
-        if !out.is_empty() {
-            stream.write_all(&out).with_context(|| what.clone())?;
-            session.wrote(out.len());
-        }
-        let read = session.receive(&buf, routes, &mut events).map_err(|e| match e {
-            http2::SessionError::Http1 => not_http2(e.to_string()),
-            e => Error { kind: Kind::Unframeable, message: format!("{what}: the load engine cannot read this: {e}") },
-        })?;
-        buf.drain(..read);
-        for event in events.drain(..) {
-            match event {
-                http2::Event::Ready => {
-                    session.open(0, routes);
-                }
-                http2::Event::Response { status, .. } => {
-                    let kept = session.collected().cloned().unwrap_or_default();
-                    return Ok(Fetched { status, content_type: kept.content_type, body: kept.body });
-                }
-                http2::Event::Reset { code, .. } => bail!("{what}: the server reset the stream (error code {code})"),
-                http2::Event::GoAway { code, .. } => bail!("{what}: the server sent GOAWAY (error code {code})"),
-            }
-        }
-        if !session.unwritten().is_empty() {
-            continue;
-        }
-        if Instant::now() >= deadline {
-            bail!("{what}: no complete response within {}", humantime::format_duration(REQUEST_TIMEOUT));
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) => bail!("{what}: the connection closed before a complete response"),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-                    bail!("{what}: interrupted while waiting for the answer");
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).with_context(|| format!("{what}: reading the response")),
-        }
-    }
+    Exchange::open(target, true, REQUEST_TIMEOUT, stop).and_then(|mut exchange| exchange.fetch(stop)).map_err(failed)
 }
 
 /// How many times a route is fetched to see that its answer is stable.
@@ -327,7 +161,7 @@ pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> a
 /// `first`, when it has `status` and [`STABLE_FETCHES`] − 1 more fetches of
 /// `target` answer the same; else the other status, what changed, or why a
 /// fetch failed.
-fn stable(target: &Target, first: Fetched, status: u16, stop: &AtomicBool) -> Result<Fetched, String> {
+fn stable(target: &Target, first: Reply, status: u16, stop: &AtomicBool) -> Result<Reply, String> {
     if first.status != status {
         return Err(format!("status {} instead of {status}", first.status));
     }
@@ -350,7 +184,7 @@ fn stable(target: &Target, first: Fetched, status: u16, stop: &AtomicBool) -> Re
 /// An unreachable server, an answer the engine cannot frame, another status
 /// or an answer that changes ([`Error::is_mismatch`], naming server, path and
 /// difference).
-pub fn stable_answer(server: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<Fetched> {
+pub fn stable_answer(server: &str, target: &Target, status: u16, stop: &AtomicBool) -> anyhow::Result<Reply> {
     let mismatch =
         |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {server} {}: {diff}", target.path) };
     let first = fetch_until(target, Some(stop)).with_context(|| format!("preflight {server} {}", target.path))?;
@@ -359,7 +193,7 @@ pub fn stable_answer(server: &str, target: &Target, status: u16, stop: &AtomicBo
 
 /// What differs from `before` in `after` (status, `Content-Type`, length,
 /// and a short view of the first byte that differs), or `None`.
-pub fn change(before: &Fetched, after: &Fetched) -> Option<String> {
+pub fn change(before: &Reply, after: &Reply) -> Option<String> {
     let mut parts = Vec::new();
     if before.status != after.status {
         parts.push(format!("status {} → {}", before.status, after.status));
@@ -393,7 +227,7 @@ fn excerpt(body: &[u8], at: usize) -> String {
 }
 
 /// Describes how `got` differs from what `route` must answer, or `None`.
-pub fn difference(route: &Route, got: &Fetched) -> Option<String> {
+pub fn difference(route: &Route, got: &Reply) -> Option<String> {
     if got.status != 200 {
         return Some(format!("status {} instead of 200", got.status));
     }
@@ -465,17 +299,17 @@ mod tests {
     #[test]
     fn differences_are_named_by_kind() {
         let route = Route::get(RouteId::Plaintext);
-        let ok = Fetched {
+        let ok = Reply {
             status: 200,
             content_type: Some("text/plain; charset=utf-8".into()),
             body: b"Hello, World!".to_vec(),
         };
         assert_eq!(difference(route, &ok), None);
-        let status = Fetched { status: 503, ..ok.clone() };
+        let status = Reply { status: 503, ..ok.clone() };
         assert_eq!(difference(route, &status).unwrap(), "status 503 instead of 200");
-        let ctype = Fetched { content_type: Some("text/html".into()), ..ok.clone() };
+        let ctype = Reply { content_type: Some("text/html".into()), ..ok.clone() };
         assert!(difference(route, &ctype).unwrap().starts_with("Content-Type \"text/html\""));
-        let body = Fetched { body: "Hello, Wörld!".as_bytes().to_vec(), ..ok };
+        let body = Reply { body: "Hello, Wörld!".as_bytes().to_vec(), ..ok };
         let diff = difference(route, &body).unwrap();
         assert!(diff.starts_with("body differs from byte 8 (14 bytes instead of 13)"), "{diff}");
     }

@@ -18,10 +18,8 @@ use common::ContentType;
 use common::process::listening_line;
 use common::routes::PLAINTEXT_BODY;
 
-use crate::engine::Protocol;
+use crate::engine::http1;
 
-/// What the responder speaks: the engine's protocol seam, server side.
-const PROTOCOL: Protocol = Protocol::Http1;
 const LISTENER: Token = Token(usize::MAX);
 const READ_BYTES: usize = 16 * 1024;
 /// Responses prepared back to back, so a batch of pipelined requests is
@@ -34,7 +32,7 @@ const STOP_CHECK: Duration = Duration::from_millis(100);
 /// headers of the size the servers send.
 pub fn canned_response() -> Vec<u8> {
     let headers = [("content-type", ContentType::TextPlain.as_str()), ("date", "Mon, 30 Nov 2026 00:00:00 GMT")];
-    PROTOCOL.ok_response(&headers, PLAINTEXT_BODY.as_bytes())
+    http1::ok_response(&headers, PLAINTEXT_BODY.as_bytes())
 }
 
 struct Client {
@@ -113,7 +111,7 @@ fn answer(client: &mut Client, buf: &mut [u8], responses: &[u8], one: usize) -> 
             Err(_) => return Err(()),
         };
         let filled = carried + n;
-        let (requests, keep) = PROTOCOL.requests_ended(&buf[..filled]);
+        let (requests, keep) = http1::request_heads_ended(&buf[..filled]);
         client.unwritten += requests * one;
         buf.copy_within(filled - keep..filled, 0);
         client.tail = keep;

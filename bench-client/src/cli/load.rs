@@ -274,11 +274,12 @@ impl LoadArgs {
         ensure!(!self.http2 || self.pipeline == 1, "--pipeline is HTTP/1.1's: with --http2, --streams N");
         let request = self.request.request()?;
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
-        let target = match (self.http2, target.tls) {
-            (false, tls) => Target { request, tls, ..target },
-            (true, tls) => Target { request, protocol: Protocol::Http2, tls: tls.map(TlsClient::for_http2), ..target },
+        let protocol = if self.http2 { Protocol::Http2 } else { Protocol::Http1 };
+        let target = Target { request, ..target }.speaking(protocol);
+        let pipeline = match protocol {
+            Protocol::Http1 => self.pipeline,
+            Protocol::Http2 => self.streams.unwrap_or(1),
         };
-        let pipeline = if self.http2 { self.streams.unwrap_or(1) } else { self.pipeline };
         let n = self.clients;
         let segment = match self.segment {
             None if n == 1 => Segment::WHOLE,

@@ -56,6 +56,7 @@
 
 mod conn;
 mod counters;
+mod exchange;
 mod hdr;
 mod live;
 mod schedule;
@@ -72,6 +73,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 pub use self::counters::{COUNTERS, Clean, Counter, Counts, Metric, Scope, Spec};
+pub use self::exchange::{Exchange, ExchangeError, Reply};
 pub use self::hdr::{EncodedHistogram, HdrError};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
@@ -82,7 +84,7 @@ pub use self::stats::{
 };
 pub use self::timing::{MAX_DURATION, MAX_WINDOWS, MIN_WINDOW, Rate, Timing, TimingError};
 pub use self::tls::{TlsClient, Trust};
-pub use self::wire::{FrameError, Framed, Protocol, Request, RequestError, http2};
+pub use self::wire::{FrameError, Framed, Protocol, Request, RequestError, http1, http2};
 use self::worker::{Finished, Times, Worker};
 
 /// Pause after a failed connection attempt before the next, so a refused
@@ -228,6 +230,13 @@ impl Target {
     /// The bytes of its request, as its protocol writes them (built once).
     pub fn request_bytes(&self) -> Vec<u8> {
         self.protocol.request(self.scheme(), &self.host, &self.path, &self.request)
+    }
+
+    /// This target speaking `protocol`, its TLS client (if any) offering it
+    /// by ALPN.
+    #[must_use]
+    pub fn speaking(self, protocol: Protocol) -> Self {
+        Self { protocol, tls: self.tls.map(|tls| tls.for_protocol(protocol)), ..self }
     }
 
     /// This target over TLS with `client`.

@@ -21,6 +21,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
+use super::Protocol;
+
 /// Sessions a client keeps for resumption (rustls's default cache size).
 const RESUMPTION_SESSIONS: usize = 256;
 
@@ -43,8 +45,8 @@ pub struct TlsClient {
     name: ServerName<'static>,
     trust: Trust,
     resumption: bool,
-    /// Offers ALPN `h2` alone (HTTP/2), else `http/1.1`.
-    http2: bool,
+    /// The one protocol it offers by ALPN.
+    protocol: Protocol,
 }
 
 impl fmt::Debug for TlsClient {
@@ -53,7 +55,7 @@ impl fmt::Debug for TlsClient {
             .field("name", &self.name)
             .field("trust", &self.trust)
             .field("resumption", &self.resumption)
-            .field("http2", &self.http2)
+            .field("protocol", &self.protocol)
             .finish_non_exhaustive()
     }
 }
@@ -64,7 +66,7 @@ impl PartialEq for TlsClient {
         self.name == other.name
             && self.trust == other.trust
             && self.resumption == other.resumption
-            && self.http2 == other.http2
+            && self.protocol == other.protocol
     }
 }
 
@@ -73,7 +75,8 @@ impl Eq for TlsClient {}
 impl TlsClient {
     /// A client for the server named `host` (a DNS name or an IP address,
     /// without brackets: `common::address::Host::unbracketed`), trusting as `trust` says, resuming sessions (TLS 1.3
-    /// tickets, TLS 1.2 session IDs) when `resumption`. HTTP/1.1 by ALPN.
+    /// tickets, TLS 1.2 session IDs) when `resumption`. HTTP/1.1 by ALPN
+    /// ([`TlsClient::for_protocol`]).
     ///
     /// # Errors
     /// A name that is neither, a CA file that cannot be read or holds no
@@ -90,24 +93,22 @@ impl TlsClient {
                 .with_no_client_auth(),
             Trust::Ca(path) => builder.with_root_certificates(roots(Path::new(path))?).with_no_client_auth(),
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![Protocol::Http1.alpn().to_vec()];
         config.resumption =
             if resumption { Resumption::in_memory_sessions(RESUMPTION_SESSIONS) } else { Resumption::disabled() };
-        Ok(Self { config: Arc::new(config), name, trust, resumption, http2: false })
+        Ok(Self { config: Arc::new(config), name, trust, resumption, protocol: Protocol::Http1 })
     }
 
-    /// This client offering ALPN `h2` alone: HTTP/2 over TLS, a server that
-    /// does not select it refused (see [`TlsClient::is_http2`]).
+    /// This client offering `protocol` alone by ALPN: a server that does not
+    /// select it is refused ([`crate::engine::ExchangeError::NotHttp2`]).
     #[must_use]
-    pub fn for_http2(self) -> Self {
+    pub fn for_protocol(self, protocol: Protocol) -> Self {
+        if protocol == self.protocol {
+            return self;
+        }
         let mut config = (*self.config).clone();
-        config.alpn_protocols = vec![b"h2".to_vec()];
-        Self { config: Arc::new(config), http2: true, ..self }
-    }
-
-    /// Whether it offers `h2` ([`TlsClient::for_http2`]).
-    pub fn is_http2(&self) -> bool {
-        self.http2
+        config.alpn_protocols = vec![protocol.alpn().to_vec()];
+        Self { config: Arc::new(config), protocol, ..self }
     }
 
     /// Whether sessions resume.

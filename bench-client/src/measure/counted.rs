@@ -13,8 +13,6 @@
 //! after another on one keep-alive connection, each verified (status and
 //! body byte for byte), through the engine's own [`Protocol`].
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 
-use crate::engine::{Protocol, RouteLoad, http2};
+use crate::engine::{Exchange, RouteLoad};
 
 /// How long one request of a counted run may take (valgrind slows a server
 /// 20 to 100 times).
@@ -208,137 +206,25 @@ fn parse_dump(text: &str) -> Option<Counted> {
 pub fn exchange(route: &RouteLoad, requests: u64, streams: usize, stop: &AtomicBool) -> anyhow::Result<()> {
     let target = &route.target;
     ensure!(target.tls.is_none(), "counted runs are over plain HTTP");
-    let mut stream = TcpStream::connect_timeout(&target.addr, REQUEST_TIMEOUT)
-        .with_context(|| format!("connect to {}", target.addr))?;
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.set_nodelay(true)?;
-    if target.protocol == Protocol::Http2 {
-        exchange_http2(&mut stream, route, requests, streams.max(1), stop)?;
-        stream.shutdown(std::net::Shutdown::Write)?;
-        let mut rest = [0u8; 4096];
-        while stream.read(&mut rest).is_ok_and(|n| n > 0) {}
-        return Ok(());
-    }
-    let request = target.request_bytes();
-    let mut buf = vec![0u8; 64 * 1024];
-    let (mut start, mut end) = (0, 0);
-    for i in 0..requests {
+    let mut exchange = Exchange::open(target, false, REQUEST_TIMEOUT, Some(stop))
+        .with_context(|| format!("{} on {}: the connection's start", target.path, target.addr))?;
+    let mut answered = 0;
+    while answered < requests {
         if stop.load(Ordering::Relaxed) {
-            bail!("interrupted after {i} of {requests} requests of {}", target.path);
+            bail!("interrupted after {answered} of {requests} requests of {}", target.path);
         }
-        stream.write_all(&request).with_context(|| format!("request {i} of {}", target.path))?;
-        loop {
-            match target.protocol.frame_response(&buf[start..end], target.request.is_head(), false) {
-                Ok(Some(framed)) => {
-                    let unread = &buf[start..end];
-                    if framed.status != route.expected_status || !framed.body_eq(unread, &route.expected_body) {
-                        bail!(
-                            "{}: request {i} answered status {} with {} bytes, not the success the route carries",
-                            target.path,
-                            framed.status,
-                            framed.body(unread).len()
-                        );
-                    }
-                    start += framed.len;
-                    break;
-                }
-                Ok(None) => {}
-                Err(e) => bail!("{}: request {i}: {e}", target.path),
-            }
-            if start == end {
-                (start, end) = (0, 0);
-            } else if end == buf.len() {
-                buf.copy_within(start..end, 0);
-                (start, end) = (0, end - start);
-                if end == buf.len() {
-                    buf.resize(buf.len() * 2, 0);
-                }
-            }
-            let n = stream.read(&mut buf[end..]).with_context(|| format!("{}: reading answer {i}", target.path))?;
-            ensure!(n > 0, "{}: the server closed the connection before answer {i}", target.path);
-            end += n;
-        }
+        // Over HTTP/2 a batch of `streams` at once, written together and answered before the
+        // next, so what multiplexing saves per request shows in the counts.
+        let batch = (requests - answered).min(streams.max(1) as u64);
+        exchange
+            .succeed(usize::try_from(batch)?, route.expected_status, &route.expected_body, Some(stop))
+            .with_context(|| format!("{}: request {answered} (of a batch of {batch})", target.path))?;
+        answered += batch;
     }
     // Close, and wait for the server's end of the connection: its cleanup is inside the stretch,
     // not racing the dump that follows.
-    stream.shutdown(std::net::Shutdown::Write)?;
-    while stream.read(&mut buf).is_ok_and(|n| n > 0) {}
+    exchange.close();
     Ok(())
-}
-
-/// [`exchange`] over HTTP/2 with prior knowledge on `stream`: the preface,
-/// the server's `SETTINGS` awaited (so a stretch of no request still pays
-/// for a whole connection start), then batches of up to `streams` requests
-/// (never more than the server grants), each answered before the next.
-fn exchange_http2(
-    stream: &mut TcpStream,
-    route: &RouteLoad,
-    requests: u64,
-    streams: usize,
-    stop: &AtomicBool,
-) -> anyhow::Result<()> {
-    let target = &route.target;
-    let bytes = [target.request_bytes()];
-    let expected = [(route.expected_status, route.expected_body.as_slice(), target.request.is_head())];
-    let routes = http2::Routes { requests: &bytes, expected: &expected };
-    let mut session = http2::Session::new();
-    let (mut buf, mut events) = (Vec::with_capacity(64 * 1024), Vec::new());
-    let mut chunk = vec![0u8; 64 * 1024];
-    let (mut ready, mut sent, mut answered) = (false, 0u64, 0u64);
-    let what = |i: u64| format!("{} over h2c, request {i}", target.path);
-    loop {
-        if ready && sent == answered {
-            if answered == requests {
-                return Ok(());
-            }
-            if stop.load(Ordering::Relaxed) {
-                bail!("interrupted after {answered} of {requests} requests of {}", target.path);
-            }
-            let batch = (requests - answered).min(streams as u64);
-            while sent - answered < batch && session.can_open() {
-                session.open(0, routes);
-                sent += 1;
-            }
-            // A row says how many streams it had at once: never fewer than it is named for.
-            ensure!(
-                sent - answered == batch,
-                "{}: the server grants {} concurrent streams, fewer than the {streams} asked for",
-                what(sent),
-                sent - answered
-            );
-        }
-        let out = session.unwritten();
-        if !out.is_empty() {
-            let n = out.len();
-            stream.write_all(out).with_context(|| what(sent))?;
-            session.wrote(n);
-        }
-        // Acknowledged at once: a server that leaves Nagle's algorithm on and writes a response in
-        // two parts (actix-web's h2 on /api/devices) would otherwise wait 40 ms per request for
-        // the delayed ACK; the count is the same, the session 20 times shorter.
-        rustix::net::sockopt::set_tcp_quickack(&*stream, true)?;
-        let n = stream.read(&mut chunk).with_context(|| format!("{}: reading", what(answered)))?;
-        ensure!(n > 0, "{}: the server closed the connection", what(answered));
-        buf.extend_from_slice(&chunk[..n]);
-        let read =
-            session.receive(&buf, routes, &mut events).map_err(|e| anyhow::anyhow!("{}: {e}", what(answered)))?;
-        buf.drain(..read);
-        for event in events.drain(..) {
-            match event {
-                http2::Event::Ready => ready = true,
-                http2::Event::Response { status, body_matches, .. } => {
-                    if status != route.expected_status || !body_matches {
-                        bail!("{}: answered status {status}, not the success the route carries", what(answered));
-                    }
-                    answered += 1;
-                }
-                http2::Event::Reset { code, .. } => {
-                    bail!("{}: the server reset the stream (code {code})", what(answered))
-                }
-                http2::Event::GoAway { code, .. } => bail!("{}: the server sent GOAWAY (code {code})", what(answered)),
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::Measured;
 use super::blocks::{BlockLatency, block_latency};
 use crate::analysis;
-use crate::engine::{Clean, Counts, EncodedHistogram, Failures, LatencySummary, LoadSettings, RunStats, Slicing};
+use crate::engine::{
+    Clean, Counts, EncodedHistogram, Failures, LatencySummary, LoadSettings, Protocol, RunStats, Slicing,
+};
 use crate::sys::hostname;
 
 /// A server is called saturated when its CPU use reaches this share of its
@@ -55,9 +57,10 @@ pub struct RunFigures {
     /// concurrent streams per connection.
     #[serde(default = "one")]
     pub pipeline: usize,
-    /// The run spoke HTTP/2 (`load --http2`); false: HTTP/1.1.
-    #[serde(default)]
-    pub http2: bool,
+    /// What the run spoke (`load --http2`: HTTP/2); in the file, `http2`:
+    /// true for HTTP/2, false for HTTP/1.1.
+    #[serde(default, rename = "http2", with = "http2_flag")]
+    pub protocol: Protocol,
     /// Open loop: the requests per second that were due (to this client: its
     /// share when the load was split over several); `None`: closed loop.
     #[serde(default)]
@@ -266,7 +269,7 @@ impl RunFigures {
             churn_allowed: false,
             connections_requested: settings.connections.get() as u64,
             pipeline: settings.pipeline.get(),
-            http2: false,
+            protocol: Protocol::Http1,
             rate_per_s: settings.rate_share_per_s(),
             nap_us: u64::try_from(settings.nap.as_micros()).unwrap_or(u64::MAX),
             duration_s,
@@ -318,6 +321,24 @@ impl RunFigures {
                 && conn.failures.connect == 0
                 && conn.counts.above_zero(Clean::Incomplete).next().is_none(),
         }
+    }
+}
+
+/// [`RunFigures::protocol`] as the file's `http2` flag (schema 1 on).
+mod http2_flag {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::engine::Protocol;
+
+    pub(super) fn serialize<S: Serializer>(protocol: &Protocol, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(match protocol {
+            Protocol::Http1 => false,
+            Protocol::Http2 => true,
+        })
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Protocol, D::Error> {
+        Ok(if bool::deserialize(d)? { Protocol::Http2 } else { Protocol::Http1 })
     }
 }
 

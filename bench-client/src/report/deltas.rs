@@ -72,11 +72,18 @@ fn churn(m: &crate::results::Meta) -> String {
 /// The delta table with intervals and verdicts, the floors, the saturation
 /// and drift notes, as Markdown.
 pub fn delta_table(results: &Results) -> String {
-    let m = &results.meta;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Profile `{}` · {} connections{} · {} s measured after {} s warm-up · {} rounds{}{} · server on CPU {:?}, client on CPU {:?}\n",
+    let mut out = session_line(&results.meta);
+    out.push_str(&deltas(results));
+    out.push_str(&floor_table(results));
+    out.push_str(&trust_notes(results));
+    out
+}
+
+/// The line that says how the session measured: profile, connections,
+/// windows, rounds, pairing, load and CPUs.
+fn session_line(m: &crate::results::Meta) -> String {
+    format!(
+        "Profile `{}` · {} connections{} · {} s measured after {} s warm-up · {} rounds{}{} · server on CPU {:?}, client on CPU {:?}\n\n",
         m.profile.cargo_name(),
         m.connections,
         churn(m),
@@ -92,7 +99,14 @@ pub fn delta_table(results: &Results) -> String {
         )),
         m.server_cpus,
         m.client_cpus
-    );
+    )
+}
+
+/// The deltas with their intervals and verdicts, and the notes that read
+/// them; nothing for a head to head alone (its own table says it all).
+fn deltas(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
     let mut table = Table::new(&[
         "framework",
         "layers:",
@@ -128,7 +142,6 @@ pub fn delta_table(results: &Results) -> String {
             &flags(results, d),
         ]);
     }
-    // The head to head alone has no change to tabulate: its own table says it all.
     if !results.deltas.is_empty() || results.rivals.is_empty() {
         out.push_str(&table.finish());
         out.push_str(match m.pairing {
@@ -140,6 +153,13 @@ pub fn delta_table(results: &Results) -> String {
         out.push_str(notes::VERDICTS_AND_FLAGS);
         out.push_str(&resolution_note(results));
     }
+    out
+}
+
+/// The floor (`/plaintext`) of each framework, median over rounds; nothing
+/// without a floor.
+fn floor_table(results: &Results) -> String {
+    let mut out = String::new();
     let floors: Vec<_> = results.runs.iter().filter(|r| r.scenario == Scenario::Floor).collect();
     if !floors.is_empty() {
         out.push_str("\nFloor (`/plaintext`), median over rounds:\n\n");
@@ -165,6 +185,14 @@ pub fn delta_table(results: &Results) -> String {
         }
         out.push_str(&table.finish());
     }
+    out
+}
+
+/// What tells how far to trust the figures: the server's CPU busy, the
+/// client's ceiling, drift, failed frameworks, a `dev` build.
+fn trust_notes(results: &Results) -> String {
+    let m = &results.meta;
+    let mut out = String::new();
     let busy: Vec<f64> = results.runs.iter().filter_map(|r| r.figures.server_cpu_percent).collect();
     if !busy.is_empty() {
         let bound = results.runs.iter().filter(|r| r.figures.client_bound).count();

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::flames::{Shape, top_self};
 use super::format::or_absent;
 use crate::calibrate::Ceiling;
-use crate::engine::{COUNTERS, Clean, KINDS, LATE_SEND_TOLERANCE, LatencySummary, Spec};
+use crate::engine::{COUNTERS, Clean, KINDS, LATE_SEND_TOLERANCE, LatencySummary, Protocol, Spec};
 use crate::measure::RunFigures;
 use crate::results::{LoadReport, MergeInfo, WatchReport};
 
@@ -62,7 +62,10 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         "{} · {} connections · {} {} · {mode}{who} · {:.1} s measured{incomplete}",
         url,
         f.connections_requested,
-        if f.http2 { "HTTP/2, streams" } else { "pipeline" },
+        match f.protocol {
+            Protocol::Http1 => "pipeline",
+            Protocol::Http2 => "HTTP/2, streams",
+        },
         f.pipeline,
         f.duration_s
     )?;

@@ -13,6 +13,7 @@
 
 use super::{Results, RunRecord};
 use crate::analysis::{self, Change, Verdict};
+use crate::engine::Protocol;
 use crate::model::{RunKey, Scenario};
 
 /// One run type present in both files.
@@ -117,7 +118,10 @@ fn differences(a: &Results, b: &Results) -> Vec<String> {
             .iter()
             .map(|run| {
                 let f = &run.figures;
-                let http2 = if f.http2 { " http2" } else { "" };
+                let http2 = match f.protocol {
+                    Protocol::Http1 => "",
+                    Protocol::Http2 => " http2",
+                };
                 format!("pipeline {}{http2} rate_per_s {:?} nap_us {}", f.pipeline, f.rate_per_s, f.nap_us)
             })
             .collect();

@@ -131,7 +131,7 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
     let mut figures = measure::RunFigures::new(&run, &s, server_cpus);
     figures.label.clone_from(&plan.label);
     figures.churn_allowed = plan.allow_churn;
-    figures.http2 = plan.target.protocol == Protocol::Http2;
+    figures.protocol = plan.target.protocol;
     let report = LoadReport {
         schema_version: SCHEMA_VERSION,
         url: plan.url.to_string(),

@@ -362,7 +362,7 @@ fn on_server(
         let load = route_load(server.addr, route);
         let load = match streams {
             None => load,
-            Some(_) => RouteLoad { target: Target { protocol: Protocol::Http2, ..load.target }, ..load },
+            Some(_) => RouteLoad { target: load.target.speaking(Protocol::Http2), ..load },
         };
         exchange(&load, WARMUP_REQUESTS, streams.unwrap_or(1), stop)
             .with_context(|| format!("{name}: warm-up of {}", route.path))?;

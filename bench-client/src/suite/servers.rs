@@ -10,9 +10,9 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::server_binary;
-use crate::engine::{Load, LoadSettings, Protocol, RouteLoad, Target, TlsClient, Trust};
+use crate::engine::{Load, LoadSettings, Protocol, Reply, RouteLoad, Target, TlsClient, Trust};
 use crate::model::{Framework, Profile, Variant};
-use crate::preflight::{self, Fetched};
+use crate::preflight;
 use crate::results::Http2Grant;
 use crate::sys::{CpuList, ServerProcess};
 
@@ -120,7 +120,7 @@ pub(super) struct Started {
     /// `ab`: each compared route's answer as this server gave it in
     /// preflight, the same every time (its own bytes, whatever the other
     /// side answers); empty: the route table's.
-    pub(super) answers: Vec<(&'static str, Fetched)>,
+    pub(super) answers: Vec<(&'static str, Reply)>,
     /// What it granted HTTP/2, when read in preflight (the `http2`
     /// scenario, once per framework).
     pub(super) grant: Option<Http2Grant>,
@@ -167,11 +167,7 @@ impl Started {
             (true, Some(tls_addr)) => tls_target(tls_addr, path, resumption)?,
             (true, None) => anyhow::bail!("{}: no HTTPS listener to load {path} over TLS", self.process.name()),
         };
-        let target = if variant.http2() {
-            Target { protocol: Protocol::Http2, tls: target.tls.map(TlsClient::for_http2), ..target }
-        } else {
-            target
-        };
+        let target = target.speaking(if variant.http2() { Protocol::Http2 } else { Protocol::Http1 });
         match self.answers.iter().find(|(p, _)| *p == path) {
             Some((_, answer)) => {
                 Ok(RouteLoad { target, expected_status: answer.status, expected_body: answer.body.clone() })

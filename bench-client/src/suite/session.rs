@@ -160,7 +160,8 @@ fn measure_step(
             let load =
                 Load::new(server.route_load(slot.request_path(), slot.variant, plan.tls_resumption)?, plan.settings);
             let run = measure_run(&load, &[server.process.pid()], profiler.perf_in(slot.round), progress, label, stop)?;
-            let figures = RunFigures { http2: slot.variant.http2(), ..RunFigures::new(&run, &load.settings, cpus) };
+            let protocol = load.routes[0].target.protocol;
+            let figures = RunFigures { protocol, ..RunFigures::new(&run, &load.settings, cpus) };
             profiler.take(&run, 0, &figures, slot.variant, profiles, label, progress);
             Ok(vec![(*slot, figures)])
         }
@@ -186,7 +187,7 @@ fn measure_step(
             let mut measured = Vec::with_capacity(sliced.slots.len());
             for (route, slot) in sliced.slots.iter().enumerate() {
                 let figures = RunFigures {
-                    http2: slot.variant.http2(),
+                    protocol: load.routes[route].target.protocol,
                     ..RunFigures::of_route(&run, &load.settings, cpus, route, slicing)
                 };
                 profiler.take(&run, route, &figures, slot.variant, profiles, label, progress);

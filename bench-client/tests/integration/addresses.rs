@@ -92,7 +92,7 @@ fn https_to_an_ipv6_literal_checks_the_certificate_for_the_address() {
     if !ipv6_loopback("https") {
         return;
     }
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("addresses-tls");
     // A generated certificate names 127.0.0.1, ::1 and localhost.
     let identity = TlsIdentity::generate().unwrap();

@@ -4,11 +4,11 @@
 
 use crate::util;
 use crate::util::FRAMEWORKS;
-use bench_client::engine::Target;
-use bench_client::preflight::{self, Fetched};
+use bench_client::engine::{Reply, Target};
+use bench_client::preflight;
 use bench_client::sys::ServerProcess;
 
-fn get(server: &ServerProcess, path: &str) -> Fetched {
+fn get(server: &ServerProcess, path: &str) -> Reply {
     preflight::fetch(&Target::new(server.addr, path)).unwrap_or_else(|e| panic!("{} {path}: {e:#}", server.name()))
 }
 
@@ -21,7 +21,7 @@ fn every_server_answers_every_route_identically() {
             assert_ne!(server.addr.port(), 0, "reports the ephemeral port it got");
         }
         for route in common::ROUTES {
-            let answers: Vec<Fetched> = servers.iter().map(|s| get(s, route.path)).collect();
+            let answers: Vec<Reply> = servers.iter().map(|s| get(s, route.path)).collect();
             for (server, answer) in servers.iter().zip(&answers) {
                 assert_eq!(preflight::difference(route, answer), None, "{} {}", server.name(), route.path);
             }

@@ -128,7 +128,7 @@ fn interim_1xx_responses_are_skipped_and_the_final_200_counted() {
 
 #[test]
 fn chunked_bodies_are_framed_and_verified() {
-    let _exclusive = util::exclusive();
+    let _shared = util::shared();
     for answer in [
         (|_: &str| Answer {
             bytes: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nd\r\nHello, World!\r\n0\r\n\r\n",

@@ -7,8 +7,8 @@
 use std::net::SocketAddr;
 use std::process::Command;
 
-use bench_client::engine::{Target, http2};
-use bench_client::preflight::{self, Fetched};
+use bench_client::engine::{Reply, Target, http2};
+use bench_client::preflight;
 use bench_client::sys::ServerProcess;
 
 use crate::util::{self, FRAMEWORKS};
@@ -72,7 +72,7 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
         let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
         let tls_addr = server.tls_addr.expect("the second listening line, https");
         for route in common::ROUTES {
-            let http1: Fetched = preflight::fetch(&Target::new(server.addr, route.path))
+            let http1: Reply = preflight::fetch(&Target::new(server.addr, route.path))
                 .unwrap_or_else(|e| panic!("{f} {}: {e:#}", route.path));
             assert_eq!(preflight::difference(route, &http1), None, "{f} {} over HTTP/1.1", route.path);
             let expected = |version: &str| Got {

@@ -79,7 +79,7 @@ fn load_http2_verifies_every_response_of_every_server_over_h2c_and_tls_with_1_an
                     assert_eq!((fig.counts.retried, fig.counts.goaway_received), (0, 0), "{what}");
                     assert_eq!(fig.counts.connections_established, 2, "{what}: no reconnection");
                     assert_eq!(fig.pipeline, streams.parse::<usize>().unwrap(), "{what}");
-                    assert!(fig.http2, "{what}: recorded as HTTP/2");
+                    assert_eq!(fig.protocol, Protocol::Http2, "{what}: recorded as HTTP/2");
                     assert!(text.contains(&format!("HTTP/2, streams {streams}")), "{what}: {text}");
                     assert!(fig.counts.in_flight_at_deadline <= 2 * fig.pipeline as u64, "{what}");
                     assert_eq!(fig.counts.tls_handshakes, if scheme == "https" { 2 } else { 0 }, "{what}");

@@ -166,7 +166,8 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let output = util::output_within(
         Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
-            .args(["--layers", "3,0", "--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+            .args(["--layers", "3,0", "--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
+            .args(["--warmup", "0s", "--connections", "4"])
             .args(util::split_cpus())
             .arg("--out")
             .arg(&out)

@@ -8,15 +8,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bench_client::engine::{Target, TlsClient, Trust};
-use bench_client::preflight::{self, Fetched};
+use bench_client::engine::{Reply, Target, TlsClient, Trust};
+use bench_client::preflight;
 use bench_client::sys::ServerProcess;
 use common::tls::TlsIdentity;
 
 use crate::telemetry;
 use crate::util::{self, FRAMEWORKS};
 
-fn get(target: &Target, what: &str) -> Fetched {
+fn get(target: &Target, what: &str) -> Reply {
     preflight::fetch(target).unwrap_or_else(|e| panic!("{what} {}: {e:#}", target.path))
 }
 
@@ -112,7 +112,7 @@ fn server_that_changes_its_certificate(good: &TlsIdentity, bad: &TlsIdentity) ->
 
 #[test]
 fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("tls-refused");
     let good = TlsIdentity::generate().unwrap();
     let (cert, _) = identity_files(&dir, &good);
@@ -153,7 +153,7 @@ fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
 
 #[test]
 fn requests_per_connection_closes_each_connection_after_that_many_responses() {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir("tls-churn");
     let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     let server = ServerProcess::start(&util::server_binary("actix"), &args, &util::all_cpus()).unwrap();
@@ -191,7 +191,8 @@ fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_proto
     let output = util::output_within(
         std::process::Command::new(util::CLIENT)
             .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "tls,http2"])
-            .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
+            .args(["--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
+            .args(["--warmup", "0s", "--connections", "4"])
             .args(util::split_cpus())
             .arg("--out")
             .arg(&out)

@@ -3,20 +3,21 @@
 //! through [`Protocol`], so a second protocol is one new module here plus
 //! its variant (docs/ARCHITECTURE.md, "To add a protocol").
 //!
-//! What a protocol supplies: the bytes of one request (a [`Request`]:
-//! method, added headers, body), built once and
-//! written for every request of its route; a framer that finds the first
-//! complete response in a connection's read buffer (its status, where its
-//! head and body lie, and whether the server closes after it); and, for the
-//! responder, a canned response and a count of the requests a buffer holds.
-//! The per-request path is one `match` on a `Copy` enum.
-//!
-//! HTTP/2 multiplexes: its responses complete out of order and are not
-//! framed one after another, so its connections keep a [`http2::Session`]
-//! that the loop hands what it reads (`http2/`); [`Protocol::request`] gives
-//! its request's frames on stream 0, the stream id set per request.
+//! What a protocol supplies: its name and ALPN token, and the bytes of one
+//! request (a [`Request`]: method, added headers, body), built once and
+//! written for every request of its route; every method of [`Protocol`]
+//! has an arm per protocol. How responses are read differs by kind, so each
+//! protocol's reader is its own: HTTP/1.1's framer finds the first complete
+//! response in a connection's read buffer ([`http1::frame_response`]: its
+//! status, where its head and body lie, whether the server closes after it);
+//! HTTP/2 multiplexes, its responses complete out of order, so its
+//! connections keep a [`http2::Session`] that the loop hands what it reads
+//! ([`Protocol::request`] gives its request's frames on stream 0, the
+//! stream id set per request). The load loop's per-connection step and the
+//! blocking exchange (`engine::Exchange`) each match on the protocol once.
+//! The calibration responder speaks HTTP/1.1 and calls `http1` directly.
 
-mod http1;
+pub mod http1;
 pub mod http2;
 mod request;
 
@@ -44,6 +45,14 @@ impl Protocol {
         }
     }
 
+    /// What a TLS client offers by ALPN (RFC 7301) to speak it.
+    pub fn alpn(self) -> &'static [u8] {
+        match self {
+            Self::Http1 => b"http/1.1",
+            Self::Http2 => b"h2",
+        }
+    }
+
     /// The bytes of `request` (method, added headers, body) of `path` with
     /// `host` as its authority, written as they are for every request
     /// (HTTP/2: on stream 0, the stream id set per request; `scheme` is its
@@ -52,38 +61,6 @@ impl Protocol {
         match self {
             Self::Http1 => http1::request(host, path, request),
             Self::Http2 => http2::request(scheme, host, path, request),
-        }
-    }
-
-    /// The first complete response at the start of `buf`: `Ok(None)` while
-    /// it is incomplete. `head_request`: the request was a `HEAD` (no body);
-    /// `at_eof`: the server has closed (a body delimited by the close ends).
-    ///
-    /// # Errors
-    /// A response the protocol's grammar refuses.
-    #[inline]
-    pub fn frame_response(self, buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
-        match self {
-            Self::Http1 => http1::frame_response(buf, head_request, at_eof),
-            Self::Http2 => Err(FrameError::Multiplexed),
-        }
-    }
-
-    /// The responder's answer to every request: status 200, `headers`, `body`.
-    pub fn ok_response(self, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
-        match self {
-            Self::Http1 => http1::ok_response(headers, body),
-            Self::Http2 => unreachable!("the calibration responder speaks HTTP/1.1 only"),
-        }
-    }
-
-    /// The responder's reading: how many requests end in `buf`, and how many
-    /// bytes at its end to keep in front of the next read (the start of an
-    /// end that has not fully arrived).
-    pub fn requests_ended(self, buf: &[u8]) -> (usize, usize) {
-        match self {
-            Self::Http1 => http1::request_heads_ended(buf),
-            Self::Http2 => unreachable!("the calibration responder speaks HTTP/1.1 only"),
         }
     }
 }

@@ -301,34 +301,7 @@ impl<'a> Worker<'a> {
                 std::thread::sleep(step.min(wake.saturating_duration_since(now)));
             }
             for event in &events {
-                let i = event.token().0;
-                let readable = event.is_readable() || event.is_read_closed() || event.is_error();
-                match self.conns[i].phase {
-                    Phase::Connecting(_) => {
-                        self.on_connect(i);
-                        // Over TLS the server may already have answered the
-                        // ClientHello written on connect: edge-triggered, this
-                        // event is the only news of it.
-                        if readable && matches!(self.conns[i].phase, Phase::Open) {
-                            self.on_readable(i, event.is_read_closed() || event.is_error());
-                        }
-                    }
-                    Phase::Open => {
-                        if readable {
-                            self.on_readable(i, event.is_read_closed() || event.is_error());
-                        }
-                        // Still the connection the event was about (a response
-                        // can end it and start the next, still connecting).
-                        let c = &self.conns[i];
-                        if matches!(c.phase, Phase::Open)
-                            && event.is_writable()
-                            && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write()))
-                        {
-                            self.flush(i);
-                        }
-                    }
-                    Phase::Backoff(_) | Phase::Queued => {}
-                }
+                self.on_event(event);
             }
             // The next requests of every connection answered in this batch
             // go out together, after all its responses were read: the server
@@ -345,7 +318,51 @@ impl<'a> Worker<'a> {
                 self.answered.clear();
             }
         };
-        if !stopped && !reached && self.ramp_check.is_some() {
+        let stopped_at = self.settle_end(stopped || reached);
+        self.publish(true);
+        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped, reached, ended: stopped_at })
+    }
+
+    /// One readiness event of connection `event.token()`: its connect
+    /// completing, its responses to read, its requests to write.
+    #[inline]
+    fn on_event(&mut self, event: &mio::event::Event) {
+        let i = event.token().0;
+        let readable = event.is_readable() || event.is_read_closed() || event.is_error();
+        match self.conns[i].phase {
+            Phase::Connecting(_) => {
+                self.on_connect(i);
+                // Over TLS the server may already have answered the
+                // ClientHello written on connect: edge-triggered, this
+                // event is the only news of it.
+                if readable && matches!(self.conns[i].phase, Phase::Open) {
+                    self.on_readable(i, event.is_read_closed() || event.is_error());
+                }
+            }
+            Phase::Open => {
+                if readable {
+                    self.on_readable(i, event.is_read_closed() || event.is_error());
+                }
+                // Still the connection the event was about (a response
+                // can end it and start the next, still connecting).
+                let c = &self.conns[i];
+                if matches!(c.phase, Phase::Open)
+                    && event.is_writable()
+                    && (c.unwritten > 0 || c.stream.as_ref().is_some_and(|s| s.wants_write()))
+                {
+                    self.flush(i);
+                }
+            }
+            Phase::Backoff(_) | Phase::Queued => {}
+        }
+    }
+
+    /// At the loop's end (`early`: stopped or its quota reached before the
+    /// deadline): the ramp judged if it was not yet, the requests still in
+    /// flight and, in the open loop, those never sent counted; the instant
+    /// it stopped.
+    fn settle_end(&mut self, early: bool) -> Instant {
+        if !early && self.ramp_check.is_some() {
             // One window and no warm-up: the ramp is judged at the deadline.
             self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
         }
@@ -365,8 +382,7 @@ impl<'a> Worker<'a> {
                     (s.next..s.next + unsent).filter(|&k| s.due_at(k) >= since).count() as u64;
             }
         }
-        self.publish(true);
-        Ok(Finished { stats: self.stats, by_route: self.by_route, stopped, reached, ended: stopped_at })
+        stopped_at
     }
 
     /// Copies this thread's totals into its live slot, if it has one, with

@@ -9,7 +9,7 @@ use super::{Worker, settle};
 use crate::engine::conn::{Disconnect, Outstanding, Phase, UNASSIGNED};
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::is_tls_failure;
-use crate::engine::{LATE_SEND_TOLERANCE, Protocol};
+use crate::engine::{LATE_SEND_TOLERANCE, Protocol, http1};
 
 impl Worker<'_> {
     /// Queues as many requests as the mode allows on connection `i` and
@@ -203,8 +203,9 @@ impl Worker<'_> {
         // A request written at or before this instant is answered after its
         // deadline (one subtraction per read, a comparison per response).
         let written_too_early = done.checked_sub(self.load.settings.timeout);
-        if protocol == Protocol::Http2 {
-            return self.settle_streams(i, eof, done, window, written_too_early);
+        match protocol {
+            Protocol::Http1 => {}
+            Protocol::Http2 => return self.settle_streams(i, eof, done, window, written_too_early),
         }
         let c = &mut self.conns[i];
         let mut closing = false;
@@ -220,7 +221,7 @@ impl Worker<'_> {
             }
             let unread = &c.buf[c.start..c.end];
             let route = c.outstanding.front().map_or(0, |o| o.route);
-            let framed = match protocol.frame_response(unread, self.expected[route].2, eof) {
+            let framed = match http1::frame_response(unread, self.expected[route].2, eof) {
                 Ok(Some(framed)) => framed,
                 Ok(None) => break,
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),

@@ -151,7 +151,7 @@ pub fn merge(
     let mut figures = RunFigures::new(&run, &settings, server.and_then(|s| s.report.server_cpus));
     figures.label = format!("merged ({} clients)", decoded.len());
     figures.churn_allowed = decoded.iter().all(|d| d.input.report.figures.churn_allowed);
-    figures.http2 = f0.http2;
+    figures.protocol = f0.protocol;
 
     let mut starts: Vec<u64> = decoded.iter().map(|d| d.measure_start_unix_ms).collect();
     starts.extend(server.map(|s| s.report.measure_start_unix_ms));
@@ -271,7 +271,7 @@ fn client_row(d: &Decoded<'_>, earliest: u64) -> ClientRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Counter, EncodedHistogram, LatencySummary};
+    use crate::engine::{Counter, EncodedHistogram, LatencySummary, Protocol};
     use crate::results::fixtures::load_report;
 
     const T: u64 = 1_796_119_201_000;
@@ -386,7 +386,7 @@ mod tests {
             ),
             (Box::new(|c| c[1].report.figures.rate_per_s = Some(500.0)), "the mode: closed loop vs open loop at 1000"),
             (Box::new(|c| c[1].report.figures.pipeline = 4), "disagree on --pipeline: 1 vs 4"),
-            (Box::new(|c| c[1].report.figures.http2 = true), "disagree on --http2: false vs true"),
+            (Box::new(|c| c[1].report.figures.protocol = Protocol::Http2), "disagree on --http2: HTTP/1.1 vs HTTP/2"),
             (Box::new(|c| c[1].report.figures.start_at_unix_ms = None), "disagree on --start-at"),
             (
                 Box::new(|c| {

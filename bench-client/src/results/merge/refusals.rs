@@ -186,7 +186,7 @@ pub(super) fn refusals(
         check("the number of windows", ra.figures.windows.len().to_string(), rb.figures.windows.len().to_string());
         check("the mode", mode(ra), mode(rb));
         check("--pipeline", ra.figures.pipeline.to_string(), rb.figures.pipeline.to_string());
-        check("--http2", ra.figures.http2.to_string(), rb.figures.http2.to_string());
+        check("--http2", ra.figures.protocol.name().to_owned(), rb.figures.protocol.name().to_owned());
         check("--nap-us", ra.figures.nap_us.to_string(), rb.figures.nap_us.to_string());
         check("--clients", ra.clients.to_string(), rb.clients.to_string());
         check("--start-at", instant(ra.figures.start_at_unix_ms), instant(rb.figures.start_at_unix_ms));

@@ -72,7 +72,7 @@ pub(super) fn request(host: &str, path: &str, request: &Request) -> Vec<u8> {
 }
 
 /// An answer with status 200, `headers` and `body` (`Content-Length` added).
-pub(super) fn ok_response(headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+pub fn ok_response(headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
     let mut out = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n", body.len()).into_bytes();
     for (name, value) in headers {
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
@@ -85,7 +85,7 @@ pub(super) fn ok_response(headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
 /// How many request heads end in `buf` (at each empty line), and the bytes
 /// at its end to carry to the next read: an empty line may be cut anywhere
 /// in its four bytes, so the last three are kept.
-pub(super) fn request_heads_ended(buf: &[u8]) -> (usize, usize) {
+pub fn request_heads_ended(buf: &[u8]) -> (usize, usize) {
     (buf.windows(4).filter(|w| *w == b"\r\n\r\n").count(), buf.len().min(3))
 }
 
@@ -175,10 +175,6 @@ fn chunks(mut body: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// people, not a contract: match on the variant.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum FrameError {
-    /// HTTP/2's responses are multiplexed: a `Session` reads them, not this
-    /// framer.
-    #[error("HTTP/2 responses are read by its session (streams), not framed one after another")]
-    Multiplexed,
     /// A status line that is not `HTTP-version SP 3DIGIT SP [reason]`, or
     /// whose code is outside 100 to 599.
     #[error(
@@ -347,7 +343,7 @@ fn content_length_value(value: &[u8]) -> Result<usize, FrameError> {
 ///
 /// # Errors
 /// [`FrameError`] when the bytes cannot be an HTTP/1.1 response.
-pub(super) fn frame_response(buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
+pub fn frame_response(buf: &[u8], head_request: bool, at_eof: bool) -> Result<Option<Framed>, FrameError> {
     let mut start = 0;
     let head = loop {
         let Some(head) = parse_head(&buf[start..])? else { return Ok(None) };
