@@ -134,20 +134,12 @@ bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 # sets; CLIPPY_ARGS, its arguments, as cargo-clippy joins them), so a fresh clone builds the
 # dependencies once instead of once checked for clippy and once built for the tests.
 # bench/test-lint-gate.sh proves that the wrapper fails a lint before anything is built with it.
-# The docs (rustdoc -D warnings) build beside the tests, in a folder of their own (Cargo locks one
-# folder per build): rustdoc needs the dependencies checked, not built, so neither waits for the other.
 LINTED = RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh
-	$(MAKE) --no-print-directory -j2 test-build doc-check
 	$(LINTED) $(CARGO) test --workspace --all-targets --locked
 	$(LINTED) $(CARGO) test --workspace --doc --locked
-
-.PHONY: test-build doc-check
-test-build:
-	$(LINTED) $(CARGO) test --workspace --all-targets --locked --no-run
-doc-check:
-	RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=$(TARGET_DIR)/doc-check $(CARGO) doc --workspace --no-deps --locked
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 # Two hosts in network namespaces (root): the plain rehearsal (also in `make test`) and the shaped

@@ -30,25 +30,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib/count.sh
 . bench/lib/count.sh
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
 pairs=${1:-3}
 duration_s=${2:-5}
 connections=64
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 export PATH="$HOME/.cargo/bin:$PATH"
 command -v oha >/dev/null || cargo install --locked oha
-cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
+build_servers --release
 client=target/release/bench-client
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+scratch
 
-# One run of client $1 on URL $2; its output goes to $tmp. Returns the
-# tool's exit status (bench-client exits 1 after a run with failures, with
-# its JSON written).
+# One run of client $1 on $url (for rounds, bench/lib/count.sh); its output
+# goes to $tmp. Returns the tool's exit status (bench-client exits 1 after a
+# run with failures, with its JSON written).
 run_one() {
-  local who=$1 url=$2
-  case $who in
+  case $1 in
     wrk)
       rm -f "$tmp/wrk.out"
       taskset -c 1 wrk -t1 -c$connections -d"${duration_s}s" -s bench/lib/wrk-count.lua "$url" > "$tmp/wrk.out" ;;
@@ -64,14 +62,14 @@ run_one() {
 }
 
 # "SUCCESSFUL RATE DETAIL" of the run of client $1 that just ended
-# (bench/lib/count.sh); an output that cannot be counted gives
-# "0 - unreadable=1", its reason on stderr.
+# (bench/lib/count.sh); an output that cannot be counted fails, its reason
+# on stderr (rounds then counts "0 - unreadable=1").
 count_one() {
   case $1 in
     wrk) wrk_counts "$tmp/wrk.out" ;;
     client) client_counts "$tmp/load.json" ;;
     oha) oha_counts "$tmp/oha.json" "$connections" ;;
-  esac || echo "0 - unreadable=1"
+  esac
 }
 
 printf '%-7s %-12s %11s %11s %11s %7s %7s %10s %10s %10s %7s  %s\n' framework route "wrk req/s" "oha req/s" \
@@ -88,23 +86,10 @@ for framework in actix axum rocket responder; do
   for _ in $(seq 50); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
   addr=$(sed -n 's|listening on http://||p' "$tmp/server.out")
   for route in $routes; do
-    : > "$tmp/wrk"; : > "$tmp/client"; : > "$tmp/oha"
-    for pair in $(seq "$pairs"); do
-      case $((pair % 3)) in
-        1) order="wrk client oha" ;;
-        2) order="client oha wrk" ;;
-        0) order="oha wrk client" ;;
-      esac
-      for who in $order; do
-        times > "$tmp/before"
-        status=0
-        run_one "$who" "http://$addr$route" || status=$?
-        times > "$tmp/after"
-        round_line "$(count_one "$who")" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
-      done
-    done
-    medians "$tmp" wrk client oha
-    errors=$(for who in wrk oha client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
+    url="http://$addr$route"
+    # Rounds of the order wrk client oha, client oha wrk, oha wrk client, ...
+    rounds "$pairs" "$tmp" wrk client oha
+    errors=$(errors_line "$tmp" wrk oha client)
     awk -v f="$framework" -v r="$route" -v wr="$(cat "$tmp/wrk.rate")" -v orr="$(cat "$tmp/oha.rate")" \
       -v cr="$(cat "$tmp/client.rate")" -v wc="$(cat "$tmp/wrk.cpu")" -v oc="$(cat "$tmp/oha.cpu")" \
       -v cc="$(cat "$tmp/client.cpu")" -v errors="$errors" '
@@ -116,7 +101,7 @@ for framework in actix axum rocket responder; do
                errors == "" ? "-" : "ERRORS " errors
       }'
   done
-  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  stop_server
 done
 echo "(medians of $pairs rotated rounds, ${duration_s} s each, no warm-up; successful (status 200) requests per second;"
 echo " CPU = user + system time of the client process per 1,000 successful requests, ms; errors: runs with"

@@ -19,23 +19,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib/count.sh
 . bench/lib/count.sh
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
 out=${1:-$(mktemp -d /tmp/h2-framing.XXXXXX)}
 pairs=${2:-3}
 duration_s=${3:-5}
 profile=${PROFILE:-release}
 mkdir -p "$out"
-if [ "${NO_BUILD:-0}" != 1 ]; then
-  release=(); [ "$profile" = release ] && release=(--release)
-  cargo build --locked "${release[@]}" -q -p bench-client -p server-actix -p server-axum -p server-rocket
-  cargo build --locked "${release[@]}" -q -p bench-client --example h2_crate_load
-fi
-bin=${CARGO_TARGET_DIR:-target}/$profile
-client=$bin/bench-client
+build_profile -q -p bench-client --example h2_crate_load
 h2crate=$bin/examples/h2_crate_load
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+scratch
+
+# The run of client $1 on $url at $connections x $streams, and its counts (for
+# rounds, bench/lib/count.sh).
+run_one() {
+  case $1 in
+    h2crate) taskset -c 1 "$h2crate" "$url" "$connections" "$streams" "$duration_s" \
+               > "$tmp/h2crate.out" 2> "$tmp/h2crate.err" ;;
+    engine) rm -f "$tmp/load.json"
+            taskset -c 1 "$client" load "$url" --http2 --streams "$streams" --connections "$connections" \
+              --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null 2> "$tmp/client.err" ;;
+  esac
+}
+count_one() { if [ "$1" = h2crate ]; then h2crate_counts "$tmp/h2crate.out"; else client_counts "$tmp/load.json"; fi; }
 
 {
   printf '%-7s %-5s %11s %11s %9s %12s %10s %9s  %s\n' \
@@ -47,28 +53,8 @@ trap cleanup EXIT
     url="http://$(sed -n 's|listening on http://||p' "$tmp/server.out")/plaintext"
     for shape in 64x1 8x16; do
       connections=${shape%x*}; streams=${shape#*x}
-      : > "$tmp/h2crate"; : > "$tmp/engine"
-      for pair in $(seq "$pairs"); do
-        order="h2crate engine"; [ $((pair % 2)) -eq 0 ] && order="engine h2crate"
-        for who in $order; do
-          times > "$tmp/before"
-          status=0
-          case $who in
-            h2crate) taskset -c 1 "$h2crate" "$url" "$connections" "$streams" "$duration_s" \
-                       > "$tmp/h2crate.out" 2> "$tmp/h2crate.err" || status=$? ;;
-            engine) rm -f "$tmp/load.json"
-                    taskset -c 1 "$client" load "$url" --http2 --streams "$streams" --connections "$connections" \
-                      --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null 2> "$tmp/client.err" || status=$? ;;
-          esac
-          times > "$tmp/after"
-          if [ "$who" = h2crate ]; then counts=$(h2crate_counts "$tmp/h2crate.out" || echo "0 - unreadable=1")
-          else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
-          round_line "$counts" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
-        done
-      done
-      medians "$tmp" h2crate engine
-      errors=$(for who in h2crate engine; do errors_cell "$who" "$tmp/$who"; done |
-        awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
+      rounds "$pairs" "$tmp" h2crate engine
+      errors=$(errors_line "$tmp" h2crate engine)
       awk -v f="$framework" -v shape="$shape" -v hr="$(cat "$tmp/h2crate.rate")" \
         -v er="$(cat "$tmp/engine.rate")" -v hc="$(cat "$tmp/h2crate.cpu")" -v ec="$(cat "$tmp/engine.cpu")" \
         -v errors="$errors" '
@@ -79,7 +65,7 @@ trap cleanup EXIT
                  num(hc, 14, 3), num(ec, 10, 3), ratio(ec, hc), errors == "" ? "-" : "ERRORS " errors
         }'
     done
-    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+    stop_server
   done
   echo "(medians of $pairs rounds, ${duration_s} s each, no warm-up, GET /plaintext over h2c, connections x streams"
   echo " per connection; successful requests (status 200, body checked) per second; CPU = user + system time of"

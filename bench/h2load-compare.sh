@@ -21,22 +21,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib/count.sh
 . bench/lib/count.sh
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
 out=${1:-$(mktemp -d /tmp/h2load.XXXXXX)}
 pairs=${2:-3}
 duration_s=${3:-5}
 profile=${PROFILE:-release}
 mkdir -p "$out"
 command -v h2load >/dev/null || { apt-get update -qq && apt-get install -y -qq nghttp2-client; }
-if [ "${NO_BUILD:-0}" != 1 ]; then
-  release=(); [ "$profile" = release ] && release=(--release)
-  cargo build --locked "${release[@]}" -q -p bench-client -p server-actix -p server-axum -p server-rocket
-fi
-bin=${CARGO_TARGET_DIR:-target}/$profile
-client=$bin/bench-client
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+build_profile
+scratch
+
+# The run of client $1 on $url at $connections x $streams (trusting any
+# certificate: $trust), and its counts (for rounds, bench/lib/count.sh).
+run_one() {
+  case $1 in
+    h2load) taskset -c 1 h2load -t 1 -c "$connections" -m "$streams" -D "$duration_s" "$url" \
+              > "$tmp/h2load.out" 2>&1 ;;
+    client) rm -f "$tmp/load.json"
+            taskset -c 1 "$client" load "$url" --http2 --streams "$streams" --connections "$connections" \
+              "${trust[@]}" --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null 2> "$tmp/client.err" ;;
+  esac
+}
+count_one() { if [ "$1" = h2load ]; then h2load_counts "$tmp/h2load.out"; else client_counts "$tmp/load.json"; fi; }
 
 {
   printf '%-7s %-4s %-5s %11s %11s %8s %12s %10s %8s  %s\n' \
@@ -51,28 +58,8 @@ trap cleanup EXIT
       if [ "$via" = h2c ]; then url="http://$plain/plaintext"; trust=(); else url="https://$tls/plaintext"; trust=(--insecure); fi
       for shape in 64x1 8x16; do
         connections=${shape%x*}; streams=${shape#*x}
-        : > "$tmp/h2load"; : > "$tmp/client"
-        for pair in $(seq "$pairs"); do
-          order="h2load client"; [ $((pair % 2)) -eq 0 ] && order="client h2load"
-          for who in $order; do
-            times > "$tmp/before"
-            status=0
-            case $who in
-              h2load) taskset -c 1 h2load -t 1 -c "$connections" -m "$streams" -D "$duration_s" "$url" \
-                        > "$tmp/h2load.out" 2>&1 || status=$? ;;
-              client) rm -f "$tmp/load.json"
-                      taskset -c 1 "$client" load "$url" --http2 --streams "$streams" --connections "$connections" \
-                        "${trust[@]}" --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null 2> "$tmp/client.err" || status=$? ;;
-            esac
-            times > "$tmp/after"
-            if [ "$who" = h2load ]; then counts=$(h2load_counts "$tmp/h2load.out" || echo "0 - unreadable=1")
-            else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
-            round_line "$counts" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
-          done
-        done
-        medians "$tmp" h2load client
-        errors=$(for who in h2load client; do errors_cell "$who" "$tmp/$who"; done |
-          awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
+        rounds "$pairs" "$tmp" h2load client
+        errors=$(errors_line "$tmp" h2load client)
         awk -v f="$framework" -v via="$via" -v shape="$shape" -v hr="$(cat "$tmp/h2load.rate")" \
           -v cr="$(cat "$tmp/client.rate")" -v hc="$(cat "$tmp/h2load.cpu")" -v cc="$(cat "$tmp/client.cpu")" \
           -v errors="$errors" '
@@ -84,7 +71,7 @@ trap cleanup EXIT
           }'
       done
     done
-    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+    stop_server
   done
   echo "(medians of $pairs rounds, ${duration_s} s each, no warm-up, GET /plaintext over HTTP/2, connections x streams"
   echo " per connection; successful (status 200) requests per second; CPU = user + system time of the client process"

@@ -60,13 +60,10 @@ hz=$(getconf CLK_TCK)
 
 runs="$out/runs.tsv"
 printf 'round\tframework\tcandidate\trate_per_s\tdetail\tserver_busy\tperf_cpu\tsamples\texpected_samples\tmb\tseconds\n' > "$runs"
-n=${#candidates[@]}
 for round in $(seq "$rounds"); do
   for framework in $frameworks; do
-    for i in $(seq 0 $((n - 1))); do
-      candidate=${candidates[$(((i + round) % n))]}
-      parse_candidate "$candidate" "$shm"
-      start_server "$framework" "$tmp/server.out"
+    for i in "${!candidates[@]}"; do
+      start_candidate "$i" "$round" "$framework"
       samples=0 expected=0 mb=0 perf_cpu=0
       if [ "$candidate" != none ]; then
         taskset -c 1 perf record -e cpu-clock --call-graph "$call_graph" -F "$freq" -p "$server_pid" \

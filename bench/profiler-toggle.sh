@@ -102,13 +102,10 @@ phases=$((cycles * 2))
 duration_ms=$(awk -v p="$phases" -v s="$phase_s" -v w="$window_ms" 'BEGIN { d = p * s * 1000 + 1000; print w * int((d + w - 1) / w) }')
 
 printf 'run\tframework\tcandidate\ton_per_s\toff_per_s\ton_windows\toff_windows\tperf_cpu\tdetail\n' > "$out/runs.tsv"
-n=${#candidates[@]}
 for run in $(seq "$runs"); do
   for framework in $frameworks; do
-    for i in $(seq 0 $((n - 1))); do
-      candidate=${candidates[$(((i + run) % n))]}
-      parse_candidate "$candidate" "$shm"
-      start_server "$framework" "$tmp/server.out"
+    for i in "${!candidates[@]}"; do
+      start_candidate "$i" "$run" "$framework"
       exec 3<> "$tmp/ctl" 4<> "$tmp/ack"
       nice -n 19 taskset -c 1 perf record -e cpu-clock -k monotonic --call-graph "$call_graph" -F "$freq" -m 4096 -D -1 \
         --control "fifo:$tmp/ctl,$tmp/ack" -p "$server_pid" -o "$dir/perf.data" > /dev/null 2> "$tmp/perf.err" &

@@ -127,25 +127,35 @@ if [ "$got" = "200.0 2" ]; then pass "medians: rate and CPU $got"; else fail "me
 
 # The wiring: client-vs-wrk.sh runs wrk with the script, oha without
 # following redirects, and reads every tool through these functions.
-for needle in 'h2load_counts "' 'client_counts "' 'round_line "' 'medians "' '--http2 --streams'; do
+for needle in 'h2load_counts "' 'client_counts "' 'rounds "' '--http2 --streams'; do
   if grep -qF -- "$needle" bench/h2load-compare.sh; then
     pass "h2load-compare.sh uses: $needle"
   else
     fail "h2load-compare.sh does not use: $needle"
   fi
 done
-for needle in 'h2crate_counts "' 'client_counts "' 'round_line "' 'medians "' '--http2 --streams' 'examples/h2_crate_load'; do
+for needle in 'h2crate_counts "' 'client_counts "' 'rounds "' '--http2 --streams' 'examples/h2_crate_load'; do
   if grep -qF -- "$needle" bench/h2-framing.sh; then
     pass "h2-framing.sh uses: $needle"
   else
     fail "h2-framing.sh does not use: $needle"
   fi
 done
-for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_cell ' 'round_line "' 'medians "'; do
+for needle in '-s bench/lib/wrk-count.lua' '--redirect 0' 'wrk_counts "' 'oha_counts "' 'client_counts "' 'errors_line ' 'rounds "'; do
   if grep -qF -- "$needle" bench/client-vs-wrk.sh; then
     pass "client-vs-wrk.sh uses: $needle"
   else
     fail "client-vs-wrk.sh does not use: $needle"
+  fi
+done
+# The rounds every comparison script runs (bench/lib/count.sh): each run through round_line, the
+# medians of every tool at the end.
+rounds_body=$(sed -n '/^rounds() {/,/^}/p' bench/lib/count.sh)
+for needle in 'round_line "' 'medians "'; do
+  if printf '%s\n' "$rounds_body" | grep -qF -- "$needle"; then
+    pass "lib/count.sh rounds uses: $needle"
+  else
+    fail "lib/count.sh rounds does not use: $needle"
   fi
 done
 

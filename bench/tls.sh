@@ -27,18 +27,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib/count.sh
 . bench/lib/count.sh
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
 out=${1:-$(mktemp -d /tmp/tls.XXXXXX)}
 pairs=${2:-3}
 duration_s=${3:-5}
 connections=64
 mkdir -p "$out"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
-cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
+build_servers --release
 client=target/release/bench-client
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+scratch
+
+# Part 1: the run of client $1 on $url, and its counts (for rounds, bench/lib/count.sh).
+run_one() {
+  case $1 in
+    wrk) taskset -c 1 wrk -t1 -c$connections -d"${duration_s}s" -s bench/lib/wrk-count.lua "$url" > "$tmp/wrk.out" ;;
+    client) rm -f "$tmp/load.json"
+            taskset -c 1 "$client" load "$url" --insecure --connections $connections \
+              --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null ;;
+  esac
+}
+count_one() { if [ "$1" = wrk ]; then wrk_counts "$tmp/wrk.out"; else client_counts "$tmp/load.json"; fi; }
 
 modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
 [ "${WRK:-1}" = 0 ] || {
@@ -48,27 +58,8 @@ modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
     server_pid=$!
     for _ in $(seq 50); do grep -q listening "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
     url="https://$(sed -n 's|listening on https://||p' "$tmp/server.out")/plaintext"
-    : > "$tmp/wrk"; : > "$tmp/client"
-    for pair in $(seq "$pairs"); do
-      order="wrk client"; [ $((pair % 2)) -eq 0 ] && order="client wrk"
-      for who in $order; do
-        times > "$tmp/before"
-        status=0
-        case $who in
-          wrk) taskset -c 1 wrk -t1 -c$connections -d"${duration_s}s" -s bench/lib/wrk-count.lua "$url" \
-                 > "$tmp/wrk.out" || status=$? ;;
-          client) rm -f "$tmp/load.json"
-                  taskset -c 1 "$client" load "$url" --insecure --connections $connections \
-                    --duration "${duration_s}s" --warmup 0s --json "$tmp/load.json" > /dev/null || status=$? ;;
-        esac
-        times > "$tmp/after"
-        if [ "$who" = wrk ]; then counts=$(wrk_counts "$tmp/wrk.out" || echo "0 - unreadable=1")
-        else counts=$(client_counts "$tmp/load.json" || echo "0 - unreadable=1"); fi
-        round_line "$counts" "$status" "$tmp/before" "$tmp/after" >> "$tmp/$who"
-      done
-    done
-    medians "$tmp" wrk client
-    errors=$(for who in wrk client; do errors_cell "$who" "$tmp/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }')
+    rounds "$pairs" "$tmp" wrk client
+    errors=$(errors_line "$tmp" wrk client)
     awk -v f="$framework" -v wr="$(cat "$tmp/wrk.rate")" -v cr="$(cat "$tmp/client.rate")" \
       -v wc="$(cat "$tmp/wrk.cpu")" -v cc="$(cat "$tmp/client.cpu")" -v errors="$errors" '
       function num(x, w, p) { return x == "-" ? sprintf("%" w "s", "-") : sprintf("%" w "." p "f", x) }
@@ -77,7 +68,7 @@ modes=${MODES:-keep-alive resumed full resumed-nodelay full-nodelay}
         printf "%-7s %s %s %s %s %s %s  %s\n", f, num(wr, 11, 0), num(cr, 11, 0), ratio(cr, wr), num(wc, 10, 3),
                num(cc, 10, 3), ratio(cc, wc), errors == "" ? "-" : "ERRORS " errors
       }'
-    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+    stop_server
   done
   echo "(medians of $pairs rounds, ${duration_s} s each, no warm-up, GET /plaintext over TLS, $connections keep-alive"
   echo " connections; successful (status 200) requests per second; CPU = user + system time of the client process"

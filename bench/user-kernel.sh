@@ -32,12 +32,11 @@ mkdir -p "$out"
 for tool in perf valgrind taskset python3; do
   command -v "$tool" >/dev/null || { echo "user-kernel.sh: $tool is missing (bench/prereqs.sh names the package)" >&2; exit 2; }
 done
-cargo build --locked --release -q -p bench-client -p server-actix -p server-axum -p server-rocket
+# shellcheck source=bench/lib/server.sh
+. bench/lib/server.sh
+build_servers --release
 client=target/release/bench-client
-tmp=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+scratch
 trap 'exit 130' INT
 
 # Starts "$@" on CPU 0 with its output in $tmp/server.out; sets server_pid and url.

@@ -229,6 +229,14 @@ errors_cell() {
   ' "$2"
 }
 
+# errors_line DIR WHO...: the errors cells of the tools WHO, in that order
+# (errors_cell of DIR/WHO), joined by "; "; empty when every run was clean.
+errors_line() {
+  local dir=$1 who
+  shift
+  for who in "$@"; do errors_cell "$who" "$dir/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }'
+}
+
 # Children's user+sys CPU seconds in a file written by bash's `times` (which
 # must run in this shell, not in a command substitution's subshell). Both
 # snapshots of a run are taken before either is parsed, so that only the
@@ -256,6 +264,30 @@ medians() {
     cut -d' ' -f1 "$dir/$who" | median > "$dir/$who.rate"
     cut -d' ' -f2 "$dir/$who" | median > "$dir/$who.cpu"
   done
+}
+# rounds PAIRS DIR WHO...: PAIRS rounds of one run of each tool WHO, their
+# order rotated by one every round (the first round in the order given), then
+# the medians (DIR/WHO.rate, DIR/WHO.cpu). A run is the caller's `run_one WHO`
+# (its exit status kept) between two `times` (DIR/before, DIR/after), counted
+# by the caller's `count_one WHO` (a <tool>_counts line; "0 - unreadable=1"
+# when it fails): its round_line goes to DIR/WHO, emptied first.
+rounds() {
+  local pairs=$1 dir=$2 pair i who status counts
+  shift 2
+  local tools=("$@")
+  for who in "${tools[@]}"; do : > "$dir/$who"; done
+  for pair in $(seq "$pairs"); do
+    for ((i = 0; i < ${#tools[@]}; i++)); do
+      who=${tools[(pair - 1 + i) % ${#tools[@]}]}
+      times > "$dir/before"
+      status=0
+      run_one "$who" || status=$?
+      times > "$dir/after"
+      counts=$(count_one "$who" || echo "0 - unreadable=1")
+      round_line "$counts" "$status" "$dir/before" "$dir/after" >> "$dir/$who"
+    done
+  done
+  medians "$dir" "$@"
 }
 children_cpu_s() {
   tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What bench/profiler-cost.sh and bench/profiler-toggle.sh share: the builds
-# they measure, the candidates' syntax, and starting one server of the
-# profiling build on CPU 0. Sourced from the workspace root.
+# they measure, the candidates' syntax and their order in each round, and
+# starting one server of the profiling build on CPU 0. Sourced from the
+# workspace root.
 
 # perf (Debian's linux-perf), the release client and the profiling servers
 # (with the frame pointers the suite builds them with).
@@ -30,6 +31,16 @@ start_server() {
   server_pid=$!
   for _ in $(seq 100); do grep -q listening "$2" 2>/dev/null && break; sleep 0.05; done
   url="http://$(sed -n 's|listening on http://||p' "$2")$route"
+}
+
+# start_candidate I ROUND FRAMEWORK: sets candidate to candidate I of round
+# ROUND (the candidates, $candidates, rotated by one every round, so that each
+# round runs every one once), parses it (parse_candidate, SHM_DIR $shm) and
+# starts FRAMEWORK's server (start_server, its output in $tmp/server.out).
+start_candidate() {
+  candidate=${candidates[$((($1 + $2) % ${#candidates[@]}))]}
+  parse_candidate "$candidate" "$shm"
+  start_server "$3" "$tmp/server.out"
 }
 
 # user + system ticks of process $1 (fields 14 and 15 of /proc/PID/stat).

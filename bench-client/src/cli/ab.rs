@@ -245,14 +245,7 @@ pub(super) fn run(plan: &AbPlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Resu
         return Ok(super::count::run(&counted, ci, stop));
     }
     let outcome = ab::run(plan, stop)?;
-    let answer = report::Answer {
-        results: &outcome.results,
-        other_profiles: &outcome.other_profiles,
-        flamegraphs: &outcome.flamegraphs,
-    };
-    print!("{}", report::terminal_answer(&answer, &outcome.dir));
-    println!("results: {}", outcome.dir.join("results.json").display());
-    println!("report:  {}", outcome.dir.join("report.md").display());
+    super::print_answer(&outcome);
     // The rate's change and, at a fixed load, every percentile's.
     let gated = ci.gate("ab", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
     Ok(if outcome.interrupted {

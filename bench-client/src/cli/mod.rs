@@ -207,6 +207,19 @@ fn report(e: &anyhow::Error, outcome: Outcome) -> Outcome {
     outcome
 }
 
+/// Prints the answer of a suite or `ab` session (the terminal's tables)
+/// and the paths of the results and report it wrote.
+fn print_answer(outcome: &crate::suite::SuiteOutcome) {
+    let answer = crate::report::Answer {
+        results: &outcome.results,
+        other_profiles: &outcome.other_profiles,
+        flamegraphs: &outcome.flamegraphs,
+    };
+    print!("{}", crate::report::terminal_answer(&answer, &outcome.dir));
+    println!("results: {}", outcome.dir.join("results.json").display());
+    println!("report:  {}", outcome.dir.join("report.md").display());
+}
+
 /// The outcome of an error from a run that may have waited at a start
 /// barrier: a missed barrier is bad input, Ctrl-C while waiting an
 /// interruption, anything else `otherwise`.

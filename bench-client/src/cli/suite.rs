@@ -268,14 +268,7 @@ pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::R
         }
     }
     let outcome = suite::run(plan, stop)?;
-    let answer = report::Answer {
-        results: &outcome.results,
-        other_profiles: &outcome.other_profiles,
-        flamegraphs: &outcome.flamegraphs,
-    };
-    print!("{}", report::terminal_answer(&answer, &outcome.dir));
-    println!("results: {}", outcome.dir.join("results.json").display());
-    println!("report:  {}", outcome.dir.join("report.md").display());
+    super::print_answer(&outcome);
     ci.write("suite", &report::ci::tracked(&outcome.results), &report::ci::judged_deltas(&outcome.results))?;
     Ok(if outcome.interrupted {
         eprintln!("interrupted: partial results written");

@@ -36,6 +36,31 @@ fn labelled(f: &RunFigures, pick: impl Fn(&Spec) -> bool) -> String {
 /// # Errors
 /// When `w` cannot be written.
 pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
+    let f = &r.figures;
+    headline(w, r)?;
+    counts_lines(w, f)?;
+    windows_and_cpu_lines(w, f)?;
+    latency_line(w, "latency (ms)", f.latency_us.as_ref())?;
+    // The open loop says which latency is which, measured or not.
+    if f.rate_per_s.is_some() {
+        writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
+        latency_line(w, "uncorrected (ms)", f.latency_uncorrected_us.as_ref())?;
+    }
+    if let Some(stray) = stray(f) {
+        writeln!(w, "  {stray}")?;
+    }
+    for shortfall in f.shortfalls() {
+        writeln!(w, "  SHORT: {shortfall}")?;
+    }
+    match &r.merge {
+        Some(m) => clients_table(w, m),
+        None => Ok(()),
+    }
+}
+
+/// The run's first line: URL, connections, protocol, mode, clients, how
+/// long it measured and whether it is complete.
+fn headline(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     let (url, f) = (&r.url, &r.figures);
     let mode = match f.rate_per_s {
         Some(rate) => format!("open loop at {rate:.0} requests/s"),
@@ -68,7 +93,12 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         },
         f.pipeline,
         f.duration_s
-    )?;
+    )
+}
+
+/// What became of the requests and the connections: successes, failures by
+/// kind, in flight, the schedule (open loop), connections, TLS handshakes.
+fn counts_lines(w: &mut impl Write, f: &RunFigures) -> io::Result<()> {
     let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
     writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
     // Every kind of the one table: the requests' kinds, then the connections' (a map by code only when not empty).
@@ -105,6 +135,12 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     if f.counts.tls_handshakes > 0 {
         writeln!(w, "  TLS handshakes       {:>12}   ({} resumed)", f.counts.tls_handshakes, f.counts.tls_resumed)?;
     }
+    Ok(())
+}
+
+/// The windows and how much they vary, the server's CPU (saturated or
+/// not) and the client's.
+fn windows_and_cpu_lines(w: &mut impl Write, f: &RunFigures) -> io::Result<()> {
     if f.windows.len() <= WINDOWS_PRINTED {
         writeln!(w, "  per window           {:?}", f.windows)?;
     } else {
@@ -133,23 +169,7 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
         or_absent(f.client_cpu_percent, |p| format!("{p:.1} %")),
         or_absent(f.client_cpu_ms_per_1k, |ms| format!("{ms:.2} ms")),
         f.client_peak_rss_bytes as f64 / (1024.0 * 1024.0)
-    )?;
-    latency_line(w, "latency (ms)", f.latency_us.as_ref())?;
-    // The open loop says which latency is which, measured or not.
-    if f.rate_per_s.is_some() {
-        writeln!(w, "  {:<20} (from when each request was due: corrected for coordinated omission)", "")?;
-        latency_line(w, "uncorrected (ms)", f.latency_uncorrected_us.as_ref())?;
-    }
-    if let Some(stray) = stray(f) {
-        writeln!(w, "  {stray}")?;
-    }
-    for shortfall in f.shortfalls() {
-        writeln!(w, "  SHORT: {shortfall}")?;
-    }
-    match &r.merge {
-        Some(m) => clients_table(w, m),
-        None => Ok(()),
-    }
+    )
 }
 
 /// One line of latency percentiles, milliseconds; `-` for each when none

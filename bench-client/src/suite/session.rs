@@ -296,55 +296,8 @@ fn measure_unit(
                     progress.line(&line);
                 }
             }
-            for step in design.steps(plan, unit, round) {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let what = match &step {
-                    Step::Single(slot) => format!("{}/{}", slot.scenario, slot.variant),
-                    Step::Sliced(s) if matches!(s.slots[0].scenario, Scenario::Before | Scenario::Frameworks) => {
-                        s.slots[0].path.to_owned()
-                    }
-                    Step::Sliced(s) => format!("{} sliced", s.slots[0].scenario),
-                };
-                let label = format!("{}{sweep_text} round {round}/{} {what}", unit.name(), plan.rounds);
-                let mut measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
-                if measured.iter().any(|(_, f)| f.short_of_schedule_only()) && !stop.load(Ordering::Relaxed) {
-                    // The client's thread fell behind its schedule (the
-                    // machine's hiccup, not the server's latency): once more.
-                    progress.line(&format!("  {label}: short of its schedule, the client behind: measured again"));
-                    measured = measure_step(context, &servers, &step, &label, &mut profiles)?;
-                }
-                for (slot, figures) in measured {
-                    // The slot's server says whose run it is (head to head, each its own framework).
-                    let framework = servers[slot.server].framework;
-                    let columns = format!(
-                        "{:<6}{sweep_text} round {round}/{} {}",
-                        framework.name(),
-                        plan.rounds,
-                        design.slot_columns(&slot)
-                    );
-                    progress.line(&run_line(&columns, &figures));
-                    runs.push(RunRecord {
-                        framework,
-                        scenario: slot.scenario,
-                        variant: slot.variant,
-                        route: slot.path.to_owned(),
-                        profile: plan.profile,
-                        layers: servers[slot.server].layers,
-                        round: slot.round,
-                        position: slot.position,
-                        figures,
-                    });
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                for Started { process, .. } in &mut servers {
-                    if process.has_exited() {
-                        bail!("{} exited during the run", process.name());
-                    }
-                }
+            if !measure_round(context, design, unit, &mut servers, round, &sweep_text, &mut profiles, runs)? {
+                return Ok(());
             }
         }
         stop_servers(&mut servers, progress);
@@ -357,6 +310,77 @@ fn measure_unit(
         flamegraphs.differentials.extend(written.differentials);
     }
     Ok(())
+}
+
+/// Every step of `round` of `unit` on `servers`, each run measured (once
+/// more when only the client fell behind its schedule), printed and kept
+/// in `runs`: false once stopped.
+///
+/// # Errors
+/// A run that cannot be measured, a server that exited during it.
+#[allow(clippy::too_many_arguments)]
+fn measure_round(
+    context: &RunContext<'_>,
+    design: &mut dyn Design,
+    unit: Unit,
+    servers: &mut Servers,
+    round: u32,
+    sweep_text: &str,
+    profiles: &mut Profiles,
+    runs: &mut Vec<RunRecord>,
+) -> anyhow::Result<bool> {
+    let RunContext { plan, progress, stop, .. } = *context;
+    for step in design.steps(plan, unit, round) {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let what = match &step {
+            Step::Single(slot) => format!("{}/{}", slot.scenario, slot.variant),
+            Step::Sliced(s) if matches!(s.slots[0].scenario, Scenario::Before | Scenario::Frameworks) => {
+                s.slots[0].path.to_owned()
+            }
+            Step::Sliced(s) => format!("{} sliced", s.slots[0].scenario),
+        };
+        let label = format!("{}{sweep_text} round {round}/{} {what}", unit.name(), plan.rounds);
+        let mut measured = measure_step(context, servers, &step, &label, profiles)?;
+        if measured.iter().any(|(_, f)| f.short_of_schedule_only()) && !stop.load(Ordering::Relaxed) {
+            // The client's thread fell behind its schedule (the
+            // machine's hiccup, not the server's latency): once more.
+            progress.line(&format!("  {label}: short of its schedule, the client behind: measured again"));
+            measured = measure_step(context, servers, &step, &label, profiles)?;
+        }
+        for (slot, figures) in measured {
+            // The slot's server says whose run it is (head to head, each its own framework).
+            let framework = servers[slot.server].framework;
+            let columns = format!(
+                "{:<6}{sweep_text} round {round}/{} {}",
+                framework.name(),
+                plan.rounds,
+                design.slot_columns(&slot)
+            );
+            progress.line(&run_line(&columns, &figures));
+            runs.push(RunRecord {
+                framework,
+                scenario: slot.scenario,
+                variant: slot.variant,
+                route: slot.path.to_owned(),
+                profile: plan.profile,
+                layers: servers[slot.server].layers,
+                round: slot.round,
+                position: slot.position,
+                figures,
+            });
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        for Started { process, .. } in servers.iter_mut() {
+            if process.has_exited() {
+                bail!("{} exited during the run", process.name());
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Stops `servers`, noting any that stopped with a failure status (ended

@@ -20,31 +20,55 @@ fn valgrind_missing() -> bool {
     missing
 }
 
+/// A `count` of axum's dev build, its server on a core of its own, beside
+/// at most one other count and no load; without perf, the kernel's counts
+/// are left out, saying so.
+struct Counting {
+    _lane: util::InLane,
+    cpu: util::CpuSlot,
+    out: std::path::PathBuf,
+    perf: bool,
+}
+
+impl Counting {
+    /// `None` (skipped, said) without valgrind; else a fresh folder `name`.
+    fn start(name: &str) -> Option<Self> {
+        if valgrind_missing() {
+            return None;
+        }
+        let (_lane, cpu) = (util::counted(), util::CpuSlot::take());
+        // perf is in CI's image; without it the kernel's counts are left out, saying so.
+        let perf = util::on_path("perf").is_some();
+        if !perf {
+            eprintln!("perf is not installed: counting without system calls, context switches and page faults");
+        }
+        Some(Self { _lane, cpu, out: util::temp_dir(name), perf })
+    }
+
+    /// `bench-client count --profile dev --no-build --frameworks axum ARGS`.
+    fn count(&self, args: &[&str]) -> std::process::Output {
+        util::output_within(
+            Command::new(util::CLIENT)
+                .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum"])
+                .args(args)
+                .args(if self.perf { &[][..] } else { &["--no-perf"][..] })
+                .args(["--server-cpus", &self.cpu.cpu().to_string()])
+                .arg("--out")
+                .arg(&self.out)
+                .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            Duration::from_secs(600),
+        )
+    }
+}
+
 #[test]
 fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
-    if valgrind_missing() {
-        return;
-    }
-    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
-    let out = util::temp_dir("bench-count");
-    // perf is in CI's image; without it the kernel's counts are left out, saying so.
-    let perf = util::on_path("perf").is_some();
-    if !perf {
-        eprintln!("perf is not installed: counting without system calls, context switches and page faults");
-    }
-    let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum"])
-            // Three layers: axum clones the state (L+1)(L+3) = 24 times per request, the fat
-            // state's 35 fields or the one Arc.
-            .args(["--routes", "/state/fat,/state/arc", "--layers", "3", "--requests", "100", "--repeats", "2"])
-            .args(if perf { &[][..] } else { &["--no-perf"][..] })
-            .args(["--server-cpus", &cpu.cpu().to_string()])
-            .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
-        Duration::from_secs(600),
-    );
+    let Some(counting) = Counting::start("bench-count") else { return };
+    let perf = counting.perf;
+    // Three layers: axum clones the state (L+1)(L+3) = 24 times per request, the fat state's 35
+    // fields or the one Arc.
+    let output =
+        counting.count(&["--routes", "/state/fat,/state/arc", "--layers", "3", "--requests", "100", "--repeats", "2"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "count failed: {}\n{stderr}\n{stdout}", output.status);
@@ -110,23 +134,10 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
 
 #[test]
 fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_system_calls() {
-    if valgrind_missing() {
-        return;
-    }
-    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
-    let out = util::temp_dir("bench-count-h2c");
-    let perf = util::on_path("perf").is_some();
-    let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum", "--routes", "/plaintext"])
-            .args(["--http2-streams", "1,16", "--requests", "32", "--repeats", "2"])
-            .args(if perf { &[][..] } else { &["--no-perf"][..] })
-            .args(["--server-cpus", &cpu.cpu().to_string()])
-            .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
-        Duration::from_secs(600),
-    );
+    let Some(counting) = Counting::start("bench-count-h2c") else { return };
+    let perf = counting.perf;
+    let output =
+        counting.count(&["--routes", "/plaintext", "--http2-streams", "1,16", "--requests", "32", "--repeats", "2"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -225,7 +236,7 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
     if valgrind_missing() {
         return;
     }
-    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
+    let (_lane, cpu) = (util::counted(), util::CpuSlot::take());
     let out = util::temp_dir("bench-count-interrupt");
     let mut child = Command::new(util::CLIENT)
         .args(["count", "--profile", "dev", "--no-build", "--frameworks", "axum", "--requests", "50", "--repeats", "2"])
@@ -268,7 +279,7 @@ fn ctrl_c_during_count_keeps_what_was_counted_and_leaves_no_server() {
 
 #[test]
 fn ab_count_sets_the_candidates_counts_against_the_baselines_and_calls_more_instructions_a_regression() {
-    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
+    let (_lane, cpu) = (util::counted(), util::CpuSlot::take());
     let out = util::temp_dir("bench-ab-count");
     let axum = util::server_binary("axum").display().to_string();
     // Three state layers clone the fat state (L+1)(L+3) = 24 times, none 3 times: more instructions on /state/fat.
@@ -345,10 +356,10 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     if valgrind_missing() {
         return;
     }
-    // The timed rounds only feed the counted delta's row here: nothing they measure is judged.
-    let (_shared, cpu) = (util::shared(), util::CpuSlot::take());
-    let (server_cpu, client_cpu) =
-        (cpu.cpu(), util::all_cpus().cpus().iter().copied().find(|&c| c != cpu.cpu()).unwrap());
+    // The timed rounds only feed the counted delta's row: client and server share the one core,
+    // which leaves the other to the count beside it.
+    let (_lane, cpu) = (util::counted(), util::CpuSlot::take());
+    let (server_cpu, client_cpu) = (cpu.cpu(), cpu.cpu());
     let out = util::temp_dir("bench-suite-count");
     let perf = util::on_path("perf").is_some();
     let output = util::output_within(

@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::RwLockWriteGuard;
 use std::time::{Duration, Instant};
 
 use bench_client::engine::{EncodedHistogram, LatencySummary, latency_histogram};
@@ -69,7 +68,7 @@ impl Running {
 /// What a test of clients at one barrier starts from.
 struct Scene {
     /// The machine to this test.
-    _exclusive: RwLockWriteGuard<'static, ()>,
+    _exclusive: util::InLane,
     /// Its folder.
     dir: PathBuf,
     /// server-axum with one worker on 127.0.0.1, pinned to the first CPU this

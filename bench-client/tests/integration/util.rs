@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -95,23 +95,77 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-static LOAD: RwLock<()> = RwLock::new(());
+/// Which tests that load a server may run together: those of one kind
+/// of [`Lane`] but [`Lane::Exclusive`], never two kinds at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// Assertions that read how fast or how soon something ran, or a
+    /// change to the machine: alone.
+    Exclusive,
+    /// Assertions on what a run did, never how fast: two at a time.
+    Shared,
+    /// Counted under valgrind and perf, each server on a core of its own
+    /// ([`CpuSlot`]): two at a time, beside no load (a loaded core moves a
+    /// count's system calls and context switches).
+    Counted,
+}
+
+/// The lane in use and how many tests hold it.
+static LANES: (Mutex<(Option<Lane>, usize)>, Condvar) = (Mutex::new((None, 0)), Condvar::new());
+
+/// A test's place in its [`Lane`], given up when dropped (a panicking
+/// holder gives it up too).
+pub(crate) struct InLane(());
+
+impl InLane {
+    fn enter(lane: Lane) -> Self {
+        let (state, changed) = &LANES;
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            match *state {
+                (_, 0) => break,
+                (Some(held), _) if held == lane && lane != Lane::Exclusive => break,
+                _ => state = changed.wait(state).unwrap_or_else(PoisonError::into_inner),
+            }
+        }
+        *state = (Some(lane), state.1 + 1);
+        Self(())
+    }
+}
+
+impl Drop for InLane {
+    fn drop(&mut self) {
+        let (state, changed) = &LANES;
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.1 -= 1;
+        if state.1 == 0 {
+            state.0 = None;
+        }
+        changed.notify_all();
+    }
+}
 
 /// Held by tests whose assertions read how fast or how soon something ran
 /// (a change called, a latency, a timeout, a rate, perf's samples), or that
 /// change the machine for the others: nothing else that loads a server runs
-/// beside them. A panicking holder does not poison it for the others.
-pub(crate) fn exclusive() -> RwLockWriteGuard<'static, ()> {
-    LOAD.write().unwrap_or_else(PoisonError::into_inner)
+/// beside them.
+pub(crate) fn exclusive() -> InLane {
+    InLane::enter(Lane::Exclusive)
 }
 
 /// Held by tests that load a server but assert only what the run did
 /// (counts that add up, files, exit codes, bodies), never how fast: two of
-/// them share the two cores, never beside an [`exclusive`] one. Their runs
-/// are windows of fixed length, so half the CPU costs them requests, not
-/// time; what they check holds at any rate.
-pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
-    LOAD.read().unwrap_or_else(PoisonError::into_inner)
+/// them share the two cores. Their runs are windows of fixed length, so
+/// half the CPU costs them requests, not time; what they check holds at any
+/// rate.
+pub(crate) fn shared() -> InLane {
+    InLane::enter(Lane::Shared)
+}
+
+/// Held by the tests that count under valgrind and perf: two of them at a
+/// time, each with a [`CpuSlot`] for its server, beside no load.
+pub(crate) fn counted() -> InLane {
+    InLane::enter(Lane::Counted)
 }
 
 /// Which of [`cpu_pair`]'s two CPUs are taken by a [`CpuSlot`].
@@ -119,7 +173,7 @@ static CPU_SLOTS: (Mutex<[bool; 2]>, Condvar) = (Mutex::new([false; 2]), Condvar
 
 /// One of [`cpu_pair`]'s CPUs for a test's one busy process (a server under
 /// valgrind is one thread of work), free again when dropped: two such tests
-/// under [`shared`] run each on a core of its own.
+/// under [`counted`] run each on a core of its own.
 pub(crate) struct CpuSlot(usize);
 
 impl CpuSlot {

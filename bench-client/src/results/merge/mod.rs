@@ -83,29 +83,7 @@ pub fn merge(
     let timing =
         Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())?;
     let open = f0.rate_per_s.is_some();
-
-    // No counter's sum may wrap.
-    for spec in COUNTERS {
-        let total: u128 = decoded.iter().map(|d| u128::from(d.input.report.figures.counts.get(spec.counter))).sum();
-        if total > u128::from(u64::MAX) {
-            let why = format!("`{}` added over the files exceeds what a count holds", spec.name);
-            return Err(MergeError::Inconsistent { file: first.file.clone(), why });
-        }
-    }
-    let mut stats = RunStats::new(windows, open);
-    let mut latency = summing_histogram();
-    let mut uncorrected = summing_histogram();
-    for d in &decoded {
-        stats += &counts_of(&d.input.report.figures, open);
-        let cannot_add = || MergeError::CannotAdd { file: d.input.file.clone() };
-        latency.add(&d.latency).map_err(|_| cannot_add())?;
-        if let Some(u) = &d.uncorrected {
-            uncorrected.add(u).map_err(|_| cannot_add())?;
-        }
-    }
-    stats.latency_us = latency;
-    stats.latency_uncorrected_us = open.then_some(uncorrected);
-
+    let stats = summed(&decoded, windows, open)?;
     let all_complete = decoded.iter().all(|d| d.input.report.figures.complete);
     let server_lost =
         server.is_some_and(|s| s.report.server_lost) || decoded.iter().any(|d| d.input.report.figures.server_lost);
@@ -153,23 +131,7 @@ pub fn merge(
     figures.churn_allowed = decoded.iter().all(|d| d.input.report.figures.churn_allowed);
     figures.protocol = f0.protocol;
 
-    let mut starts: Vec<u64> = decoded.iter().map(|d| d.measure_start_unix_ms).collect();
-    starts.extend(server.map(|s| s.report.measure_start_unix_ms));
-    let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
-    let info = MergeInfo {
-        aligned: refusals.is_empty(),
-        forced: options.force,
-        overridden: refusals.iter().map(ToString::to_string).collect(),
-        tolerance_ms: u64::try_from(options.tolerance.as_millis()).unwrap_or(u64::MAX),
-        start_spread_ms: spread,
-        clients: decoded.iter().map(|d| client_row(d, earliest)).collect(),
-        server: server.map(|s| ServerRow {
-            file: s.file.clone(),
-            label: s.report.label.clone(),
-            process: s.report.process.clone(),
-            pid: s.report.pid,
-        }),
-    };
+    let info = merge_info(&decoded, server, &refusals, options, earliest);
     Ok(LoadReport {
         schema_version: SCHEMA_VERSION,
         url: first.report.url.clone(),
@@ -182,6 +144,61 @@ pub fn merge(
         // Each client judged its own share; the sum is not theirs to judge.
         slo: Vec::new(),
     })
+}
+
+/// Every client's counts and histograms added up; refused when a
+/// counter's sum would wrap or two histograms cannot be added.
+fn summed(decoded: &[Decoded<'_>], windows: usize, open: bool) -> Result<RunStats, MergeError> {
+    for spec in COUNTERS {
+        let total: u128 = decoded.iter().map(|d| u128::from(d.input.report.figures.counts.get(spec.counter))).sum();
+        if total > u128::from(u64::MAX) {
+            let why = format!("`{}` added over the files exceeds what a count holds", spec.name);
+            return Err(MergeError::Inconsistent { file: decoded[0].input.file.clone(), why });
+        }
+    }
+    let mut stats = RunStats::new(windows, open);
+    let mut latency = summing_histogram();
+    let mut uncorrected = summing_histogram();
+    for d in decoded {
+        stats += &counts_of(&d.input.report.figures, open);
+        let cannot_add = || MergeError::CannotAdd { file: d.input.file.clone() };
+        latency.add(&d.latency).map_err(|_| cannot_add())?;
+        if let Some(u) = &d.uncorrected {
+            uncorrected.add(u).map_err(|_| cannot_add())?;
+        }
+    }
+    stats.latency_us = latency;
+    stats.latency_uncorrected_us = open.then_some(uncorrected);
+    Ok(stats)
+}
+
+/// What the merged file says of its inputs: aligned or forced (and what
+/// was overridden), the spread of their starts, a row per client and the
+/// server's.
+fn merge_info(
+    decoded: &[Decoded<'_>],
+    server: Option<&Input<WatchReport>>,
+    refusals: &[Refusal],
+    options: MergeOptions,
+    earliest: u64,
+) -> MergeInfo {
+    let mut starts: Vec<u64> = decoded.iter().map(|d| d.measure_start_unix_ms).collect();
+    starts.extend(server.map(|s| s.report.measure_start_unix_ms));
+    let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
+    MergeInfo {
+        aligned: refusals.is_empty(),
+        forced: options.force,
+        overridden: refusals.iter().map(ToString::to_string).collect(),
+        tolerance_ms: u64::try_from(options.tolerance.as_millis()).unwrap_or(u64::MAX),
+        start_spread_ms: spread,
+        clients: decoded.iter().map(|d| client_row(d, earliest)).collect(),
+        server: server.map(|s| ServerRow {
+            file: s.file.clone(),
+            label: s.report.label.clone(),
+            process: s.report.process.clone(),
+            pid: s.report.pid,
+        }),
+    }
 }
 
 /// Decodes every client's histograms; refuses files that cannot be merged.
