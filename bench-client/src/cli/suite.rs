@@ -47,7 +47,8 @@ pub struct SuiteArgs {
     /// within this margin of 1 (inside [1/(1 + m), 1 + m]: two one-sided tests at 2.5 % each).
     #[arg(help_heading = "What to measure", long, default_value_t = crate::results::TIE_MARGIN_PERCENT, value_parser = positive_percent)]
     pub tie_margin_percent: f64,
-    /// Measured duration of each run (a whole number of windows), e.g. 3s.
+    /// Each variant's own measured time per round, e.g. 3s: with --pairing slices, the sum of its
+    /// slices (whole blocks of them); with --pairing rounds, its run (a whole number of windows).
     #[arg(help_heading = "Timing and load", long, default_value = "3s", value_parser = positive_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Discarded warm-up before each run, e.g. 1s.

@@ -64,6 +64,7 @@ fn delta_of(
         framework,
         scenario,
         from: from.to_owned(),
+        variants: Some((pairs[0].0.variant, pairs[0].1.variant)),
         to: to.to_owned(),
         layers: pairs[0].1.layers,
         rounds: u32::try_from(pairs.len()).unwrap_or(u32::MAX),

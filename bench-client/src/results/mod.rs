@@ -97,6 +97,11 @@ pub struct Delta {
     pub scenario: Scenario,
     /// Route of the baseline variant.
     pub from: String,
+    /// The baseline and the changed variant, in the session that measured
+    /// them (not in the file: a delta read back names them by `from` and
+    /// `to` alone).
+    #[serde(skip)]
+    pub variants: Option<(Variant, Variant)>,
     /// Route of the changed variant.
     pub to: String,
     /// State layers the server ran with.

@@ -7,9 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use common::Route;
 
-use super::counted::{CountPlan, CountedServer, count};
+use super::counted::{CountPlan, CountedServer, count, http2_label};
 use super::plan::{CountSettings, SuitePlan};
-use crate::model::Framework;
+use crate::model::{Framework, Variant};
 use crate::results::{CountDelta, CountReport, Delta};
 
 /// `suite --count`: after the timed rounds, counts the two routes of every
@@ -32,17 +32,17 @@ pub(super) fn count_suite(
     let mut routes: Vec<&'static Route> = Vec::new();
     let mut http2_routes: Vec<&'static Route> = Vec::new();
     for d in deltas.iter().filter(|d| d.layers == layers) {
-        let (Some((from, _)), Some((to, to_http2))) = (counted_label(&d.from), counted_label(&d.to)) else { continue };
+        let Some((from, to)) = counted_sides(d) else { continue };
         if !frameworks.contains(&d.framework) {
             frameworks.push(d.framework);
         }
-        for route in [from, to] {
+        for (route, h2c) in [from, to] {
             if !routes.contains(&route) {
                 routes.push(route);
             }
-        }
-        if to_http2 && !http2_routes.contains(&to) {
-            http2_routes.push(to);
+            if h2c && !http2_routes.contains(&route) {
+                http2_routes.push(route);
+            }
         }
     }
     let counted = CountPlan {
@@ -66,12 +66,9 @@ pub(super) fn count_suite(
     let outcome = count(&counted, stop)?;
     for d in deltas.iter_mut().filter(|d| d.layers == layers) {
         let name = d.framework.name();
-        // A row is named by its path, over HTTP/1.1 on the plain listener (`http /plaintext` is `/plaintext`).
-        let row = |label: &str| {
-            let label = label.strip_prefix("http ").unwrap_or(label);
-            outcome.report.rows.iter().find(|r| r.framework == name && r.route == label)
-        };
-        if let (Some(before), Some(after)) = (row(&d.from), row(&d.to)) {
+        let Some((from, to)) = counted_sides(d) else { continue };
+        let row = |side| outcome.report.rows.iter().find(|r| r.framework == name && r.route == row_name(side));
+        if let (Some(before), Some(after)) = (row(from), row(to)) {
             d.counted = Some(CountDelta {
                 route: d.to.clone(),
                 before: format!("{name} {}", d.from),
@@ -83,33 +80,47 @@ pub(super) fn count_suite(
     Ok(outcome.report)
 }
 
-/// The route a delta's side loads and whether over h2c, when a counted
-/// run can load it as it was timed: a path of the table, `http /…` and
-/// `h2c /…` (the `tls` and `http2` scenarios' plain listener); `None` over
-/// TLS or for a path outside the table.
-fn counted_label(label: &str) -> Option<(&'static Route, bool)> {
-    match label.split_once(' ') {
-        None => Some((Route::by_path(label)?, false)),
-        Some(("http", path)) => Some((Route::by_path(path)?, false)),
-        Some(("h2c", path)) => Some((Route::by_path(path)?, true)),
-        Some(_) => None,
+/// What a counted run loads for each side of `d`: the route of the table
+/// and whether over h2c, when it can load both as they were timed (plain
+/// HTTP/1.1 or h2c on the plain listener); `None` over TLS, for a variant
+/// of no route of the table, or a delta read back from a file.
+fn counted_sides(d: &Delta) -> Option<(Side, Side)> {
+    let (from, to) = d.variants?;
+    Some((counted_side(from)?, counted_side(to)?))
+}
+
+/// A route of the table, and whether it is loaded over h2c.
+type Side = (&'static Route, bool);
+
+/// [`counted_sides`] of one variant.
+fn counted_side(variant: Variant) -> Option<Side> {
+    if variant.tls() {
+        return None;
     }
+    Some((Route::get(variant.route()?), variant.http2()))
+}
+
+/// The row of the count that holds `side`: its path over HTTP/1.1, `h2c
+/// /path` over h2c.
+fn row_name((route, h2c): Side) -> String {
+    if h2c { http2_label(route.path, 1) } else { route.path.to_owned() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::counted::http2_label;
 
     #[test]
     fn a_delta_side_is_counted_over_plain_http_or_h2c_and_never_over_tls() {
-        let path = |label| counted_label(label).map(|(route, h2c)| (route.path, h2c));
-        assert_eq!(path("/api/devices"), Some(("/api/devices", false)));
-        assert_eq!(path("http /plaintext"), Some(("/plaintext", false)));
-        assert_eq!(path("h2c /api/devices"), Some(("/api/devices", true)));
-        assert_eq!(path("https /plaintext"), None);
-        assert_eq!(path("h2 /plaintext"), None);
-        assert_eq!(path("/not-a-route"), None);
-        assert_eq!(path(&http2_label("/plaintext", 1)), Some(("/plaintext", true)));
+        let side = |variant| counted_side(variant).map(|(route, h2c)| (route.path, h2c));
+        assert_eq!(side(Variant::PerRequest), Some(("/api/devices", false)));
+        assert_eq!(side(Variant::Http), Some(("/plaintext", false)));
+        assert_eq!(side(Variant::DevicesH2c), Some(("/api/devices", true)));
+        assert_eq!(side(Variant::Https), None);
+        assert_eq!(side(Variant::H2), None);
+        assert_eq!(side(Variant::Own), None);
+        let row = |variant| counted_side(variant).map(row_name);
+        assert_eq!(row(Variant::Http).as_deref(), Some("/plaintext"));
+        assert_eq!(row(Variant::H2c).as_deref(), Some("h2c /plaintext"), "as count names the row");
     }
 }

@@ -363,8 +363,8 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     let out = util::temp_dir("bench-suite-count");
     let perf = util::on_path("perf").is_some();
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+        util::dev_suite()
+            .args(["--frameworks", "axum", "--scenarios", "state"])
             .args(["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms"])
             .args(["--layers", "3", "--rounds", "2", "--connections", "8", "--count"])
             .args(["--count-requests", "100", "--count-repeats", "2"])
@@ -373,8 +373,7 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
             .arg("--bmf")
             .arg(out.with_extension("bmf.json"))
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(600),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);

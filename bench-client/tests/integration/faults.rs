@@ -123,13 +123,12 @@ fn the_suite_reports_a_killed_server_as_failed_and_goes_on() {
     // The servers' temporary files go under TMPDIR: none may be left there,
     // not even the fortunes database of the server killed with SIGKILL.
     let tmp = out_dir("suite-tmp");
-    let mut suite = Command::new(CLIENT)
-        .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum,actix", "--scenarios", "payload"])
+    let mut suite = util::dev_suite()
+        .args(["--frameworks", "axum,actix", "--scenarios", "payload"])
         .args(["--rounds", "2", "--duration", "1s", "--warmup", "0s", "--connections", "4"])
         .args(util::split_cpus())
         .arg("--out")
         .arg(&out)
-        .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap())
         .env("TMPDIR", &tmp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -5,7 +5,6 @@
 //! the route, and the delta carries its percentiles' changes with intervals,
 //! in the file (valid against the schema) and in the terminal.
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,14 +17,13 @@ fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-load-percent");
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "1s", "--warmup", "250ms"])
+        util::dev_suite()
+            .args(["--duration", "1s", "--warmup", "250ms"])
             .args(["--rounds", "3", "--connections", "32", "--frameworks", "axum", "--scenarios", "blocking"])
             .args(["--load-percent", "25"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(300),
     );
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));

@@ -35,14 +35,13 @@ fn profiled_slices_give_each_variant_its_own_samples() {
     }
     let out = util::temp_dir("bench-perf-slices");
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
+        util::dev_suite()
+            .args(["--profiler", "perf", "--frameworks", "axum"])
             .args(["--scenarios", "state", "--rounds", "2", "--duration", "2s", "--warmup", "0s"])
             .args(["--connections", "4", "--perf-frequency-hz", "99"])
             .args(util::split_cpus())
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(600),
     );
     let stderr = String::from_utf8_lossy(&output.stderr);

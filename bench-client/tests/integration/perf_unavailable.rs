@@ -4,7 +4,6 @@
 //! claims no run profiled (`meta.profiler`, `runs[].profiled`, report).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use crate::util;
@@ -38,8 +37,8 @@ fn stand_in_perf(dir: &Path, refuse_all: bool) {
 /// set to `path` only; returns its stderr and its results folder.
 fn profiled_suite(path: &Path, out: &Path) -> String {
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--profiler", "perf", "--frameworks", "axum"])
+        util::dev_suite()
+            .args(["--profiler", "perf", "--frameworks", "axum"])
             .args([
                 "--scenarios",
                 "payload",
@@ -55,8 +54,7 @@ fn profiled_suite(path: &Path, out: &Path) -> String {
             .args(util::split_cpus())
             .arg("--out")
             .arg(out)
-            .env("PATH", path)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .env("PATH", path),
         Duration::from_secs(300),
     );
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

@@ -6,7 +6,6 @@
 
 use crate::util;
 use crate::util::FRAMEWORKS;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -17,16 +16,15 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-e2e");
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "500ms", "--warmup", "100ms"])
+        util::dev_suite()
+            .args(["--duration", "500ms", "--warmup", "100ms"])
             .args(["--window", "500ms", "--slice", "125ms"])
             .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--github-benchmark")
             .arg(out.with_extension("github.json"))
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(300),
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -164,14 +162,13 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let _shared = util::shared();
     let out = util::temp_dir("bench-sweep");
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "state"])
+        util::dev_suite()
+            .args(["--frameworks", "axum", "--scenarios", "state"])
             .args(["--layers", "3,0", "--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
             .args(["--warmup", "0s", "--connections", "4"])
             .args(util::split_cpus())
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(300),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -209,14 +206,13 @@ fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
     let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-frameworks");
     let output = util::output_within(
-        Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--duration", "500ms", "--warmup", "100ms"])
+        util::dev_suite()
+            .args(["--duration", "500ms", "--warmup", "100ms"])
             .args(["--window", "500ms", "--slice", "125ms"])
             .args(["--rounds", "3", "--connections", "8", "--frameworks", "axum,actix", "--scenarios", "frameworks"])
             .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         Duration::from_secs(300),
     );
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));

@@ -189,14 +189,13 @@ fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_proto
     let _shared = util::shared();
     let out = util::temp_dir("tls-suite");
     let output = util::output_within(
-        std::process::Command::new(util::CLIENT)
-            .args(["suite", "--profile", "dev", "--no-build", "--frameworks", "axum", "--scenarios", "tls,http2"])
+        util::dev_suite()
+            .args(["--frameworks", "axum", "--scenarios", "tls,http2"])
             .args(["--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
             .args(["--warmup", "0s", "--connections", "4"])
             .args(util::split_cpus())
             .arg("--out")
-            .arg(&out)
-            .env("CARGO_TARGET_DIR", util::bin_dir().parent().unwrap()),
+            .arg(&out),
         std::time::Duration::from_secs(300),
     );
     let stderr = String::from_utf8_lossy(&output.stderr);

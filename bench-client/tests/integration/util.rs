@@ -42,6 +42,15 @@ pub(crate) fn server_binary(name: &str) -> PathBuf {
     path
 }
 
+/// `bench-client suite --profile dev --no-build`, on the servers `cargo
+/// test` built beside this binary (`CARGO_TARGET_DIR`): the suite of every
+/// test that runs one.
+pub(crate) fn dev_suite() -> Command {
+    let mut command = Command::new(CLIENT);
+    command.args(["suite", "--profile", "dev", "--no-build"]).env("CARGO_TARGET_DIR", bin_dir().parent().unwrap());
+    command
+}
+
 /// Every CPU this process may use, as a list.
 pub(crate) fn all_cpus() -> CpuList {
     let cpus = affinity_of(0).expect("own affinity");
