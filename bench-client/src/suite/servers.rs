@@ -10,6 +10,7 @@ use anyhow::Context;
 use common::Route;
 
 use super::build::server_binary;
+use super::progress::Progress;
 use crate::engine::{Load, LoadSettings, Protocol, Reply, RouteLoad, Target, TlsClient, Trust};
 use crate::model::{Framework, Profile, Variant};
 use crate::preflight;
@@ -175,6 +176,22 @@ impl Started {
             None => Route::by_path(path)
                 .map(|route| RouteLoad::ok(target, route.expected_body()))
                 .with_context(|| format!("{path}: no answer to verify it against")),
+        }
+    }
+}
+
+/// Stops `servers`, noting any that stopped with a failure status (ended
+/// by the SIGTERM that stopped it is no failure: a server without a handler
+/// for it ends so).
+pub(super) fn stop_servers(servers: &mut Vec<Started>, progress: &Progress) {
+    use nix::sys::signal::Signal;
+    use std::os::unix::process::ExitStatusExt;
+    for Started { process: mut server, .. } in servers.drain(..) {
+        match server.stop() {
+            Some(status) if !status.success() && status.signal() != Some(Signal::SIGTERM as i32) => {
+                progress.line(&format!("note: {} stopped with {status}", server.name()))
+            }
+            _ => {}
         }
     }
 }

@@ -19,7 +19,7 @@ use super::plan::{SuiteOutcome, SuitePlan};
 use super::profiling::{self, Profiler, Profiles};
 use super::progress::Progress;
 use super::schedule::{Slot, Step};
-use super::servers::Started;
+use super::servers::{Started, stop_servers};
 use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
 use crate::measure::RunFigures;
 use crate::model::{Framework, Scenario};
@@ -381,22 +381,6 @@ fn measure_round(
         }
     }
     Ok(true)
-}
-
-/// Stops `servers`, noting any that stopped with a failure status (ended
-/// by the SIGTERM that stopped it is no failure: a server without a handler
-/// for it ends so).
-fn stop_servers(servers: &mut Servers, progress: &Progress) {
-    use nix::sys::signal::Signal;
-    use std::os::unix::process::ExitStatusExt;
-    for Started { process: mut server, .. } in servers.drain(..) {
-        match server.stop() {
-            Some(status) if !status.success() && status.signal() != Some(Signal::SIGTERM as i32) => {
-                progress.line(&format!("note: {} stopped with {status}", server.name()))
-            }
-            _ => {}
-        }
-    }
 }
 
 /// `meta.profiler`: the profiler's command when it recorded at least one
