@@ -19,6 +19,7 @@ mod count;
 mod flamegraph;
 mod k8s;
 mod load;
+mod memory;
 mod merge;
 mod render;
 mod responder;
@@ -37,6 +38,7 @@ pub use self::calibrate::CalibrateArgs;
 pub use self::compare::CompareArgs;
 pub use self::count::CountArgs;
 pub use self::flamegraph::FlamegraphArgs;
+pub use self::memory::MemoryArgs;
 pub use self::k8s::{K8sArgs, K8sCommand, RenderArgs};
 pub use self::load::{JOB_COMPLETION_INDEX, LoadArgs, SegmentArg};
 pub use self::merge::MergeArgs;
@@ -93,6 +95,14 @@ pub enum Commands {
     #[command(after_help = "Examples:\n  bench-client count   (what `make count` runs)\n  \
         bench-client count --frameworks axum --routes /state/fat,/state/arc --requests 1000")]
     Count(CountArgs),
+    /// What a connection costs each framework in memory: resident memory of a fresh server with
+    /// 1 to 4,096 keep-alive connections idle, then busy under load, and what it keeps after.
+    ///
+    /// Exit codes: 0 every server measured; 1 one died or answered wrongly (what was measured is
+    /// written); 2 bad input; 130 stopped.
+    #[command(after_help = "Examples:\n  bench-client memory   (what `make memory` runs)\n  \
+        bench-client memory --frameworks axum --connections 1,256,1024 --repeats 5")]
+    Memory(MemoryArgs),
     /// A front-page table of a suite's results file: each route's cost per framework, fastest first
     /// (--table floors), or the changes (--table changes), under what and when it was measured.
     #[command(after_help = "Example:\n  bench-client report results/latest --table floors")]
@@ -288,6 +298,11 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
         Commands::Count(CountArgs { from: Some(path), .. }) => count::render(&path),
         Commands::Count(args) => match args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))) {
             Ok((plan, ci)) => count::run(&plan, &ci, stop),
+            Err(e) => report(&e, Outcome::Usage),
+        },
+        Commands::Memory(MemoryArgs { from: Some(path), .. }) => memory::render(&path),
+        Commands::Memory(args) => match args.plan() {
+            Ok(plan) => memory::run(&plan, stop),
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Calibrate(args) => match planned(args.plan(), |plan| plan.settings.connections.get()) {

@@ -76,8 +76,8 @@ pub enum ExchangeError {
         /// Whether its body was the expected one.
         body_matches: bool,
     },
-    /// Reading or writing failed.
-    #[error("{0}")]
+    /// Reading or writing failed (said once: not again as its source).
+    #[error(transparent)]
     Io(#[from] io::Error),
 }
 

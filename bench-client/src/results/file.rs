@@ -13,7 +13,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::block::{BEGIN_MARKER, blocks};
-use super::{CountReport, LoadReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION, WatchReport};
+use super::{
+    CountReport, LoadReport, MEMORY_SCHEMA_VERSION, MemoryReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION,
+    WatchReport,
+};
 
 /// Reads a `results.json`, given as the file or the run folder holding it
 /// (its `results.json`, else its `results.json.gz`), gzipped or not.
@@ -61,6 +64,23 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
 /// A file that cannot be read, or is not a `count.json`; the message names it.
 pub fn read_count(path: &Path) -> anyhow::Result<CountReport> {
     serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))
+}
+
+/// Reads a `memory.json` (`memory --from`).
+///
+/// # Errors
+/// A file that cannot be read, is not a `memory.json`, or is of a newer
+/// layout than this reader's; the message names it.
+pub fn read_memory(path: &Path) -> anyhow::Result<MemoryReport> {
+    let report: MemoryReport =
+        serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a memory.json", path.display()))?;
+    anyhow::ensure!(
+        report.schema_version <= MEMORY_SCHEMA_VERSION,
+        "{}: a memory.json of schema version {}, newer than this reader's {MEMORY_SCHEMA_VERSION}",
+        path.display(),
+        report.schema_version
+    );
+    Ok(report)
 }
 
 /// Reads what `load --json` (or `merge --json`) wrote.

@@ -21,6 +21,7 @@ pub mod command;
 mod counted;
 mod counted_suite;
 mod measuring;
+mod memory;
 mod meta;
 mod plan;
 mod profiling;
@@ -34,6 +35,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
 pub use self::counted::{COUNT_REPEATS, COUNT_REQUESTS, CountOutcome, CountPlan, CountedServer, check_tools, count};
+pub use self::memory::{MEMORY_CONNECTIONS, MemoryOutcome, MemoryPlan, memory};
 pub use self::plan::{CountSettings, PrecisionTarget, SuiteOutcome, SuitePlan};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};

@@ -1,0 +1,169 @@
+//! `bench-client memory`: what a connection costs each framework in
+//! resident memory, idle and busy, and what it keeps after the load.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, ensure};
+use clap::Args;
+use clap::builder::TypedValueParser;
+
+use super::Outcome;
+use super::args::{FrameworksArg, ServedArgs, positive_duration};
+use crate::model::Profile;
+use crate::report;
+use crate::suite::{self, CountedServer, MEMORY_CONNECTIONS, MemoryPlan};
+
+/// Flags of `memory`, as typed.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// The frameworks.
+    #[command(flatten)]
+    pub frameworks: FrameworksArg,
+    /// Any server instead of the frameworks, as NAME=COMMAND: a program and its arguments with
+    /// {addr} where it is to listen, answering /healthz and --route with the route table's bodies.
+    /// Repeatable.
+    #[arg(long = "cmd", value_name = "NAME=COMMAND", conflicts_with = "frameworks")]
+    pub commands: Vec<String>,
+    /// Keep-alive connections held at each point, ascending (at least two counts: a connection's
+    /// cost is the slope between the fewest and the most).
+    #[arg(long, value_delimiter = ',', default_values_t = MEMORY_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|n| n as usize))]
+    pub connections: Vec<usize>,
+    /// Fresh server processes per server: their spread is the interval.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=100))]
+    pub repeats: u64,
+    /// How long each count of connections is loaded before the server is read.
+    #[arg(long, default_value = "2s", value_parser = positive_duration)]
+    pub busy: Duration,
+    /// The route every request asks for (a path of the route table).
+    #[arg(long, default_value = "/plaintext")]
+    pub route: String,
+    /// Cargo profile to build and measure.
+    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    pub profile: Profile,
+    /// Print the table of this `memory.json` and run nothing.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
+    /// Where the servers run (workers = their CPUs), where the folder goes, whether to build.
+    #[command(flatten)]
+    pub served: ServedArgs,
+}
+
+impl MemoryArgs {
+    /// Checks the flags into a [`MemoryPlan`], with the open-file limit
+    /// raised for the most connections (two descriptors each here, one in
+    /// the server).
+    ///
+    /// # Errors
+    /// A route outside the table, counts not ascending, a malformed
+    /// `--cmd`, CPUs this process may not use, more connections than the
+    /// file-descriptor limit allows.
+    pub fn plan(self) -> anyhow::Result<MemoryPlan> {
+        let route = common::Route::by_path(&self.route)
+            .filter(|r| r.path != common::RouteId::Healthz.path())
+            .with_context(|| format!("--route {} is not a route of the table", self.route))?;
+        ensure!(
+            self.connections.len() >= 2 && self.connections.windows(2).all(|w| w[0] < w[1]),
+            "--connections must name at least two counts, ascending (a connection's cost is the slope between them)"
+        );
+        ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
+        self.served.cpus.check()?;
+        let most = *self.connections.last().expect("two counts");
+        crate::sys::ensure_fds_for(2 * most)
+            .with_context(|| format!("--connections {most}: each connection held takes two descriptors here"))?;
+        let workers = self.served.cpus.server_cpus.len();
+        let mut servers: Vec<CountedServer> = Vec::new();
+        for command in &self.commands {
+            let (name, line) = command
+                .split_once('=')
+                .filter(|(n, c)| !n.trim().is_empty() && c.contains("{addr}"))
+                .with_context(|| format!("--cmd {command}: expected NAME=COMMAND with {{addr}} in the command"))?;
+            ensure!(!servers.iter().any(|s| s.name == name.trim()), "--cmd {name}: two servers of one name");
+            servers.push(CountedServer { name: name.trim().to_owned(), command: line.trim().to_owned(), framework: None });
+        }
+        if servers.is_empty() {
+            for f in super::args::dedup(self.frameworks.frameworks) {
+                let binary = suite::server_binary(self.profile, f);
+                servers.push(CountedServer {
+                    name: f.name().to_owned(),
+                    command: format!("{} --addr {{addr}} --workers {workers}", binary.display()),
+                    framework: Some(f),
+                });
+            }
+        }
+        Ok(MemoryPlan {
+            profile: self.profile,
+            servers,
+            route,
+            connections: self.connections,
+            repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
+            busy: self.busy,
+            server_cpus: self.served.cpus.server_cpus,
+            client_cpus: self.served.cpus.client_cpus,
+            build: !self.served.no_build,
+            out: self.served.out.checked()?,
+        })
+    }
+}
+
+/// `--from FILE`: prints its table; 2 when it cannot be read.
+pub(super) fn render(path: &std::path::Path) -> Outcome {
+    match crate::results::read_memory(path) {
+        Ok(report) => {
+            println!("{}", report::memory_table(&report));
+            Outcome::Success
+        }
+        Err(e) => super::report(&e, Outcome::Usage),
+    }
+}
+
+/// Measures, prints the table and where the file went: 0 when every server
+/// was measured every repeat, 1 when one ended early (its error printed),
+/// 130 when stopped.
+pub(super) fn run(plan: &MemoryPlan, stop: &AtomicBool) -> Outcome {
+    match suite::memory(plan, stop) {
+        Ok(outcome) => {
+            println!("{}", report::memory_table(&outcome.report));
+            println!("memory: {}", outcome.file.display());
+            match outcome.report.servers.iter().find_map(|s| s.error.as_ref().map(|e| (&s.name, e))) {
+                None => Outcome::Success,
+                Some((name, e)) => {
+                    eprintln!("error: {name}: {e}");
+                    Outcome::Failed
+                }
+            }
+        }
+        Err(e) if stop.load(Ordering::Relaxed) => super::report(&e, Outcome::Interrupted),
+        Err(e) => super::report(&e, Outcome::Failed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Commands, parsed};
+
+    fn plan(argv: &[&str]) -> anyhow::Result<crate::suite::MemoryPlan> {
+        let Commands::Memory(args) = parsed(&[&["memory"][..], argv].concat())? else { panic!("memory") };
+        args.plan()
+    }
+
+    #[test]
+    fn counts_ascend_the_route_is_of_the_table_and_each_framework_gets_the_server_cpus_as_workers() {
+        let p = plan(&["--server-cpus", "0", "--connections", "1,64"]).unwrap();
+        assert_eq!((p.connections.as_slice(), p.repeats, p.route.path), (&[1, 64][..], 3, "/plaintext"));
+        assert_eq!(p.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["actix", "axum", "rocket"]);
+        assert!(p.servers[1].command.ends_with("server-axum --addr {addr} --workers 1"), "{}", p.servers[1].command);
+        let p = plan(&["--cmd", "own=./srv --listen {addr}", "--connections", "2,4,8"]).unwrap();
+        assert_eq!((p.servers[0].name.as_str(), p.servers[0].framework), ("own", None));
+        let err = |argv: &[&str]| format!("{:#}", plan(argv).unwrap_err());
+        assert!(err(&["--connections", "64,1"]).contains("at least two counts, ascending"));
+        assert!(err(&["--connections", "64"]).contains("at least two counts, ascending"));
+        assert!(err(&["--route", "/nope"]).contains("--route /nope is not a route of the table"));
+        assert!(err(&["--cmd", "own=./srv"]).contains("expected NAME=COMMAND with {addr}"));
+        assert!(err(&["--repeats", "1"]).contains("1 is not in 2..=100"));
+        let beyond = err(&["--connections", "1,1000000"]);
+        assert!(beyond.contains("--connections 1000000: each connection held takes two descriptors here"), "{beyond}");
+        assert!(beyond.contains("hard limit (ulimit -Hn)"), "{beyond}");
+    }
+}

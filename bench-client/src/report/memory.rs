@@ -1,0 +1,66 @@
+//! The table of a `memory` session: per server, what a fresh process holds,
+//! what each idle and each busy connection adds, and what is kept once the
+//! load has ended, each with its 95 % interval over the repeats.
+
+use super::table::Table;
+use crate::results::{Held, MemoryReport, OverRepeats};
+
+/// `mean [low … high]`, or the mean alone (one repeat), or `-` (none).
+fn cell(figure: Option<OverRepeats>, decimals: usize) -> String {
+    let Some(f) = figure else { return "-".to_owned() };
+    match f.interval {
+        Some((lo, hi)) => format!("{:.decimals$} [{lo:.decimals$} … {hi:.decimals$}]", f.mean),
+        None => format!("{:.decimals$}", f.mean),
+    }
+}
+
+/// The memory table of `report` (Markdown, also what the terminal prints),
+/// under the line that says what was measured, and a line per server whose
+/// measurement ended early.
+pub fn memory_table(report: &MemoryReport) -> String {
+    let counts: Vec<String> = report.connections.iter().map(usize::to_string).collect();
+    let repeats = report.servers.iter().map(|s| s.repeats.len()).max().unwrap_or(0);
+    let mut out = format!(
+        "Resident memory (RSS) of each server, a fresh process per repeat ({repeats} repeats; mean and 95 % \
+         interval): per connection, the slope between {} and {} keep-alive connections on {}, idle (each has \
+         carried one request) and busy (a closed-loop load for {} ms each); kept: what the process still \
+         holds over its start once the load has ended and every connection closed. {} build, commit {}, {}, {}:\n\n",
+        counts.first().map_or("-", String::as_str),
+        counts.last().map_or("-", String::as_str),
+        report.route,
+        report.busy_ms,
+        report.profile,
+        report.commit,
+        report.cpu_model,
+        report.started_utc,
+    );
+    let mut table = Table::new(&[
+        "server",
+        "MiB at start:",
+        "KiB per idle connection:",
+        "KiB per busy connection:",
+        "MiB kept after the load:",
+        "repeats:",
+    ]);
+    for server in &report.servers {
+        let repeats = server.repeats.len();
+        table.row(&[
+            &server.name,
+            &cell(server.baseline_mib(), 1),
+            &cell(server.kib_per_connection(Held::Idle, &report.connections), 1),
+            &cell(server.kib_per_connection(Held::Busy, &report.connections), 1),
+            &cell(server.kept_mib(), 2),
+            &repeats,
+        ]);
+    }
+    out.push_str(&table.finish());
+    for server in &report.servers {
+        if let Some(e) = &server.error {
+            out.push_str(&format!("\n{}: ended early: {e}\n", server.name));
+        }
+    }
+    if !report.complete {
+        out.push_str("\nIncomplete: not every server was measured every repeat.\n");
+    }
+    out
+}

@@ -1,0 +1,204 @@
+//! `memory.json`: what a connection costs each server in memory. For every
+//! repeat, a fresh server process is measured with no connection, then
+//! with each count of idle keep-alive connections; a second fresh process
+//! with no connection, then busy under load at each count, then once the
+//! load has ended and every connection closed.
+//! The file holds what `/proc` said at each point; what a connection costs
+//! (the slope between the fewest and the most connections of a repeat) and
+//! what is kept are computed from it, with their 95 % interval over the
+//! repeats, so that a reader recomputes every figure from the samples.
+
+use serde::{Deserialize, Serialize};
+
+use super::counted::OverRepeats;
+use crate::sys::Resident;
+
+/// Version of the `memory.json` layout.
+pub const MEMORY_SCHEMA_VERSION: u32 = 1;
+
+/// One `memory` session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryReport {
+    /// [`MEMORY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The workspace's commit (with `-dirty` for uncommitted changes).
+    pub commit: String,
+    /// The CPU model of the machine.
+    pub cpu_model: String,
+    /// When the session started (RFC 3339, UTC).
+    pub started_utc: String,
+    /// The servers' Cargo profile (`release`, `dev`; `command` for `--cmd` servers).
+    pub profile: String,
+    /// The route each connection's requests ask for.
+    pub route: String,
+    /// The connection counts measured, ascending.
+    pub connections: Vec<usize>,
+    /// How long each busy point is loaded before it is read, milliseconds.
+    pub busy_ms: u64,
+    /// Every server measured every repeat (false: stopped or failed; what
+    /// was measured is kept).
+    pub complete: bool,
+    /// Per server, in order.
+    pub servers: Vec<MemoryServer>,
+}
+
+/// One server's repeats.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryServer {
+    /// The framework's name, or a `--cmd` server's.
+    pub name: String,
+    /// One per repeat, each a fresh process.
+    pub repeats: Vec<MemoryRepeat>,
+    /// Why the server's measurement ended early (it died, a wrong answer), if it did.
+    pub error: Option<String>,
+}
+
+/// What the two processes of a repeat held at each point: one holds idle
+/// connections, a second one carries the load (so that neither count
+/// starts from memory the other left).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryRepeat {
+    /// The first process started, answered its health check, no connection open.
+    pub idle_baseline: Resident,
+    /// With `connections[i]` idle keep-alive connections open, each having
+    /// carried one request (a point per count reached).
+    pub idle: Vec<Resident>,
+    /// The second process, as the first at its start.
+    pub busy_baseline: Option<Resident>,
+    /// Under a closed-loop load over `connections[i]` connections, read at
+    /// the end of its `busy_ms` (a point per count reached).
+    pub busy: Vec<Resident>,
+    /// The second process once the load has ended and every connection is closed.
+    pub kept: Option<Resident>,
+}
+
+/// Which points a per-connection figure is taken over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// The idle keep-alive connections.
+    Idle,
+    /// The connections under load.
+    Busy,
+}
+
+impl MemoryServer {
+    /// KiB of resident memory per connection held `held`: per repeat, the
+    /// slope between its first and last point (the fewest and the most
+    /// connections it reached), with the interval over the repeats; `None`
+    /// without a repeat that reached two counts.
+    pub fn kib_per_connection(&self, held: Held, connections: &[usize]) -> Option<OverRepeats> {
+        let slopes: Vec<f64> = self
+            .repeats
+            .iter()
+            .filter_map(|r| {
+                let points = match held {
+                    Held::Idle => &r.idle,
+                    Held::Busy => &r.busy,
+                };
+                let (first, last) = (points.first()?, points.last()?);
+                let span = connections.get(points.len() - 1)?.checked_sub(*connections.first()?)?;
+                (span > 0).then(|| (last.rss_kib as f64 - first.rss_kib as f64) / span as f64)
+            })
+            .collect();
+        OverRepeats::of(&slopes)
+    }
+
+    /// MiB of resident memory kept once the load has ended and every
+    /// connection closed, over the loaded process's start.
+    pub fn kept_mib(&self) -> Option<OverRepeats> {
+        let kept: Vec<f64> = self
+            .repeats
+            .iter()
+            .filter_map(|r| Some((r.kept?.rss_kib as f64 - r.busy_baseline?.rss_kib as f64) / 1024.0))
+            .collect();
+        OverRepeats::of(&kept)
+    }
+
+    /// MiB a fresh process holds before any connection, over the repeats.
+    pub fn baseline_mib(&self) -> Option<OverRepeats> {
+        let base: Vec<f64> = self.repeats.iter().map(|r| r.idle_baseline.rss_kib as f64 / 1024.0).collect();
+        OverRepeats::of(&base)
+    }
+
+    /// The mean resident MiB at each connection count held `held` (for the
+    /// chart: memory against connections), over the repeats that reached it.
+    pub fn mean_mib(&self, held: Held, connections: &[usize]) -> Vec<(usize, f64)> {
+        connections
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| {
+                let at: Vec<f64> = self
+                    .repeats
+                    .iter()
+                    .filter_map(|r| match held {
+                        Held::Idle => r.idle.get(i),
+                        Held::Busy => r.busy.get(i),
+                    })
+                    .map(|p| p.rss_kib as f64 / 1024.0)
+                    .collect();
+                (!at.is_empty()).then(|| (n, at.iter().sum::<f64>() / at.len() as f64))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(rss_kib: u64) -> Resident {
+        Resident { rss_kib, pss_kib: None, private_dirty_kib: None }
+    }
+
+    #[test]
+    fn a_connection_costs_the_slope_between_the_fewest_and_the_most_and_kept_is_over_the_baseline() {
+        let connections = [1, 65, 1025];
+        // 64 KiB per connection idle (+1 KiB of noise in the middle), 100 KiB busy.
+        let repeat = |base: u64, kept: u64| MemoryRepeat {
+            idle_baseline: held(base),
+            idle: vec![held(base + 64), held(base + 65 * 64 + 1), held(base + 1025 * 64)],
+            busy_baseline: Some(held(base)),
+            busy: vec![held(base + 100), held(base + 6500), held(base + 102_500)],
+            kept: Some(held(base + kept)),
+        };
+        let server = MemoryServer {
+            name: "own".into(),
+            repeats: vec![repeat(10_240, 2048), repeat(10_300, 1024), repeat(10_180, 3072)],
+            error: None,
+        };
+        let idle = server.kib_per_connection(Held::Idle, &connections).unwrap();
+        assert!((idle.mean - 64.0).abs() < 1e-9 && idle.interval == Some((64.0, 64.0)), "{idle:?}");
+        assert!((server.kib_per_connection(Held::Busy, &connections).unwrap().mean - 100.0).abs() < 1e-9);
+        let kept = server.kept_mib().unwrap();
+        assert!((kept.mean - 2.0).abs() < 1e-9, "2048, 1024 and 3072 KiB kept: {kept:?}");
+        let (lo, hi) = kept.interval.unwrap();
+        assert!(lo < 2.0 && hi > 2.0 && hi - lo > 1.0, "three spread repeats: {kept:?}");
+        assert_eq!(server.mean_mib(Held::Idle, &connections)[0].0, 1);
+        // A repeat cut short after one count has no slope; one after two counts has its own.
+        let cut = MemoryServer {
+            name: "cut".into(),
+            repeats: vec![MemoryRepeat {
+                idle_baseline: held(100),
+                idle: vec![held(164)],
+                busy_baseline: None,
+                busy: vec![],
+                kept: None,
+            }],
+            error: Some("died".into()),
+        };
+        assert_eq!(cut.kib_per_connection(Held::Idle, &connections), None);
+        assert_eq!(cut.kept_mib(), None);
+        let two = MemoryServer {
+            name: "two".into(),
+            repeats: vec![MemoryRepeat {
+                idle_baseline: held(0),
+                idle: vec![held(0), held(6400)],
+                busy_baseline: None,
+                busy: vec![],
+                kept: None,
+            }],
+            error: None,
+        };
+        assert_eq!(two.kib_per_connection(Held::Idle, &connections).unwrap().mean, 100.0, "over 1 → 65");
+    }
+}

@@ -1,0 +1,246 @@
+//! `bench-client memory`: what a connection costs each server in memory.
+//! Per server and repeat, a fresh process: its baseline with no
+//! connection, then keep-alive connections opened up to each count, every
+//! one carrying one verified request and then held idle; then a second
+//! fresh process: its baseline, a closed-loop load over each count of
+//! connections read at the end of its stretch, and what is kept once the
+//! load has ended. Each point
+//! is `/proc`'s account of the process ([`crate::sys::resident`]);
+//! `memory.json` is written after every repeat, so a stop or a server that
+//! dies keeps what was measured.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+use common::Route;
+
+use super::build;
+use super::command;
+use super::counted::CountedServer;
+use super::servers::route_load;
+use crate::engine::{Exchange, Load, LoadSettings, RouteLoad, Target, Timing};
+use crate::measure::{self, Observers, Start};
+use crate::model::{Framework, Profile};
+use crate::preflight;
+use crate::results::{MEMORY_SCHEMA_VERSION, MemoryReport, MemoryRepeat, MemoryServer};
+use crate::sys::{CpuList, Resident, ServerProcess, resident, sleep_until};
+
+/// How long a server may take to listen and answer its health check.
+const START: Duration = Duration::from_secs(30);
+/// A request without its whole answer after this long fails the repeat.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// Let the server finish with what the client just did (accepted
+/// connections registered, closed ones dropped) before it is read.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// `--connections` of `memory`: one, then counts a server holds in production.
+pub const MEMORY_CONNECTIONS: [usize; 4] = [1, 64, 1024, 4096];
+
+/// A checked `memory` session.
+#[derive(Debug, Clone)]
+pub struct MemoryPlan {
+    /// The servers' Cargo profile.
+    pub profile: Profile,
+    /// The servers measured, in order: frameworks or `--cmd` commands.
+    pub servers: Vec<CountedServer>,
+    /// The route each connection's requests ask for.
+    pub route: &'static Route,
+    /// Connection counts, ascending and distinct, at least two.
+    pub connections: Vec<usize>,
+    /// Fresh processes per server (at least 2, for an interval).
+    pub repeats: usize,
+    /// How long each busy point is loaded before it is read.
+    pub busy: Duration,
+    /// CPUs the servers run on (a worker each).
+    pub server_cpus: CpuList,
+    /// CPUs the client is pinned to: an engine thread each.
+    pub client_cpus: CpuList,
+    /// Build the servers first.
+    pub build: bool,
+    /// Where the session's folder goes.
+    pub out: PathBuf,
+}
+
+/// What a session measured, and where it was written.
+#[derive(Debug)]
+pub struct MemoryOutcome {
+    /// The report, as written.
+    pub report: MemoryReport,
+    /// Its `memory.json`.
+    pub file: PathBuf,
+}
+
+/// Measures every server of `plan`, writing `memory.json` after every
+/// repeat. A server that dies or answers wrongly ends its own measurement
+/// (its error in the file); the others go on.
+///
+/// # Errors
+/// A build that fails, a folder or file that cannot be written, or `stop`
+/// (what was measured is in the file the error names).
+pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutcome> {
+    let frameworks: Vec<Framework> = plan.servers.iter().filter_map(|s| s.framework).collect();
+    if plan.build && !frameworks.is_empty() {
+        build(plan.profile, &frameworks)?;
+    }
+    let started = SystemTime::now();
+    let dir = crate::results::create_run_dir(&plan.out, plan.profile, started)?;
+    let file = dir.join("memory.json");
+    let mut report = MemoryReport {
+        schema_version: MEMORY_SCHEMA_VERSION,
+        commit: super::meta::commit(),
+        cpu_model: super::meta::cpu_model(),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        profile: if frameworks.is_empty() { "command".to_owned() } else { plan.profile.cargo_name().to_owned() },
+        route: plan.route.path.to_owned(),
+        connections: plan.connections.clone(),
+        busy_ms: u64::try_from(plan.busy.as_millis()).unwrap_or(u64::MAX),
+        complete: false,
+        servers: Vec::new(),
+    };
+    plan.client_cpus.pin_current_thread()?;
+    for spec in &plan.servers {
+        report.servers.push(MemoryServer { name: spec.name.clone(), repeats: Vec::new(), error: None });
+        for _ in 0..plan.repeats {
+            let (repeat, result) = measure_repeat(plan, spec, stop);
+            let server = report.servers.last_mut().expect("pushed above");
+            server.repeats.extend(repeat);
+            if let Err(e) = result {
+                server.error = Some(format!("{e:#}"));
+                crate::results::write(&file, &report)?;
+                if stop.load(Ordering::Relaxed) {
+                    return Err(e.context(format!("what was measured is in {}", file.display())));
+                }
+                break;
+            }
+            crate::results::write(&file, &report)?;
+        }
+    }
+    report.complete = report.servers.iter().all(|s| s.error.is_none());
+    crate::results::write(&file, &report)?;
+    Ok(MemoryOutcome { report, file })
+}
+
+/// One repeat of `spec`: a fresh process holding idle connections, then a
+/// fresh one under load; what each held at each point reached (`None`
+/// before the first baseline), and why the repeat ended early, if it did.
+fn measure_repeat(
+    plan: &MemoryPlan,
+    spec: &CountedServer,
+    stop: &AtomicBool,
+) -> (Option<MemoryRepeat>, anyhow::Result<()>) {
+    let mut repeat = None;
+    let result = on_fresh_server(plan, spec, stop, &mut |_, route, read| {
+        let points = repeat.insert(MemoryRepeat {
+            idle_baseline: read("before any connection")?,
+            idle: Vec::new(),
+            busy_baseline: None,
+            busy: Vec::new(),
+            kept: None,
+        });
+        let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
+        for &n in &plan.connections {
+            while held.len() < n {
+                held.push(open_verified(route, stop).with_context(|| {
+                    format!("connection {} of {n} held idle on {}", held.len() + 1, route.target.path)
+                })?);
+            }
+            settle(stop)?;
+            points.idle.push(read(&format!("with {n} idle connections"))?);
+        }
+        Ok(())
+    });
+    let Some(points) = repeat.as_mut().filter(|_| result.is_ok()) else { return (repeat, result) };
+    let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
+        points.busy_baseline = Some(read("before any connection")?);
+        for &n in &plan.connections {
+            let at = busy(plan, route, server.pid(), n, stop)
+                .with_context(|| format!("under load with {n} connections"))?;
+            points.busy.push(at);
+        }
+        settle(stop)?;
+        points.kept = Some(read("after the load")?);
+        Ok(())
+    });
+    (repeat, result)
+}
+
+/// What reads the server's memory now, `at` a point named for the error
+/// when it has gone.
+type Read<'a> = &'a dyn Fn(&str) -> anyhow::Result<Resident>;
+
+/// Starts `spec` anew, waits until it is healthy and settled, hands it,
+/// its route and a reader of its memory to `measure`, and stops it.
+fn on_fresh_server(
+    plan: &MemoryPlan,
+    spec: &CountedServer,
+    stop: &AtomicBool,
+    measure: &mut dyn FnMut(&ServerProcess, &RouteLoad, Read<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let name = spec.name.as_str();
+    // `exec`: the process measured is the server, not a shell waiting for it.
+    let mut server = command::start(name, &format!("exec {}", spec.command), &plan.server_cpus, START, stop)?;
+    let result = (|| -> anyhow::Result<()> {
+        preflight::wait_healthy(&Target::new(server.addr, "/"), START)
+            .with_context(|| format!("{name} is not healthy"))?;
+        let pid = server.pid();
+        let read = |at: &str| resident(pid).with_context(|| format!("the server exited {at}"));
+        settle(stop)?;
+        measure(&server, &route_load(server.addr, plan.route), &read)
+    })();
+    let status = server.stop();
+    result.map_err(|e| match status {
+        Some(s) if !s.success() => e.context(format!("the server ended with {s}")),
+        _ => e,
+    })
+}
+
+/// A new keep-alive connection that has carried one verified request.
+fn open_verified(route: &RouteLoad, stop: &AtomicBool) -> anyhow::Result<Exchange> {
+    if stop.load(Ordering::Relaxed) {
+        bail!("interrupted");
+    }
+    let mut exchange = Exchange::open(&route.target, false, TIMEOUT, Some(stop))?;
+    exchange.succeed(1, route.expected_status, &route.expected_body, Some(stop))?;
+    Ok(exchange)
+}
+
+/// What the server `pid` holds at the end of a closed-loop load of `route`
+/// over `n` connections lasting the plan's busy stretch, every response verified.
+fn busy(plan: &MemoryPlan, route: &RouteLoad, pid: u32, n: usize, stop: &AtomicBool) -> anyhow::Result<Resident> {
+    let timing = Timing::new(Duration::ZERO, plan.busy, plan.busy)?;
+    let threads = NonZeroUsize::new(plan.client_cpus.len()).unwrap_or(NonZeroUsize::MIN);
+    let connections = NonZeroUsize::new(n).context("no connection")?;
+    let load = Load::new(route.clone(), LoadSettings::closed(connections, threads, timing, TIMEOUT));
+    let start = Start::now();
+    // Read just before the load ends, while every connection is open.
+    let read_at = start.instant + plan.busy.mul_f64(0.9);
+    let (measured, held) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| sleep_until(read_at, stop).then(|| resident(pid)).flatten());
+        let measured = measure::run(&load, Observers { servers: &[pid], ..Observers::default() }, start, stop);
+        (measured, reader.join().ok().flatten())
+    });
+    let measured = measured?;
+    if measured.interrupted {
+        bail!("interrupted");
+    }
+    if measured.server_lost {
+        bail!("the server exited");
+    }
+    let stats = &measured.outcome.stats;
+    let failed: u64 = stats.failures.by_kind().iter().sum();
+    if stats.successful() == 0 || failed > 0 {
+        bail!("{} successful requests, {failed} failed: not a load every connection carried", stats.successful());
+    }
+    held.context("the server could not be read under load")
+}
+
+/// Sleeps [`SETTLE`]; `Err` when `stop` cuts it short.
+fn settle(stop: &AtomicBool) -> anyhow::Result<()> {
+    if !sleep_until(Instant::now() + SETTLE, stop) {
+        bail!("interrupted");
+    }
+    Ok(())
+}
