@@ -48,7 +48,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
            $(if $(COUNT),--count $(if $(NO_PERF),--no-perf)) $(if $(TCP_NODELAY),--tcp-nodelay)
 
-.PHONY: help ab count mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+.PHONY: help ab count memory mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
@@ -123,6 +123,10 @@ count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system
 	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
+
+memory: $(BUILD_CLIENT) ## Resident memory per connection (1 to 4096, idle and busy) and kept after the load, per framework
+	$(CLIENT) memory --profile $(PROFILE) --frameworks $(FRAMEWORKS) --server-cpus $(SERVER_CPUS) \
+	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build)
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side
 
