@@ -36,6 +36,11 @@ pub struct MemoryArgs {
     /// How long each count of connections is loaded before the server is read.
     #[arg(long, default_value = "2s", value_parser = positive_duration)]
     pub busy: Duration,
+    /// Before each busy stretch, per 512 connections: they open and warm up (a loaded server accepts a
+    /// burst past its listen backlog only as SYNs are sent again; the connections it holds when
+    /// read are counted).
+    #[arg(long, default_value = "1s", value_parser = super::args::duration)]
+    pub warmup: Duration,
     /// The route every request asks for (a path of the route table).
     #[arg(long, default_value = "/plaintext")]
     pub route: String,
@@ -99,6 +104,7 @@ impl MemoryArgs {
             connections: self.connections,
             repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
             busy: self.busy,
+            warmup: self.warmup,
             server_cpus: self.served.cpus.server_cpus,
             client_cpus: self.served.cpus.client_cpus,
             build: !self.served.no_build,

@@ -33,7 +33,8 @@ pub struct MemoryReport {
     pub route: String,
     /// The connection counts measured, ascending.
     pub connections: Vec<usize>,
-    /// How long each busy point is loaded before it is read, milliseconds.
+    /// How long each busy point is loaded before it is read, milliseconds
+    /// (after a warm-up in which its connections open).
     pub busy_ms: u64,
     /// Every server measured every repeat (false: stopped or failed; what
     /// was measured is kept).
@@ -65,9 +66,14 @@ pub struct MemoryRepeat {
     pub idle: Vec<Resident>,
     /// The second process, as the first at its start.
     pub busy_baseline: Option<Resident>,
-    /// Under a closed-loop load over `connections[i]` connections, read at
-    /// the end of its `busy_ms` (a point per count reached).
+    /// Under a closed-loop load over `connections[i]` connections, read
+    /// near the end of its `busy_ms` (a point per count reached).
     pub busy: Vec<Resident>,
+    /// The connections the server held at each busy reading (its open
+    /// descriptors over those before the load; at most `connections[i]`):
+    /// a loaded server may not have accepted every one yet.
+    #[serde(default)]
+    pub busy_held: Vec<usize>,
     /// The second process once the load has ended and every connection is closed.
     pub kept: Option<Resident>,
 }
@@ -84,19 +90,21 @@ pub enum Held {
 impl MemoryServer {
     /// KiB of resident memory per connection held `held`: per repeat, the
     /// slope between its first and last point (the fewest and the most
-    /// connections it reached), with the interval over the repeats; `None`
-    /// without a repeat that reached two counts.
+    /// connections it reached; busy, those the server held when read), with
+    /// the interval over the repeats; `None` without a repeat that reached
+    /// two counts.
     pub fn kib_per_connection(&self, held: Held, connections: &[usize]) -> Option<OverRepeats> {
         let slopes: Vec<f64> = self
             .repeats
             .iter()
             .filter_map(|r| {
-                let points = match held {
-                    Held::Idle => &r.idle,
-                    Held::Busy => &r.busy,
+                let (points, counts) = match held {
+                    Held::Idle => (&r.idle, connections),
+                    Held::Busy if r.busy_held.len() == r.busy.len() => (&r.busy, r.busy_held.as_slice()),
+                    Held::Busy => (&r.busy, connections),
                 };
                 let (first, last) = (points.first()?, points.last()?);
-                let span = connections.get(points.len() - 1)?.checked_sub(*connections.first()?)?;
+                let span = counts.get(points.len() - 1)?.checked_sub(*counts.first()?)?;
                 (span > 0).then(|| (last.rss_kib as f64 - first.rss_kib as f64) / span as f64)
             })
             .collect();
@@ -158,7 +166,9 @@ mod tests {
             idle_baseline: held(base),
             idle: vec![held(base + 64), held(base + 65 * 64 + 1), held(base + 1025 * 64)],
             busy_baseline: Some(held(base)),
-            busy: vec![held(base + 100), held(base + 6500), held(base + 102_500)],
+            // Busy, the last reading held 1001 of the 1025: 100 KiB each over the 1000 more.
+            busy: vec![held(base + 100), held(base + 6500), held(base + 100_100)],
+            busy_held: vec![1, 65, 1001],
             kept: Some(held(base + kept)),
         };
         let server = MemoryServer {
@@ -182,6 +192,7 @@ mod tests {
                 idle: vec![held(164)],
                 busy_baseline: None,
                 busy: vec![],
+                busy_held: vec![],
                 kept: None,
             }],
             error: Some("died".into()),
@@ -195,6 +206,7 @@ mod tests {
                 idle: vec![held(0), held(6400)],
                 busy_baseline: None,
                 busy: vec![],
+                busy_held: vec![],
                 kept: None,
             }],
             error: None,

@@ -26,7 +26,7 @@ use crate::measure::{self, Observers, Start};
 use crate::model::{Framework, Profile};
 use crate::preflight;
 use crate::results::{MEMORY_SCHEMA_VERSION, MemoryReport, MemoryRepeat, MemoryServer};
-use crate::sys::{CpuList, Resident, ServerProcess, resident, sleep_until};
+use crate::sys::{CpuList, Resident, ServerProcess, open_fds, resident, sleep_until};
 
 /// How long a server may take to listen and answer its health check.
 const START: Duration = Duration::from_secs(30);
@@ -52,6 +52,9 @@ pub struct MemoryPlan {
     pub connections: Vec<usize>,
     /// Fresh processes per server (at least 2, for an interval).
     pub repeats: usize,
+    /// How long each busy point's connections have to open and warm up
+    /// before its stretch, per 512 of them.
+    pub warmup: Duration,
     /// How long each busy point is loaded before it is read.
     pub busy: Duration,
     /// CPUs the servers run on (a worker each).
@@ -138,6 +141,7 @@ fn measure_repeat(
             idle: Vec::new(),
             busy_baseline: None,
             busy: Vec::new(),
+            busy_held: Vec::new(),
             kept: None,
         });
         let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
@@ -156,9 +160,10 @@ fn measure_repeat(
     let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
         points.busy_baseline = Some(read("before any connection")?);
         for &n in &plan.connections {
-            let at = busy(plan, route, server.pid(), n, stop)
+            let (at, held) = busy(plan, route, server.pid(), n, stop)
                 .with_context(|| format!("under load with {n} connections"))?;
             points.busy.push(at);
+            points.busy_held.push(held);
         }
         settle(stop)?;
         points.kept = Some(read("after the load")?);
@@ -207,18 +212,37 @@ fn open_verified(route: &RouteLoad, stop: &AtomicBool) -> anyhow::Result<Exchang
     Ok(exchange)
 }
 
-/// What the server `pid` holds at the end of a closed-loop load of `route`
-/// over `n` connections lasting the plan's busy stretch, every response verified.
-fn busy(plan: &MemoryPlan, route: &RouteLoad, pid: u32, n: usize, stop: &AtomicBool) -> anyhow::Result<Resident> {
-    let timing = Timing::new(Duration::ZERO, plan.busy, plan.busy)?;
+/// Connections per [`MemoryPlan::warmup`] of a busy point's warm-up.
+const WARMUP_CONNECTIONS: usize = 512;
+
+/// What the server `pid` holds under a closed-loop load of `route` over
+/// `n` connections, every response verified, read near the end of the busy
+/// stretch, with how many connections it held then (its open descriptors
+/// over those it had before the load): a server already under load accepts
+/// a burst past its listen backlog (1024 in tokio) only as the client's
+/// SYNs are sent again, so it may hold fewer than `n` yet.
+fn busy(
+    plan: &MemoryPlan,
+    route: &RouteLoad,
+    pid: u32,
+    n: usize,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Resident, usize)> {
+    // A warm-up per 512 connections: 8 of them for 4096 let most of a burst be accepted.
+    let warmup = plan.warmup * u32::try_from(n.div_ceil(WARMUP_CONNECTIONS)).unwrap_or(u32::MAX);
+    let timing = Timing::new(warmup, plan.busy, plan.busy)?;
     let threads = NonZeroUsize::new(plan.client_cpus.len()).unwrap_or(NonZeroUsize::MIN);
     let connections = NonZeroUsize::new(n).context("no connection")?;
     let load = Load::new(route.clone(), LoadSettings::closed(connections, threads, timing, TIMEOUT));
+    let idle_fds = open_fds(pid).context("the server exited before the load")?;
     let start = Start::now();
-    // Read just before the load ends, while every connection is open.
-    let read_at = start.instant + plan.busy.mul_f64(0.9);
+    let read_at = start.instant + warmup + plan.busy.mul_f64(0.9);
     let (measured, held) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| sleep_until(read_at, stop).then(|| resident(pid)).flatten());
+        let reader = scope.spawn(|| {
+            sleep_until(read_at, stop).then_some(())?;
+            let accepted = open_fds(pid)?.saturating_sub(idle_fds);
+            Some((resident(pid)?, accepted))
+        });
         let measured = measure::run(&load, Observers { servers: &[pid], ..Observers::default() }, start, stop);
         (measured, reader.join().ok().flatten())
     });
@@ -234,7 +258,11 @@ fn busy(plan: &MemoryPlan, route: &RouteLoad, pid: u32, n: usize, stop: &AtomicB
     if stats.successful() == 0 || failed > 0 {
         bail!("{} successful requests, {failed} failed: not a load every connection carried", stats.successful());
     }
-    held.context("the server could not be read under load")
+    let (at, accepted) = held.context("the server could not be read under load")?;
+    if accepted < n.div_ceil(2) {
+        bail!("the server held {accepted} of the {n} connections near the end of the load: a longer --warmup lets it accept them");
+    }
+    Ok((at, accepted.min(n)))
 }
 
 /// Sleeps [`SETTLE`]; `Err` when `stop` cuts it short.

@@ -72,6 +72,12 @@ pub fn resident(pid: u32) -> Option<Resident> {
     }
 }
 
+/// How many file descriptors process `pid` holds open now (its sockets
+/// among them); `None` once it has gone or may not be read.
+pub fn open_fds(pid: u32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
+}
+
 /// [`resident`] of the text of a `smaps_rollup`.
 fn parse_rollup(text: &str) -> Option<Resident> {
     Some(Resident {
@@ -223,6 +229,10 @@ mod tests {
         let me = resident(std::process::id()).unwrap();
         assert!(me.rss_kib > 100 && me.private_dirty_kib.unwrap_or(1) > 0, "{me:?}");
         assert_eq!(resident(u32::MAX), None, "no such process");
+        let before = open_fds(std::process::id()).unwrap();
+        let file = std::fs::File::open("/proc/self/status").unwrap();
+        assert_eq!(open_fds(std::process::id()), Some(before + 1), "one more open");
+        drop(file);
     }
 
     #[test]

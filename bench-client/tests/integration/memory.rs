@@ -54,7 +54,7 @@ fn written(out: &Output) -> (Value, String) {
 fn memory_reports_what_a_connection_holds_idle_and_busy_within_five_percent() {
     let _shared = util::shared();
     let out = util::temp_dir("bench-memory");
-    let args = ["--connections", "8,40,72", "--repeats", "3", "--busy", "300ms"];
+    let args = ["--connections", "8,40,72", "--repeats", "3", "--busy", "300ms", "--warmup", "200ms"];
     let output = util::output_within(&mut memory(&own_server(None), &args, &out), Duration::from_secs(120));
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}\n{stdout}");
@@ -67,6 +67,7 @@ fn memory_reports_what_a_connection_holds_idle_and_busy_within_five_percent() {
     // Recomputed from the samples: each repeat's slope is the 64 KiB held, within 5 %.
     let kib = |r: &Value, key: &str, i: usize| r[key][i]["rss_kib"].as_f64().unwrap();
     for r in repeats {
+        assert_eq!(r["busy_held"], serde_json::json!([8, 40, 72]), "the server held every connection when read: {r}");
         for key in ["idle", "busy"] {
             assert_eq!(r[key].as_array().unwrap().len(), 3, "a point per count: {r}");
             let slope = (kib(r, key, 2) - kib(r, key, 0)) / 64.0;
@@ -95,7 +96,7 @@ fn a_server_dying_while_connections_are_held_is_exit_1_with_what_was_measured() 
     let _shared = util::shared();
     let out = util::temp_dir("bench-memory-dies");
     // It dies as its 20th connection comes: after the 8-connection point, before the 40.
-    let args = ["--connections", "8,40", "--repeats", "2", "--busy", "300ms"];
+    let args = ["--connections", "8,40", "--repeats", "2", "--busy", "300ms", "--warmup", "200ms"];
     let output = util::output_within(&mut memory(&own_server(Some(20)), &args, &out), Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
