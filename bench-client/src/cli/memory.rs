@@ -172,4 +172,34 @@ mod tests {
         assert!(beyond.contains("--connections 1000000: each connection held takes two descriptors here"), "{beyond}");
         assert!(beyond.contains("hard limit (ulimit -Hn)"), "{beyond}");
     }
+
+    #[test]
+    fn the_committed_sessions_render_and_the_second_overlaps_the_first() {
+        use crate::results::{Held, MemoryServer, OverRepeats, read_memory};
+
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs/2026-12-06-memory");
+        let (one, two) =
+            (read_memory(&run.join("session-1.memory.json")).unwrap(), read_memory(&run.join("session-2.memory.json")).unwrap());
+        let table = crate::report::memory_table(&one);
+        for page in [run.join("README.md"), root.join("README.md")] {
+            let text = std::fs::read_to_string(&page).unwrap();
+            assert!(text.contains(table.trim()), "{} differs from:\n{table}", page.display());
+        }
+        let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        assert!(readme.contains(crate::report::memory_table(&two).trim()), "session 2 in its README");
+        // Every figure of session 2 has an interval that overlaps session 1's.
+        let figures = |s: &MemoryServer, c: &[usize]| {
+            [s.kib_per_connection(Held::Idle, c), s.kib_per_connection(Held::Busy, c), s.kept_mib(), s.baseline_mib()]
+        };
+        let bounds = |f: Option<OverRepeats>| f.and_then(|f| f.interval).expect("three repeats: an interval");
+        assert_eq!(one.servers.len(), 3);
+        for (a, b) in one.servers.iter().zip(&two.servers) {
+            assert_eq!((a.name.as_str(), a.repeats.len(), b.repeats.len()), (b.name.as_str(), 3, 3));
+            for (fa, fb) in figures(a, &one.connections).into_iter().zip(figures(b, &two.connections)) {
+                let ((lo_a, hi_a), (lo_b, hi_b)) = (bounds(fa), bounds(fb));
+                assert!(lo_b <= hi_a && lo_a <= hi_b, "{}: [{lo_a} … {hi_a}] and [{lo_b} … {hi_b}]", a.name);
+            }
+        }
+    }
 }

@@ -21,10 +21,11 @@ pub fn memory_table(report: &MemoryReport) -> String {
     let counts: Vec<String> = report.connections.iter().map(usize::to_string).collect();
     let repeats = report.servers.iter().map(|s| s.repeats.len()).max().unwrap_or(0);
     let mut out = format!(
-        "Resident memory (RSS) of each server, a fresh process per repeat ({repeats} repeats; mean and 95 % \
+        "Resident memory (RSS) of each server, fresh processes per repeat ({repeats} repeats; mean and 95 % \
          interval): per connection, the slope between {} and {} keep-alive connections on {}, idle (each has \
-         carried one request) and busy (a closed-loop load for {} ms each); kept: what the process still \
-         holds over its start once the load has ended and every connection closed. {} build, commit {}, {}, {}:\n\n",
+         carried one request) and busy (a closed-loop load read after {} ms, over the connections the server \
+         held then); kept: over its start, once the load has ended and every connection closed. {} build, \
+         commit {}, {}, {}:\n\n",
         counts.first().map_or("-", String::as_str),
         counts.last().map_or("-", String::as_str),
         report.route,

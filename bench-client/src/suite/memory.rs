@@ -159,8 +159,9 @@ fn measure_repeat(
     let Some(points) = repeat.as_mut().filter(|_| result.is_ok()) else { return (repeat, result) };
     let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
         points.busy_baseline = Some(read("before any connection")?);
+        let idle_fds = open_fds(server.pid()).context("the server exited before the load")?;
         for &n in &plan.connections {
-            let (at, held) = busy(plan, route, server.pid(), n, stop)
+            let (at, held) = busy(plan, route, (server.pid(), idle_fds), n, stop)
                 .with_context(|| format!("under load with {n} connections"))?;
             points.busy.push(at);
             points.busy_held.push(held);
@@ -218,23 +219,31 @@ const WARMUP_CONNECTIONS: usize = 512;
 /// What the server `pid` holds under a closed-loop load of `route` over
 /// `n` connections, every response verified, read near the end of the busy
 /// stretch, with how many connections it held then (its open descriptors
-/// over those it had before the load): a server already under load accepts
+/// over `idle_fds`, those it had before any load, which it is first let
+/// get back to): a server already under load accepts
 /// a burst past its listen backlog (1024 in tokio) only as the client's
 /// SYNs are sent again, so it may hold fewer than `n` yet.
 fn busy(
     plan: &MemoryPlan,
     route: &RouteLoad,
-    pid: u32,
+    (pid, idle_fds): (u32, usize),
     n: usize,
     stop: &AtomicBool,
 ) -> anyhow::Result<(Resident, usize)> {
+    // The previous point's connections closed first: the server holds only what it held idle.
+    let deadline = Instant::now() + START;
+    while open_fds(pid).context("the server exited before the load")? > idle_fds {
+        if Instant::now() >= deadline {
+            bail!("the server still holds connections of the previous load after {}", humantime::format_duration(START));
+        }
+        settle(stop)?;
+    }
     // A warm-up per 512 connections: 8 of them for 4096 let most of a burst be accepted.
     let warmup = plan.warmup * u32::try_from(n.div_ceil(WARMUP_CONNECTIONS)).unwrap_or(u32::MAX);
     let timing = Timing::new(warmup, plan.busy, plan.busy)?;
     let threads = NonZeroUsize::new(plan.client_cpus.len()).unwrap_or(NonZeroUsize::MIN);
     let connections = NonZeroUsize::new(n).context("no connection")?;
     let load = Load::new(route.clone(), LoadSettings::closed(connections, threads, timing, TIMEOUT));
-    let idle_fds = open_fds(pid).context("the server exited before the load")?;
     let start = Start::now();
     let read_at = start.instant + warmup + plan.busy.mul_f64(0.9);
     let (measured, held) = std::thread::scope(|scope| {
