@@ -365,6 +365,27 @@ pub(super) fn dedup<T: PartialEq + Copy>(items: Vec<T>) -> Vec<T> {
     out
 }
 
+/// `--cmd NAME=COMMAND` flags (`count`, `memory`) as servers, in order.
+///
+/// # Errors
+/// A flag without a name or without `{addr}` in its command; two of one name.
+pub(super) fn command_servers(flags: &[String]) -> anyhow::Result<Vec<crate::suite::CountedServer>> {
+    let mut servers: Vec<crate::suite::CountedServer> = Vec::new();
+    for flag in flags {
+        let (name, line) = flag
+            .split_once('=')
+            .filter(|(n, c)| !n.trim().is_empty() && c.contains("{addr}"))
+            .with_context(|| format!("--cmd {flag}: expected NAME=COMMAND with {{addr}} in the command"))?;
+        anyhow::ensure!(!servers.iter().any(|s| s.name == name.trim()), "--cmd {name}: two servers of one name");
+        servers.push(crate::suite::CountedServer {
+            name: name.trim().to_owned(),
+            command: line.trim().to_owned(),
+            framework: None,
+        });
+    }
+    Ok(servers)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

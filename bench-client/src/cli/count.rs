@@ -105,19 +105,7 @@ impl CountArgs {
         }
         ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
-        let mut servers: Vec<CountedServer> = Vec::new();
-        for command in &self.commands {
-            let (name, line) = command
-                .split_once('=')
-                .filter(|(n, c)| !n.trim().is_empty() && c.contains("{addr}"))
-                .with_context(|| format!("--cmd {command}: expected NAME=COMMAND with {{addr}} in the command"))?;
-            ensure!(!servers.iter().any(|s| s.name == name.trim()), "--cmd {name}: two servers of one name");
-            servers.push(CountedServer {
-                name: name.trim().to_owned(),
-                command: line.trim().to_owned(),
-                framework: None,
-            });
-        }
+        let mut servers = super::args::command_servers(&self.commands)?;
         if servers.is_empty() {
             for f in self.frameworks.frameworks {
                 if !servers.iter().any(|s| s.framework == Some(f)) {

@@ -78,15 +78,7 @@ impl MemoryArgs {
         crate::sys::ensure_fds_for(2 * most)
             .with_context(|| format!("--connections {most}: each connection held takes two descriptors here"))?;
         let workers = self.served.cpus.server_cpus.len();
-        let mut servers: Vec<CountedServer> = Vec::new();
-        for command in &self.commands {
-            let (name, line) = command
-                .split_once('=')
-                .filter(|(n, c)| !n.trim().is_empty() && c.contains("{addr}"))
-                .with_context(|| format!("--cmd {command}: expected NAME=COMMAND with {{addr}} in the command"))?;
-            ensure!(!servers.iter().any(|s| s.name == name.trim()), "--cmd {name}: two servers of one name");
-            servers.push(CountedServer { name: name.trim().to_owned(), command: line.trim().to_owned(), framework: None });
-        }
+        let mut servers = super::args::command_servers(&self.commands)?;
         if servers.is_empty() {
             for f in super::args::dedup(self.frameworks.frameworks) {
                 let binary = suite::server_binary(self.profile, f);
@@ -179,8 +171,10 @@ mod tests {
 
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let run = root.join("bench/runs/2026-12-06-memory");
-        let (one, two) =
-            (read_memory(&run.join("session-1.memory.json")).unwrap(), read_memory(&run.join("session-2.memory.json")).unwrap());
+        let (one, two) = (
+            read_memory(&run.join("session-1.memory.json")).unwrap(),
+            read_memory(&run.join("session-2.memory.json")).unwrap(),
+        );
         let table = crate::report::memory_table(&one);
         for page in [run.join("README.md"), root.join("README.md")] {
             let text = std::fs::read_to_string(&page).unwrap();
@@ -188,7 +182,7 @@ mod tests {
         }
         let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
         assert!(readme.contains(crate::report::memory_table(&two).trim()), "session 2 in its README");
-        // Every figure of session 2 has an interval that overlaps session 1's.
+        // Every figure of session 2 has an interval that overlaps session 1's, its mean inside it.
         let figures = |s: &MemoryServer, c: &[usize]| {
             [s.kib_per_connection(Held::Idle, c), s.kib_per_connection(Held::Busy, c), s.kept_mib(), s.baseline_mib()]
         };
@@ -199,6 +193,8 @@ mod tests {
             for (fa, fb) in figures(a, &one.connections).into_iter().zip(figures(b, &two.connections)) {
                 let ((lo_a, hi_a), (lo_b, hi_b)) = (bounds(fa), bounds(fb));
                 assert!(lo_b <= hi_a && lo_a <= hi_b, "{}: [{lo_a} … {hi_a}] and [{lo_b} … {hi_b}]", a.name);
+                let mean = fb.map(|f| f.mean).unwrap_or_default();
+                assert!((lo_a..=hi_a).contains(&mean), "{}: {mean} outside [{lo_a} … {hi_a}]", a.name);
             }
         }
     }

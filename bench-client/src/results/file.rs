@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 
 use super::block::{BEGIN_MARKER, blocks};
 use super::{
-    CountReport, LoadReport, MEMORY_SCHEMA_VERSION, MemoryReport, OLDEST_READABLE_SCHEMA_VERSION, Results, SCHEMA_VERSION,
-    WatchReport,
+    CountReport, LoadReport, MEMORY_SCHEMA_VERSION, MemoryReport, OLDEST_READABLE_SCHEMA_VERSION, Results,
+    SCHEMA_VERSION, WatchReport,
 };
 
 /// Reads a `results.json`, given as the file or the run folder holding it

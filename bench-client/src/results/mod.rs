@@ -34,7 +34,7 @@ pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_count, read_load, read_loads, read_memory, read_watch, results_file, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::latency::{LatencyDelta, latency_deltas};
-pub use self::memory::{Held, MEMORY_SCHEMA_VERSION, MemoryReport, MemoryRepeat, MemoryServer};
+pub use self::memory::{Held, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};

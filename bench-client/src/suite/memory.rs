@@ -25,7 +25,7 @@ use crate::engine::{Exchange, Load, LoadSettings, RouteLoad, Target, Timing};
 use crate::measure::{self, Observers, Start};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{MEMORY_SCHEMA_VERSION, MemoryReport, MemoryRepeat, MemoryServer};
+use crate::results::{MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
 use crate::sys::{CpuList, Resident, ServerProcess, open_fds, resident, sleep_until};
 
 /// How long a server may take to listen and answer its health check.
@@ -234,7 +234,10 @@ fn busy(
     let deadline = Instant::now() + START;
     while open_fds(pid).context("the server exited before the load")? > idle_fds {
         if Instant::now() >= deadline {
-            bail!("the server still holds connections of the previous load after {}", humantime::format_duration(START));
+            bail!(
+                "the server still holds connections of the previous load after {}",
+                humantime::format_duration(START)
+            );
         }
         settle(stop)?;
     }
@@ -269,7 +272,9 @@ fn busy(
     }
     let (at, accepted) = held.context("the server could not be read under load")?;
     if accepted < n.div_ceil(2) {
-        bail!("the server held {accepted} of the {n} connections near the end of the load: a longer --warmup lets it accept them");
+        bail!(
+            "the server held {accepted} of the {n} connections near the end of the load: a longer --warmup lets it accept them"
+        );
     }
     Ok((at, accepted.min(n)))
 }

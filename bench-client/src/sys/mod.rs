@@ -15,7 +15,7 @@ pub use self::limits::{SPARE_FDS, ensure_fds_for};
 pub use self::noise::{BUSY_PERCENT, noise_check};
 pub use self::output::{NotWritten, Unwritable, prepare_file, prepare_folder, write_atomic, write_or_keep};
 pub use self::proc::{
-    Resident, hostname, listener_in_group, monotonic_ns, open_fds, peak_rss_bytes, pids_named, process_alive, process_cpu_s,
-    process_name, resident, rss_bytes, set_nice, sleep_until,
+    Resident, hostname, listener_in_group, monotonic_ns, open_fds, peak_rss_bytes, pids_named, process_alive,
+    process_cpu_s, process_name, resident, rss_bytes, set_nice, sleep_until,
 };
 pub use self::server_process::{STOP_GRACE, ServerProcess};

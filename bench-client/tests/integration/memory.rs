@@ -86,7 +86,8 @@ fn memory_reports_what_a_connection_holds_idle_and_busy_within_five_percent() {
     }
     assert_eq!(cells[6], "3", "{row}");
     // --from renders the same table from the file.
-    let from = util::output_within(Command::new(util::CLIENT).args(["memory", "--from", &file]), Duration::from_secs(30));
+    let from =
+        util::output_within(Command::new(util::CLIENT).args(["memory", "--from", &file]), Duration::from_secs(30));
     assert!(from.status.success() && stdout.contains(String::from_utf8_lossy(&from.stdout).trim()), "{from:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
