@@ -50,6 +50,9 @@ pub struct MemoryArgs {
     /// Print the table of this `memory.json` and run nothing.
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
+    /// With --from: draw its chart (resident memory against connections) into this SVG file instead.
+    #[arg(long, value_name = "PATH", requires = "from")]
+    pub chart: Option<std::path::PathBuf>,
     /// Where the servers run (workers = their CPUs), where the folder goes, whether to build.
     #[command(flatten)]
     pub served: ServedArgs,
@@ -105,15 +108,22 @@ impl MemoryArgs {
     }
 }
 
-/// `--from FILE`: prints its table; 2 when it cannot be read.
-pub(super) fn render(path: &std::path::Path) -> Outcome {
-    match crate::results::read_memory(path) {
-        Ok(report) => {
+/// `--from FILE`: prints its table, or with `chart` draws it there; 2 when
+/// it cannot be read or holds nothing to draw.
+pub(super) fn render(path: &std::path::Path, chart: Option<&std::path::Path>) -> Outcome {
+    let drawn = crate::results::read_memory(path).and_then(|report| match chart {
+        None => {
             println!("{}", report::memory_table(&report));
-            Outcome::Success
+            Ok(())
         }
-        Err(e) => super::report(&e, Outcome::Usage),
-    }
+        Some(svg) => {
+            crate::sys::prepare_file("--chart", svg)?;
+            let drew = report::charts::draw_memory(svg, &report)?;
+            ensure!(drew, "{}: nothing to draw (no point measured)", path.display());
+            Ok(())
+        }
+    });
+    drawn.map_or_else(|e| super::report(&e, Outcome::Usage), |()| Outcome::Success)
 }
 
 /// Measures, prints the table and where the file went: 0 when every server
@@ -123,6 +133,10 @@ pub(super) fn run(plan: &MemoryPlan, stop: &AtomicBool) -> Outcome {
     match suite::memory(plan, stop) {
         Ok(outcome) => {
             println!("{}", report::memory_table(&outcome.report));
+            let svg = outcome.file.with_extension("svg");
+            if let Err(e) = report::charts::draw_memory(&svg, &outcome.report) {
+                eprintln!("warning: the chart was not drawn: {e:#}");
+            }
             println!("memory: {}", outcome.file.display());
             match outcome.report.servers.iter().find_map(|s| s.error.as_ref().map(|e| (&s.name, e))) {
                 None => Outcome::Success,
@@ -182,6 +196,19 @@ mod tests {
         }
         let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
         assert!(readme.contains(crate::report::memory_table(&two).trim()), "session 2 in its README");
+        // The front page's chart is session 1 drawn again.
+        let drawn = std::env::temp_dir().join(format!("bench-client-memory-chart-{}.svg", std::process::id()));
+        assert!(crate::report::charts::draw_memory(&drawn, &one).unwrap());
+        let committed = "bench/runs/2026-12-06-memory/memory.svg";
+        assert!(std::fs::read(&drawn).unwrap() == std::fs::read(root.join(committed)).unwrap(), "{committed} differs");
+        let _ = std::fs::remove_file(&drawn);
+        let front = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(front.contains(&format!("]({committed})")), "README shows {committed}");
+        let command = format!(
+            "bench-client memory --from {}/session-1.memory.json --chart {committed}",
+            "bench/runs/2026-12-06-memory"
+        );
+        assert!(readme.contains(&command), "the run's README says it draws with `{command}`");
         // Every figure of session 2 has an interval that overlaps session 1's, its mean inside it.
         let figures = |s: &MemoryServer, c: &[usize]| {
             [s.kib_per_connection(Held::Idle, c), s.kib_per_connection(Held::Busy, c), s.kept_mib(), s.baseline_mib()]

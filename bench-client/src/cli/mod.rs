@@ -300,7 +300,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Ok((plan, ci)) => count::run(&plan, &ci, stop),
             Err(e) => report(&e, Outcome::Usage),
         },
-        Commands::Memory(MemoryArgs { from: Some(path), .. }) => memory::render(&path),
+        Commands::Memory(MemoryArgs { from: Some(path), chart, .. }) => memory::render(&path, chart.as_deref()),
         Commands::Memory(args) => match args.plan() {
             Ok(plan) => memory::run(&plan, stop),
             Err(e) => report(&e, Outcome::Usage),

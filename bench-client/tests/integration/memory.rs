@@ -85,6 +85,7 @@ fn memory_reports_what_a_connection_holds_idle_and_busy_within_five_percent() {
         assert!((mean - 64.0).abs() < 3.2 && cell.contains(" [") && cell.contains(" … "), "{row}");
     }
     assert_eq!(cells[6], "3", "{row}");
+    assert!(Path::new(&file).with_extension("svg").is_file(), "the chart beside the file");
     // --from renders the same table from the file.
     let from =
         util::output_within(Command::new(util::CLIENT).args(["memory", "--from", &file]), Duration::from_secs(30));

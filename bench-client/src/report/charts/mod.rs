@@ -9,7 +9,7 @@ use std::path::Path;
 pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, ratios, window_series, xy_lines};
 use crate::analysis::{self, median};
 use crate::model::{Framework, Scenario};
-use crate::results::{Results, RunRecord, sweep};
+use crate::results::{Held, MemoryReport, Results, RunRecord, sweep};
 
 /// Draws every chart of a suite run into `dir/charts/` and returns their
 /// paths relative to `dir`: per scenario, bars of each framework's variants
@@ -251,4 +251,34 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
         }
     }
     Ok(written)
+}
+
+/// Draws a `memory` session into `path`: each server's mean resident MiB
+/// against the connections asked for, idle and busy, one line each; false
+/// (nothing drawn) without a point.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_memory(path: &Path, report: &MemoryReport) -> anyhow::Result<bool> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = report
+        .servers
+        .iter()
+        .flat_map(|s| [(s, Held::Idle, "idle"), (s, Held::Busy, "busy")])
+        .map(|(s, held, what)| {
+            let points = s.mean_mib(held, &report.connections).into_iter().map(|(n, mib)| (n as f64, mib)).collect();
+            (format!("{} {what}", s.name), points)
+        })
+        .filter(|(_, points): &(String, Vec<(f64, f64)>)| !points.is_empty())
+        .collect();
+    if series.is_empty() {
+        return Ok(false);
+    }
+    xy_lines(
+        path,
+        &format!("resident memory against keep-alive connections on {}, mean of the repeats", report.route),
+        "keep-alive connections asked for",
+        "resident memory (MiB)",
+        &series,
+    )?;
+    Ok(true)
 }
