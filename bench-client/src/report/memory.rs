@@ -21,11 +21,10 @@ pub fn memory_table(report: &MemoryReport) -> String {
     let counts: Vec<String> = report.connections.iter().map(usize::to_string).collect();
     let repeats = report.servers.iter().map(|s| s.repeats.len()).max().unwrap_or(0);
     let mut out = format!(
-        "Resident memory (RSS) of each server, fresh processes per repeat ({repeats} repeats; mean and 95 % \
-         interval): per connection, the slope between {} and {} keep-alive connections on {}, idle (each has \
-         carried one request) and busy (a closed-loop load read after {} ms, over the connections the server \
-         held then); kept: over its start, once the load has ended and every connection closed. {} build, \
-         commit {}, {}, {}:\n\n",
+        "Resident memory (RSS), fresh processes, {repeats} repeats (mean, 95 % interval): per connection, the \
+         slope from {} to {} keep-alive connections on {}, idle (after one request each) and busy (read near the \
+         end of a {} ms closed-loop load, over the connections held then); kept: over the start, after the load. \
+         {} build, commit {}, {}, {}:\n\n",
         counts.first().map_or("-", String::as_str),
         counts.last().map_or("-", String::as_str),
         report.route,
