@@ -139,9 +139,16 @@ bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 # dependencies once instead of once checked for clippy and once built for the tests.
 # bench/test-lint-gate.sh proves that the wrapper fails a lint before anything is built with it.
 LINTED = RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+# The integration tests wait for their lane (tests/integration/util.rs), not for a core: more
+# threads than cores let the tests that barely use the CPU run beside the others.
+TEST_THREADS ?= 6
+
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh
-	$(LINTED) $(CARGO) test --workspace --all-targets --locked
+	$(LINTED) $(CARGO) test --workspace --all-targets --locked --no-run
+	$(LINTED) $(CARGO) test --workspace --all-targets --locked --exclude bench-client
+	$(LINTED) $(CARGO) test --locked -p bench-client --lib --bins --examples --test server_edges
+	$(LINTED) $(CARGO) test --locked -p bench-client --test integration -- --test-threads $(TEST_THREADS)
 	$(LINTED) $(CARGO) test --workspace --doc --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 

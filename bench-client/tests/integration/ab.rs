@@ -251,7 +251,7 @@ fn two_commands_of_one_binary_compare_any_paths_and_call_more_layers_slower() {
 
 #[test]
 fn commands_that_cannot_be_measured_are_refused_in_one_line_and_leave_nothing_running() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     let out = util::temp_dir("ab-refusals-out").join("runs");
     let axum = util::server_binary("axum").display().to_string();
     let fine = axum_command("{addr}", "");

@@ -66,7 +66,7 @@ fn load_json(url: &str, flags: &str, json: &Path) -> Output {
 
 #[test]
 fn a_response_after_its_deadline_is_a_timeout_never_a_success() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // Every answer 215 ms after its request; the deadline is 200 ms: the
     // loop's timer (every 50 ms) alone would let some through as successes.
     let addr = slow_server(Duration::from_millis(215));
@@ -139,7 +139,7 @@ fn failed_on_slow_server(delay: Duration, flags: &str, said: &str) -> bench_clie
 
 #[test]
 fn a_backlog_behind_a_slow_server_is_its_latency_not_a_short_run() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // Two connections answered after 1 ms each: about 2,000 requests/s, asked
     // 10,000. From the warm-up on every connection waits on the server, so
     // every late or unwritten request is the server's latency (corrected for
@@ -172,7 +172,7 @@ fn a_backlog_behind_a_slow_server_is_its_latency_not_a_short_run() {
 
 #[test]
 fn a_client_stopped_behind_its_schedule_is_short_by_its_own_delay() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // A fast server and connections to spare: the client, stopped for 400 ms
     // in its measured windows, writes every request due meanwhile late, with a
     // free connection waiting: its own shortfall.
@@ -200,7 +200,7 @@ fn a_client_stopped_behind_its_schedule_is_short_by_its_own_delay() {
 
 #[test]
 fn a_run_that_began_short_of_its_connections_is_incomplete() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // Answers after 300 ms: the engine opens 100 connections at once and the
     // next only as those are confirmed by a response, so 150 of 250 are not
     // open when the windows begin 100 ms in.
@@ -235,7 +235,7 @@ fn a_server_closing_every_connection_is_churn_said_and_counted() {
 
 #[test]
 fn a_keep_alive_timeout_is_counted_apart_not_as_churn() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // A server closing a connection after `idle_ms` without a request (as
     // actix-web and Rocket do after 5 s), whatever that timeout: at 1
     // request/s over 2 connections used in turn each idles 2 s between

@@ -55,7 +55,7 @@ fn server(framework: &str, args: &[&str]) -> ServerProcess {
 /// One server: bound on `[::1]` it is loaded by address and by name; bound
 /// on `localhost` it listens on 127.0.0.1 and is loaded by name.
 fn every_form_reaches(framework: &str) {
-    let _lock = util::exclusive();
+    let _shared = util::shared();
     let dir = util::temp_dir(&format!("addresses-{framework}"));
     if ipv6_loopback(framework) {
         let v6 = server(framework, &["--addr", "[::1]:0"]);

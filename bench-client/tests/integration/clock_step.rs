@@ -38,7 +38,7 @@ fn faked(offset: &Path, args: &[String]) -> Command {
 
 #[test]
 fn a_clock_step_while_waiting_at_the_barrier_is_refused_in_one_line_and_nothing_is_measured() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     let dir = util::temp_dir("clock-step");
     let (url, requests) = util::counted_server();
     let json = dir.join("stepped.json");

@@ -137,7 +137,7 @@ fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_
     let Some(counting) = Counting::start("bench-count-h2c") else { return };
     let perf = counting.perf;
     let output =
-        counting.count(&["--routes", "/plaintext", "--http2-streams", "1,16", "--requests", "32", "--repeats", "2"]);
+        counting.count(&["--routes", "/plaintext", "--http2-streams", "16", "--requests", "32", "--repeats", "2"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -150,7 +150,9 @@ fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_
     util::assert_schema(&report, Some("count_report"));
     let rows = report["rows"].as_array().unwrap();
     let routes: Vec<&str> = rows.iter().map(|r| r["route"].as_str().unwrap()).collect();
-    assert_eq!(routes, ["/plaintext", "h2c /plaintext", "h2c x16 /plaintext"], "{report}");
+    // h2c one stream at a time is left out (a row costs 12 s here): HTTP/1.1 pays the same read and
+    // write per request, and `load_http2` verifies one stream's every response.
+    assert_eq!(routes, ["/plaintext", "h2c x16 /plaintext"], "{report}");
     let mean = |row: &Value, key: &str| {
         let values: Vec<f64> = row[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         assert_eq!(values.len(), 2, "a value per repeat: {row}");
@@ -159,8 +161,8 @@ fn count_over_h2c_sets_each_stream_count_against_http1_and_sixteen_at_once_save_
     for row in rows {
         assert!(mean(row, "instructions_per_request") > 1_000.0, "every body verified, each costs: {row}");
     }
-    let (one, sixteen) = (&rows[1], &rows[2]);
-    // One stream: a read and a write per request at least; sixteen at once share them.
+    let (one, sixteen) = (&rows[0], &rows[1]);
+    // One request at a time: a read and a write each at least; sixteen streams at once share them.
     assert!(mean(one, "system_calls_per_request") >= 2.0, "{one}");
     assert!(
         mean(sixteen, "system_calls_per_request") < 0.5 * mean(one, "system_calls_per_request"),

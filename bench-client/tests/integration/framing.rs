@@ -197,7 +197,7 @@ fn preflight_judges_the_request_the_engine_sends() {
 
 #[test]
 fn the_open_loop_is_one_schedule_over_all_threads() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     let (addr, _) = responder(|_| Answer { bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK", close: false });
     let args = ["--rate", "2", "--threads", "4", "--connections", "4", "--duration", "4s", "--warmup", "0s"];
     let (out, v) = load(&format!("http://{addr}/"), &args);

@@ -285,7 +285,7 @@ fn streams_the_server_resets_fail_counted_by_error_code() {
 
 #[test]
 fn one_concurrent_stream_granted_is_never_exceeded() {
-    let _lock = util::exclusive();
+    let _quiet = util::quiet();
     let exceeded = Arc::new(AtomicBool::new(false));
     let unacked = Arc::new(AtomicBool::new(false));
     let (seen, unacked_seen) = (Arc::clone(&exceeded), Arc::clone(&unacked));
@@ -348,7 +348,7 @@ fn requests_queued_for_a_late_settings_go_out_when_it_comes_even_in_another_pool
 
 #[test]
 fn a_window_never_updated_is_a_stall_counted_as_timeouts_never_a_success_nor_a_hang() {
-    let _lock = util::exclusive();
+    let _quiet = util::quiet();
     let bodies = Arc::new(AtomicU64::new(0));
     let read = Arc::clone(&bodies);
     // SETTINGS_INITIAL_WINDOW_SIZE 4: a request body of 11 bytes never fits,

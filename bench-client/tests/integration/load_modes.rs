@@ -16,7 +16,7 @@ fn json(path: &Path) -> Value {
 
 #[test]
 fn open_loop_latency_counts_the_backlog_and_the_uncorrected_does_not() {
-    let _exclusive = util::exclusive();
+    let _quiet = util::quiet();
     // One connection, 10 ms per response: capacity 100 requests/s, asked 400.
     let addr = util::slow_server(Duration::from_millis(10));
     let dir = tempfile_dir("open-loop");

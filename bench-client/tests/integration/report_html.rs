@@ -43,6 +43,8 @@ fn the_report_page_loads_in_chromium_without_console_errors_and_is_not_blank() {
         println!("skipped: report.html in headless Chromium (apt-get install chromium; .ci/run does)");
         return;
     };
+    // Chromium takes most of a core for seconds: not beside a test that reads how fast.
+    let _shared = util::shared();
     let dir = util::temp_dir("report-html");
     let mut runs = Vec::new();
     for round in 1..=3 {
@@ -81,6 +83,7 @@ fn the_front_page_charts_load_in_chromium_and_are_drawn() {
         println!("skipped: the front page's charts in headless Chromium (apt-get install chromium; .ci/run does)");
         return;
     };
+    let _shared = util::shared();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = util::temp_dir("front-page-charts");
     for name in ["frameworks", "changes"] {

@@ -104,14 +104,18 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Which tests that load a server may run together: those of one kind
-/// of [`Lane`] but [`Lane::Exclusive`], never two kinds at once.
+/// Which tests that load a server may run together: up to
+/// [`Lane::most`] of one kind, never two kinds at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lane {
     /// Assertions that read how fast or how soon something ran, or a
     /// change to the machine: alone.
     Exclusive,
-    /// Assertions on what a run did, never how fast: two at a time.
+    /// Assertions that read how soon something ran, from tests that barely
+    /// use the CPU (a timeout, a stall, a schedule of a few requests a
+    /// second): beside each other, never beside load.
+    Quiet,
+    /// Assertions on what a run did, never how fast: three at a time.
     Shared,
     /// Counted under valgrind and perf, each server on a core of its own
     /// ([`CpuSlot`]): two at a time, beside no load (a loaded core moves a
@@ -119,8 +123,51 @@ enum Lane {
     Counted,
 }
 
-/// The lane in use and how many tests hold it.
-static LANES: (Mutex<(Option<Lane>, usize)>, Condvar) = (Mutex::new((None, 0)), Condvar::new());
+impl Lane {
+    /// Every lane, in [`Lane::index`] order.
+    const ALL: [Lane; 4] = [Lane::Exclusive, Lane::Quiet, Lane::Shared, Lane::Counted];
+
+    /// How many tests of this lane run at once: three shared ones fill the
+    /// two cores (each alone uses about two thirds of them), two counted
+    /// ones each take a core of their own, quiet ones leave them nearly idle.
+    fn most(self) -> usize {
+        match self {
+            Lane::Exclusive => 1,
+            Lane::Shared => 3,
+            Lane::Counted => 2,
+            Lane::Quiet => 4,
+        }
+    }
+
+    fn index(self) -> usize {
+        Lane::ALL.iter().position(|&l| l == self).unwrap_or_default()
+    }
+}
+
+/// Which lane runs, how many of its tests, and how many wait for each lane.
+struct Lanes {
+    held: Option<Lane>,
+    running: usize,
+    waiting: [usize; 4],
+}
+
+impl Lanes {
+    /// May a test of `lane` start now? Into a lane already running while
+    /// it has room; into an idle machine only for the lane that most tests
+    /// wait for, so that the lanes of two run full rather than one by one.
+    fn admits(&self, lane: Lane) -> bool {
+        match self.held {
+            Some(held) if self.running > 0 => held == lane && self.running < lane.most(),
+            _ => {
+                let most = self.waiting.iter().max().copied().unwrap_or_default();
+                Lane::ALL.iter().find(|l| self.waiting[l.index()] == most) == Some(&lane)
+            }
+        }
+    }
+}
+
+/// The lanes of this test process.
+static LANES: (Mutex<Lanes>, Condvar) = (Mutex::new(Lanes { held: None, running: 0, waiting: [0; 4] }), Condvar::new());
 
 /// A test's place in its [`Lane`], given up when dropped (a panicking
 /// holder gives it up too).
@@ -128,28 +175,25 @@ pub(crate) struct InLane(());
 
 impl InLane {
     fn enter(lane: Lane) -> Self {
-        let (state, changed) = &LANES;
-        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            match *state {
-                (_, 0) => break,
-                (Some(held), _) if held == lane && lane != Lane::Exclusive => break,
-                _ => state = changed.wait(state).unwrap_or_else(PoisonError::into_inner),
-            }
+        let (lanes, changed) = &LANES;
+        let mut state = lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        state.waiting[lane.index()] += 1;
+        while !state.admits(lane) {
+            state = changed.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
-        *state = (Some(lane), state.1 + 1);
+        state.waiting[lane.index()] -= 1;
+        state.held = Some(lane);
+        state.running += 1;
+        changed.notify_all();
         Self(())
     }
 }
 
 impl Drop for InLane {
     fn drop(&mut self) {
-        let (state, changed) = &LANES;
-        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.1 -= 1;
-        if state.1 == 0 {
-            state.0 = None;
-        }
+        let (lanes, changed) = &LANES;
+        let mut state = lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        state.running -= 1;
         changed.notify_all();
     }
 }
@@ -162,11 +206,18 @@ pub(crate) fn exclusive() -> InLane {
     InLane::enter(Lane::Exclusive)
 }
 
-/// Held by tests that load a server but assert only what the run did
-/// (counts that add up, files, exit codes, bodies), never how fast: two of
-/// them share the two cores. Their runs are windows of fixed length, so
-/// half the CPU costs them requests, not time; what they check holds at any
-/// rate.
+/// Held by tests whose assertions read how soon something ran but that
+/// barely use the CPU while they wait (under 5 % of the machine's alone):
+/// up to four of them at once, beside nothing that loads a server.
+pub(crate) fn quiet() -> InLane {
+    InLane::enter(Lane::Quiet)
+}
+
+/// Held by tests that load a server (or run a browser) but assert only
+/// what the run did (counts that add up, files, exit codes, bodies), never
+/// how fast: three of them share the two cores. Their runs are windows of
+/// fixed length, so a share of the CPU costs them requests, not time; what
+/// they check holds at any rate.
 pub(crate) fn shared() -> InLane {
     InLane::enter(Lane::Shared)
 }
