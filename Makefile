@@ -146,9 +146,8 @@ TEST_THREADS ?= 10
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh
 	$(LINTED) $(CARGO) test --workspace --all-targets --locked --no-run
-	$(LINTED) $(CARGO) test --workspace --all-targets --locked --exclude bench-client
-	$(LINTED) $(CARGO) test --locked -p bench-client --lib --bins --examples --test server_edges
-	$(LINTED) $(CARGO) test --locked -p bench-client --test integration -- --test-threads $(TEST_THREADS)
+	$(LINTED) $(CARGO) test --workspace --locked --lib --bins --examples --benches --test routes --test server_edges
+	$(LINTED) $(CARGO) test --workspace --locked --test integration -- --test-threads $(TEST_THREADS)
 	$(LINTED) $(CARGO) test --workspace --doc --locked
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 

@@ -137,15 +137,16 @@ impl ServerConfig {
     /// A certificate or key file that cannot be used is a bad flag too; a
     /// certificate that cannot be generated returns 1.
     pub fn from_env() -> Result<Self, ExitCode> {
-        let args = ServerArgs::try_parse().map_err(|e| {
-            if e.use_stderr() {
-                eprintln!("{}", first_line(&e));
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                let _ = e.print();
-                ExitCode::SUCCESS
-            }
-        })?;
+        Self::from_args(parse_args::<ServerArgs>()?)
+    }
+
+    /// The checked plan of `args`, as [`ServerConfig::from_env`] makes it
+    /// (its errors printed and returned the same way): for a server that
+    /// parses flags of its own beside [`ServerArgs`] ([`parse_args`]).
+    ///
+    /// # Errors
+    /// As [`ServerConfig::from_env`]'s certificate errors.
+    pub fn from_args(args: ServerArgs) -> Result<Self, ExitCode> {
         Self::checked(args).map_err(|e| {
             eprintln!("error: {e}");
             match e {
@@ -154,6 +155,23 @@ impl ServerConfig {
             }
         })
     }
+}
+
+/// Parses the process's command line as `A`: [`ServerArgs`], or a server's
+/// own flags with [`ServerArgs`] flattened into them.
+///
+/// # Errors
+/// As [`ServerConfig::from_env`]'s flag errors.
+pub fn parse_args<A: Parser>() -> Result<A, ExitCode> {
+    A::try_parse().map_err(|e| {
+        if e.use_stderr() {
+            eprintln!("{}", first_line(&e));
+            ExitCode::from(EXIT_USAGE)
+        } else {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+    })
 }
 
 /// The first line of clap's rendered error, e.g.

@@ -29,7 +29,7 @@ pub use catalog::{
     CatalogError, DeviceCatalog, MAX_BODY_BYTES, REFUSED_BODY_LINGER, Unread, check_content_length,
     declared_length_over,
 };
-pub use config::{Listener, ServerArgs, ServerConfig};
+pub use config::{Listener, ServerArgs, ServerConfig, parse_args};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use fortunes::{DatabaseError, FortuneDb, FortuneError, Fortunes, MAX_FORTUNE_BYTES};
 pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};

@@ -230,11 +230,42 @@ async fn state_layer<S: AsRef<FatState>>(State(state): State<S>, request: Reques
 /// the connections still open then are closed as the process exits.
 ///
 /// Returns the exit code of `common::process`.
-pub fn run(config: ServerConfig) -> ExitCode {
-    on_tokio(config.workers, |fortunes, runtime| runtime.block_on(serve(config, fortunes)))
+pub fn run(config: ServerConfig, how: Serve) -> ExitCode {
+    on_tokio(config.workers, |fortunes, runtime| runtime.block_on(serve(config, how, fortunes)))
 }
 
-async fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
+/// What `axum::serve` is given (`--serve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Serve {
+    /// The `Router` itself, as axum's examples serve it: for every
+    /// connection axum calls `Router::with_state(())` on a clone of it,
+    /// which builds that connection a route table of its own.
+    #[default]
+    Router,
+    /// `Router::into_make_service()`: every connection clones the one
+    /// router, an `Arc`.
+    MakeService,
+}
+
+/// Serves `router` on `listener` as `how` says, until `shutdown`.
+fn spawn_serve<L>(
+    serving: &mut tokio::task::JoinSet<std::io::Result<()>>,
+    listener: L,
+    router: Router,
+    how: Serve,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    match how {
+        Serve::Router => serving.spawn(axum::serve(listener, router).with_graceful_shutdown(shutdown).into_future()),
+        Serve::MakeService => serving
+            .spawn(axum::serve(listener, router.into_make_service()).with_graceful_shutdown(shutdown).into_future()),
+    };
+}
+
+async fn serve(config: ServerConfig, how: Serve, fortunes: Fortunes) -> ExitCode {
     let mut bound = Vec::new();
     for listener in config.listeners() {
         match tokio::net::TcpListener::bind(listener.addr).await {
@@ -273,17 +304,17 @@ async fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
                     Ok(Err(e)) => return bind_failed(listener.addr, &e),
                     Err(e) => return tls_failed(&e),
                 };
-                serving.spawn(axum::serve(tls, router).with_graceful_shutdown(shutdown).into_future());
+                spawn_serve(&mut serving, tls, router, how, shutdown);
             }
             // axum::serve leaves Nagle's algorithm on; `tap_io` is its way to set options.
             _ if nodelay => {
                 let tcp = tcp.tap_io(|io| {
                     let _ = io.set_nodelay(true);
                 });
-                serving.spawn(axum::serve(tcp, router).with_graceful_shutdown(shutdown).into_future());
+                spawn_serve(&mut serving, tcp, router, how, shutdown);
             }
             _ => {
-                serving.spawn(axum::serve(tcp, router).with_graceful_shutdown(shutdown).into_future());
+                spawn_serve(&mut serving, tcp, router, how, shutdown);
             }
         }
         println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));

@@ -219,8 +219,9 @@ mod tests {
         assert!(!table.contains("under callgrind per request"), "{table}");
         // Over h2c with 1 and 16 streams beside HTTP/1.1, on the client page.
         let http2 = super::rendered(&root.join("bench/runs/2026-12-03-http2/count.json")).unwrap();
+        let run = std::fs::read_to_string(root.join("bench/runs/2026-12-03-http2/README.md")).unwrap();
+        assert!(run.contains(http2.trim()), "the run's counted HTTP/2 table differs from:\n{http2}");
         let page = std::fs::read_to_string(root.join("docs/CLIENT.md")).unwrap();
-        assert!(page.contains(http2.trim()), "docs/CLIENT.md's counted HTTP/2 table differs from:\n{http2}");
         assert!(page.contains("bench-client count --from bench/runs/2026-12-03-http2/count.json"));
         for row in ["| h2c /plaintext | actix /plaintext → actix h2c /plaintext |", "| h2c x16 /api/devices | rocket"]
         {

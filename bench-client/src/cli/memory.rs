@@ -44,6 +44,11 @@ pub struct MemoryArgs {
     /// The route every request asks for (a path of the route table).
     #[arg(long, default_value = "/plaintext")]
     pub route: String,
+    /// Each idle connection first carries a PUT /api/devices of this many bytes (the device list
+    /// padded with spaces, at most the application's 65536: a larger body is refused and its
+    /// connection closed), then its verified request: what a large request leaves behind.
+    #[arg(long, value_name = "BYTES")]
+    pub put_body_bytes: Option<usize>,
     /// Cargo profile to build and measure.
     #[arg(long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
@@ -76,6 +81,13 @@ impl MemoryArgs {
             "--connections must name at least two counts, ascending (a connection's cost is the slope between them)"
         );
         ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
+        if let Some(bytes) = self.put_body_bytes {
+            let (least, most) = (common::devices_json().len(), common::MAX_BODY_BYTES);
+            ensure!(
+                (least..=most).contains(&bytes),
+                "--put-body-bytes {bytes}: from {least} (the device list) to {most} (the application's limit)"
+            );
+        }
         self.served.cpus.check()?;
         let most = *self.connections.last().expect("two counts");
         crate::sys::ensure_fds_for(2 * most)
@@ -96,6 +108,7 @@ impl MemoryArgs {
             profile: self.profile,
             servers,
             route,
+            put_body_bytes: self.put_body_bytes,
             connections: self.connections,
             repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
             busy: self.busy,
@@ -177,6 +190,15 @@ mod tests {
         let beyond = err(&["--connections", "1,1000000"]);
         assert!(beyond.contains("--connections 1000000: each connection held takes two descriptors here"), "{beyond}");
         assert!(beyond.contains("hard limit (ulimit -Hn)"), "{beyond}");
+        let least = common::devices_json().len();
+        let p = plan(&["--put-body-bytes", "65536", "--connections", "1,2"]).unwrap();
+        assert_eq!(p.put_body_bytes, Some(65_536));
+        assert_eq!(plan(&["--put-body-bytes", &least.to_string()]).unwrap().put_body_bytes, Some(least));
+        let said = format!("from {least} (the device list) to 65536 (the application's limit)");
+        for bytes in [least - 1, 65_537] {
+            let e = err(&["--put-body-bytes", &bytes.to_string()]);
+            assert_eq!(e, format!("--put-body-bytes {bytes}: {said}"));
+        }
     }
 
     #[test]

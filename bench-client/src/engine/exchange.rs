@@ -270,6 +270,13 @@ impl Exchange {
         }
     }
 
+    /// Makes `target`'s request the one this connection writes from now
+    /// on (the same server: its address and protocol are this one's).
+    pub fn ask(&mut self, target: &Target) {
+        self.request = [target.request_bytes()];
+        self.head = target.request.is_head();
+    }
+
     /// Closes this end and waits, at most the timeout, until the
     /// server has closed its own: its cleanup is over when this returns.
     pub fn close(mut self) {

@@ -24,11 +24,14 @@ pub fn memory_table(report: &MemoryReport) -> String {
         "Resident memory (RSS), fresh processes, {repeats} repeats (mean, 95 % interval): per connection, the \
          slope from {} to {} keep-alive connections on {}, idle (after one request each) and busy (read near the \
          end of a {} ms closed-loop load, over the connections held then); kept: over the start, after the load. \
-         {} build, commit {}, {}, {}:\n\n",
+         {}{} build, commit {}, {}, {}:\n\n",
         counts.first().map_or("-", String::as_str),
         counts.last().map_or("-", String::as_str),
         report.route,
         report.busy_ms,
+        report.put_body_bytes.map_or_else(String::new, |bytes| format!(
+            "Every idle connection carried a PUT /api/devices of {bytes} bytes first. "
+        )),
         report.profile,
         report.commit,
         report.cpu_model,

@@ -31,6 +31,10 @@ pub struct MemoryReport {
     pub profile: String,
     /// The route each connection's requests ask for.
     pub route: String,
+    /// Each idle connection's first request a `PUT /api/devices` of this
+    /// many bytes, before its verified one (`--put-body-bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put_body_bytes: Option<usize>,
     /// The connection counts measured, ascending.
     pub connections: Vec<usize>,
     /// How long each busy point is loaded before it is read, milliseconds

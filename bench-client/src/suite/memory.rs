@@ -21,7 +21,7 @@ use super::build;
 use super::command;
 use super::counted::CountedServer;
 use super::servers::route_load;
-use crate::engine::{Exchange, Load, LoadSettings, RouteLoad, Target, Timing};
+use crate::engine::{Exchange, Load, LoadSettings, Request, RouteLoad, Target, Timing};
 use crate::measure::{self, Observers, Start};
 use crate::model::{Framework, Profile};
 use crate::preflight;
@@ -48,6 +48,10 @@ pub struct MemoryPlan {
     pub servers: Vec<CountedServer>,
     /// The route each connection's requests ask for.
     pub route: &'static Route,
+    /// Each idle connection's first request a `PUT /api/devices` of this
+    /// many bytes (the device list padded with spaces), before its verified
+    /// one: what a large request leaves in a connection's buffers.
+    pub put_body_bytes: Option<usize>,
     /// Connection counts, ascending and distinct, at least two.
     pub connections: Vec<usize>,
     /// Fresh processes per server (at least 2, for an interval).
@@ -98,6 +102,7 @@ pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutc
         started_utc: humantime::format_rfc3339_seconds(started).to_string(),
         profile: if frameworks.is_empty() { "command".to_owned() } else { plan.profile.cargo_name().to_owned() },
         route: plan.route.path.to_owned(),
+        put_body_bytes: plan.put_body_bytes,
         connections: plan.connections.clone(),
         busy_ms: u64::try_from(plan.busy.as_millis()).unwrap_or(u64::MAX),
         complete: false,
@@ -135,7 +140,8 @@ fn measure_repeat(
     stop: &AtomicBool,
 ) -> (Option<MemoryRepeat>, anyhow::Result<()>) {
     let mut repeat = None;
-    let result = on_fresh_server(plan, spec, stop, &mut |_, route, read| {
+    let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
+        let put = plan.put_body_bytes.map(|bytes| put_devices(server.addr, bytes));
         let points = repeat.insert(MemoryRepeat {
             idle_baseline: read("before any connection")?,
             idle: Vec::new(),
@@ -147,7 +153,7 @@ fn measure_repeat(
         let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
         for &n in &plan.connections {
             while held.len() < n {
-                held.push(open_verified(route, stop).with_context(|| {
+                held.push(open_verified(route, put.as_ref(), stop).with_context(|| {
                     format!("connection {} of {n} held idle on {}", held.len() + 1, route.target.path)
                 })?);
             }
@@ -203,14 +209,30 @@ fn on_fresh_server(
     })
 }
 
-/// A new keep-alive connection that has carried one verified request.
-fn open_verified(route: &RouteLoad, stop: &AtomicBool) -> anyhow::Result<Exchange> {
+/// A new keep-alive connection that has carried one verified request of
+/// `route`, after `put`'s (answered 204) when there is one.
+fn open_verified(route: &RouteLoad, put: Option<&Target>, stop: &AtomicBool) -> anyhow::Result<Exchange> {
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted");
     }
-    let mut exchange = Exchange::open(&route.target, false, TIMEOUT, Some(stop))?;
+    let mut exchange = Exchange::open(put.unwrap_or(&route.target), false, TIMEOUT, Some(stop))?;
+    if let Some(put) = put {
+        exchange.succeed(1, 204, b"", Some(stop)).with_context(|| format!("PUT {}", put.path))?;
+        exchange.ask(&route.target);
+    }
     exchange.succeed(1, route.expected_status, &route.expected_body, Some(stop))?;
     Ok(exchange)
+}
+
+/// `PUT /api/devices` at `addr` with a body of `bytes`: the device list
+/// the server holds from its start, padded with spaces (JSON's own), so
+/// that it replaces the list with the same and is answered 204.
+fn put_devices(addr: std::net::SocketAddr, bytes: usize) -> Target {
+    let mut body = common::devices_json();
+    body.resize(bytes.max(body.len()), b' ');
+    let headers = ["Content-Type: application/json".to_owned()];
+    let request = Request::new("PUT", &headers, Some(body)).expect("a PUT with a JSON body is a request");
+    Target { request, ..Target::new(addr, common::RouteId::Devices.path()) }
 }
 
 /// Connections per [`MemoryPlan::warmup`] of a busy point's warm-up.

@@ -154,3 +154,28 @@ fn more_connections_than_descriptors_allow_is_one_line_and_exit_2_before_any_con
     assert!(err.contains("--connections 1000000: each connection held takes two descriptors here"), "{err}");
     assert!(std::fs::read_dir(&out).unwrap().next().is_none(), "nothing measured, no folder");
 }
+
+#[test]
+fn axum_serving_its_make_service_holds_connections_that_carried_a_64_kib_put_first() {
+    let _shared = util::shared();
+    let out = util::temp_dir("bench-memory-put");
+    let axum = util::server_binary("axum").display().to_string();
+    let server = format!("axum-make-service={axum} --addr {{addr}} --serve make-service");
+    let args = ["--connections", "1,4", "--repeats", "2", "--busy", "200ms", "--warmup", "100ms"];
+    let put = ["--put-body-bytes", "65536"];
+    let output = util::output_within(&mut memory(&server, &[&args[..], &put].concat(), &out), Duration::from_secs(120));
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    // Every connection's PUT was answered 204 and its GET verified, or the run would have failed.
+    assert_eq!(output.status.code(), Some(0), "{stderr}\n{stdout}");
+    let (report, _) = written(&output);
+    util::assert_schema(&report, Some("memory_report"));
+    assert_eq!((report["put_body_bytes"].as_u64(), report["complete"].as_bool()), (Some(65_536), Some(true)));
+    let repeats = report["servers"][0]["repeats"].as_array().unwrap();
+    assert!(repeats.iter().all(|r| r["idle"].as_array().unwrap().len() == 2), "{report}");
+    assert!(stdout.contains("Every idle connection carried a PUT /api/devices of 65536 bytes first."), "{stdout}");
+    // axum's own flag is checked as the common ones are: one line, exit 2.
+    let refused = util::output_within(Command::new(&axum).args(["--serve", "bogus"]), Duration::from_secs(10));
+    let line = util::one_line_exit(&refused, 2);
+    assert!(line.contains("invalid value 'bogus' for '--serve"), "{line}");
+    let _ = std::fs::remove_dir_all(&out);
+}
