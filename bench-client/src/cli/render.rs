@@ -178,11 +178,17 @@ mod tests {
 
     use super::{FrontTable, ReportArgs, rendered};
 
-    /// The committed sessions the README's tables are rendered from, with the table of each.
-    const README_TABLES: [(&str, FrontTable, &str); 3] = [
-        (SESSIONS[0], FrontTable::Floors, "floors"),
-        ("bench/runs/2026-12-03-counted/bench-count.results.json.gz", FrontTable::Counted, "counted"),
-        ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes"),
+    /// The committed sessions whose tables the README and the run's own README show: the file,
+    /// its table and the page it is on.
+    const README_TABLES: [(&str, FrontTable, &str, &str); 3] = [
+        (SESSIONS[0], FrontTable::Floors, "floors", "README.md"),
+        (
+            "bench/runs/2026-12-03-counted/bench-count.results.json.gz",
+            FrontTable::Counted,
+            "counted",
+            "bench/runs/2026-12-03-counted/README.md",
+        ),
+        ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes", "README.md"),
     ];
 
     /// The two sessions of `make bench` whose verdicts the front page gives, first and second.
@@ -270,14 +276,14 @@ mod tests {
     #[test]
     fn the_readme_shows_the_committed_sessions_as_report_renders_them() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        for (file, table, name) in README_TABLES {
+        for (file, table, name, page) in README_TABLES {
             let text =
                 rendered(&ReportArgs { file: root.join(file), table, confirmed_by: None, chart: None, output: None })
                     .unwrap();
-            assert!(readme.contains(text.trim()), "README's {name} table of {file} differs from:\n{text}");
+            let shown = std::fs::read_to_string(root.join(page)).unwrap();
+            assert!(shown.contains(text.trim()), "{page}'s {name} table of {file} differs from:\n{text}");
             let command = format!("bench-client report {file} --table {name}");
-            assert!(readme.contains(&command), "README does not say it renders with `{command}`");
+            assert!(shown.contains(&command), "{page} does not say it renders with `{command}`");
         }
     }
 
