@@ -247,4 +247,73 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_pitfall_sessions_render_in_their_readme_whose_rows_are_the_files_and_the_second_lands_in_the_first() {
+        use crate::results::{Held, MemoryReport, OverRepeats, read_memory};
+
+        let run = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-06-memory-pitfalls");
+        let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        let session = |kind: &str, n: u32| read_memory(&run.join(format!("{kind}-{n}.memory.json"))).unwrap();
+        let idle = |r: &MemoryReport, name: &str, held: Held| -> OverRepeats {
+            let server = r.servers.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}"));
+            server.kib_per_connection(held, &r.connections).expect("three repeats")
+        };
+        let cell = |f: OverRepeats| {
+            let (lo, hi) = f.interval.expect("an interval");
+            format!("{:.1} [{lo:.1} … {hi:.1}]", f.mean)
+        };
+        let (mut rows, mut more_after_put, mut more_as_router) = (Vec::new(), Vec::new(), Vec::new());
+        for n in [1, 2] {
+            let (small, put, serve) = (session("small", n), session("put", n), session("serve", n));
+            assert_eq!((small.put_body_bytes, put.put_body_bytes, serve.put_body_bytes), (None, Some(65_536), None));
+            for report in [&small, &put, &serve] {
+                let table = crate::report::memory_table(report);
+                assert!(readme.contains(table.trim()), "session {n}'s table in the README:\n{table}");
+            }
+            // What one large request leaves: each framework's idle connection, small requests only and after it.
+            for name in ["actix", "axum", "rocket"] {
+                let (a, b) = (idle(&small, name, Held::Idle), idle(&put, name, Held::Idle));
+                rows.push(format!("| {n} | {name} | {} | {} | {:+.1} |", cell(a), cell(b), b.mean - a.mean));
+                more_after_put.push(b.mean - a.mean);
+            }
+            // axum's two idioms, idle and busy.
+            for held in [Held::Idle, Held::Busy] {
+                let (a, b) = (idle(&serve, "axum-router", held), idle(&serve, "axum-make-service", held));
+                rows.push(format!("| {n} | {held:?} | {} | {} | {:+.1} |", cell(a), cell(b), a.mean - b.mean));
+                if held == Held::Idle {
+                    more_as_router.push(a.mean - b.mean);
+                }
+            }
+        }
+        let missing: Vec<&String> = rows.iter().filter(|row| !readme.contains(row.as_str())).collect();
+        assert!(missing.is_empty(), "rows the README lacks, as the files give them:\n{missing:#?}");
+        // The front page's sentence: the least and the most a PUT left over both sessions, and
+        // what the Router costs an idle connection in each (one figure where both agree).
+        let front = std::fs::read_to_string(run.join("../../../README.md")).unwrap();
+        let (least, most) = more_after_put.iter().fold((f64::MAX, f64::MIN), |(l, m), &d| (l.min(d), m.max(d)));
+        let router: Vec<String> = more_as_router.iter().map(|d| format!("{d:.1}")).collect();
+        assert_eq!(router[0], router[1], "both sessions say the same of the Router");
+        for said in
+            [format!("holding {least:.0} to {most:.0} KiB more"), format!("costs {} KiB more per idle", router[0])]
+        {
+            assert!(front.contains(&said), "the front page says: {said}");
+        }
+        // A second session's interval meets the first's: each idle slope, each kind, each interval
+        // widened by what a slope resolves (RSS counts 4 KiB pages: one page over the span).
+        for kind in ["small", "put", "serve"] {
+            let (one, two) = (session(kind, 1), session(kind, 2));
+            let span = (one.connections.last().unwrap() - one.connections[0]) as f64;
+            let page = 4.0 / span;
+            for server in &one.servers {
+                let (first, second) = (idle(&one, &server.name, Held::Idle), idle(&two, &server.name, Held::Idle));
+                let ((lo_a, hi_a), (lo_b, hi_b)) = (first.interval.unwrap(), second.interval.unwrap());
+                assert!(
+                    lo_b - page <= hi_a + page && lo_a - page <= hi_b + page,
+                    "{kind} {}: [{lo_a} … {hi_a}] and [{lo_b} … {hi_b}]",
+                    server.name
+                );
+            }
+        }
+    }
 }
