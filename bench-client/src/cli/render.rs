@@ -181,14 +181,19 @@ mod tests {
     /// The committed sessions whose tables the README and the run's own README show: the file,
     /// its table and the page it is on.
     const README_TABLES: [(&str, FrontTable, &str, &str); 3] = [
-        (SESSIONS[0], FrontTable::Floors, "floors", "README.md"),
+        (SESSIONS[0], FrontTable::Floors, "floors", "bench/runs/2026-12-04-frameworks/README.md"),
         (
             "bench/runs/2026-12-03-counted/bench-count.results.json.gz",
             FrontTable::Counted,
             "counted",
             "bench/runs/2026-12-03-counted/README.md",
         ),
-        ("bench/runs/2026-12-01-own-change/ex2.results.json.gz", FrontTable::Changes, "changes", "README.md"),
+        (
+            "bench/runs/2026-12-01-own-change/ex2.results.json.gz",
+            FrontTable::Changes,
+            "changes",
+            "bench/runs/2026-12-01-own-change/README.md",
+        ),
     ];
 
     /// The two sessions of `make bench` whose verdicts the front page gives, first and second.
