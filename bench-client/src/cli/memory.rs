@@ -249,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn the_pitfall_sessions_render_in_their_readme_whose_rows_are_the_files_and_the_second_lands_in_the_first() {
+    fn the_pitfall_sessions_render_in_their_readme_whose_rows_are_the_files_and_the_second_meets_the_first() {
         use crate::results::{Held, MemoryReport, OverRepeats, read_memory};
 
         let run = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-06-memory-pitfalls");
