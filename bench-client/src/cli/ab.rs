@@ -204,6 +204,7 @@ impl AbArgs {
                 build: !self.served.no_build,
                 profiler: None,
                 count: None,
+                memory: false,
             },
             before,
             after,

@@ -49,6 +49,10 @@ pub struct MemoryArgs {
     /// connection closed), then its verified request: what a large request leaves behind.
     #[arg(long, value_name = "BYTES")]
     pub put_body_bytes: Option<usize>,
+    /// Leave out the live heap count (a third fresh process per repeat, under valgrind's memcheck,
+    /// holding idle connections: heap bytes per connection counted block by block).
+    #[arg(long)]
+    pub no_heap: bool,
     /// Cargo profile to build and measure.
     #[arg(long, value_enum, default_value_t = Profile::Release)]
     pub profile: Profile,
@@ -89,6 +93,9 @@ impl MemoryArgs {
             );
         }
         self.served.cpus.check()?;
+        if !self.no_heap {
+            suite::check_valgrind("the live heap count runs each server under memcheck; --no-heap leaves it out")?;
+        }
         let most = *self.connections.last().expect("two counts");
         crate::sys::ensure_fds_for(2 * most)
             .with_context(|| format!("--connections {most}: each connection held takes two descriptors here"))?;
@@ -110,6 +117,7 @@ impl MemoryArgs {
             route,
             put_body_bytes: self.put_body_bytes,
             connections: self.connections,
+            heap: !self.no_heap,
             repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
             busy: self.busy,
             warmup: self.warmup,

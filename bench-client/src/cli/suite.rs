@@ -3,6 +3,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
@@ -15,6 +16,34 @@ use crate::engine::LoadSettings;
 use crate::model::{Pairing, Profile, Scenario};
 use crate::report;
 use crate::suite::{self, COUNT_REPEATS, COUNT_REQUESTS, CountSettings, PrecisionTarget, SuitePlan};
+
+/// A `--scenarios` value: a timed scenario, or `memory` (measured apart,
+/// after the timed rounds, with no variants to pair).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScenarioArg {
+    /// A scenario of timed variants.
+    Timed(Scenario),
+    /// What a connection costs in memory.
+    Memory,
+}
+
+/// Every [`ScenarioArg`]: the timed scenarios as [`Scenario`] lists them, then `memory`.
+static SCENARIO_ARGS: std::sync::LazyLock<Vec<ScenarioArg>> = std::sync::LazyLock::new(|| {
+    Scenario::value_variants().iter().copied().map(ScenarioArg::Timed).chain([ScenarioArg::Memory]).collect()
+});
+
+impl ValueEnum for ScenarioArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SCENARIO_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            Self::Timed(scenario) => scenario.to_possible_value(),
+            Self::Memory => Some(clap::builder::PossibleValue::new("memory")),
+        }
+    }
+}
 
 /// Flags of `suite`, as typed.
 #[derive(Debug, Args)]
@@ -34,6 +63,8 @@ pub struct SuiteArgs {
     /// Scenarios to measure, comma-separated (`fortunes`, the request that does real work, is not in the
     /// default: it adds about a quarter to the suite's time; `frameworks` sets the frameworks head to
     /// head, every framework's server loaded in turn in the same run, and adds /fortunes when asked).
+    /// `memory` measures, after the timed rounds, what a connection costs each framework in memory
+    /// (as `memory` does with its defaults, valgrind needed; about 2 minutes per framework).
     #[arg(
         help_heading = "What to measure",
         long,
@@ -41,7 +72,7 @@ pub struct SuiteArgs {
         value_delimiter = ',',
         default_value = "payload,state,frameworks"
     )]
-    pub scenarios: Vec<Scenario>,
+    pub scenarios: Vec<ScenarioArg>,
     /// The `frameworks` scenario (always in the closed loop; left out with one framework): two
     /// frameworks tie when the 95 % interval of their ratio lies
     /// within this margin of 1 (inside [1/(1 + m), 1 + m]: two one-sided tests at 2.5 % each).
@@ -200,12 +231,22 @@ impl SuiteArgs {
             anyhow::bail!("--load-percent alternates the variants in slices: it cannot be used with pairing by rounds");
         }
         let frameworks = dedup(self.frameworks.frameworks);
-        let mut scenarios = dedup(self.scenarios);
+        let memory = self.scenarios.contains(&ScenarioArg::Memory);
+        let timed = self.scenarios.iter().filter_map(|s| match s {
+            ScenarioArg::Timed(scenario) => Some(*scenario),
+            ScenarioArg::Memory => None,
+        });
+        let mut scenarios = dedup(timed.collect());
+        if memory {
+            let most = *suite::MEMORY_CONNECTIONS.last().expect("counts");
+            crate::sys::ensure_fds_for(2 * most)
+                .with_context(|| format!("the memory scenario holds {most} connections, two descriptors each here"))?;
+        }
         if frameworks.len() < 2 && scenarios.contains(&Scenario::Frameworks) {
             // Head to head needs two: with one framework, the other scenarios are measured alone.
             scenarios.retain(|s| *s != Scenario::Frameworks);
             anyhow::ensure!(
-                !scenarios.is_empty(),
+                !scenarios.is_empty() || memory,
                 "the frameworks scenario sets frameworks head to head: give --frameworks two or more"
             );
         }
@@ -244,6 +285,7 @@ impl SuiteArgs {
                 repeats: usize::try_from(self.count_repeats).unwrap_or(usize::MAX),
                 perf: !self.no_perf,
             }),
+            memory,
             pairing,
             slice: self.slice,
             server_per_round: !self.keep_server,
@@ -262,11 +304,17 @@ impl SuiteArgs {
 /// # Errors
 /// See [`suite::run`].
 pub(super) fn run(plan: &SuitePlan, ci: &CiPlan, stop: &AtomicBool) -> anyhow::Result<Outcome> {
-    if let Some(count) = plan.count {
-        // Before anything is built or timed: the tools the count needs.
-        if let Err(e) = suite::check_tools(count.perf) {
-            return Ok(super::report(&e, Outcome::Usage));
-        }
+    // Before anything is built or timed: the tools the count and the memory scenario need.
+    let tools = match plan.count {
+        Some(count) => suite::check_tools(count.perf),
+        None => Ok(()),
+    };
+    let tools = tools.and_then(|()| match plan.memory {
+        true => suite::check_valgrind("the memory scenario counts each server's live heap under memcheck"),
+        false => Ok(()),
+    });
+    if let Err(e) = tools {
+        return Ok(super::report(&e, Outcome::Usage));
     }
     let outcome = suite::run(plan, stop)?;
     super::print_answer(&outcome);
@@ -337,5 +385,19 @@ mod tests {
         let p = args(&["--scenarios", "frameworks", "--tie-margin-percent", "3"]).unwrap();
         assert_eq!(p.scenarios, [Scenario::Frameworks]);
         assert!((p.tie_margin_percent - 3.0).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn memory_is_a_scenario_to_ask_for_measured_apart_from_the_timed_ones() {
+        let p = plan(&["--scenarios", "state,memory,state", "--client-cpus", "0"]);
+        assert_eq!((p.scenarios.as_slice(), p.memory), ([Scenario::State].as_slice(), true));
+        let alone = plan(&["--scenarios", "memory", "--frameworks", "axum", "--client-cpus", "0"]);
+        assert_eq!((alone.scenarios.len(), alone.memory), (0, true), "memory alone times nothing");
+        assert!(!plan(&["--client-cpus", "0"]).memory, "not in the default");
+        let help: Vec<String> = ScenarioArg::value_variants()
+            .iter()
+            .filter_map(|v| Some(v.to_possible_value()?.get_name().to_owned()))
+            .collect();
+        assert_eq!(help, ["payload", "state", "fortunes", "blocking", "tls", "http2", "frameworks", "memory"]);
     }
 }

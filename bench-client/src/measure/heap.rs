@@ -3,7 +3,8 @@
 //! `xtmemory` command writes the tree's totals before and after a stretch
 //! of requests. Its `totB` and `totBk` grow with every block allocated,
 //! whatever is freed, so their difference is what the stretch allocated,
-//! in bytes and in blocks. Callgrind cannot give bytes (it sees the calls
+//! in bytes and in blocks; its `curB` is what is allocated and not yet
+//! freed (live) when it is written, what `memory` reads per connection. Callgrind cannot give bytes (it sees the calls
 //! into `malloc`, not their arguments) and DHAT answers no monitor command
 //! in valgrind 3.19, so the bytes come from a memcheck process of their own.
 
@@ -53,15 +54,31 @@ impl Memcheck {
         Self { vgdb: Vgdb { pid, dir: dir.to_owned() }, taken: 0 }
     }
 
-    /// The totals of the heap tree now.
-    fn totals(&mut self) -> anyhow::Result<Heap> {
+    /// The heap tree's totals now, as written by memcheck.
+    fn tree(&mut self) -> anyhow::Result<(String, std::path::PathBuf)> {
         self.taken += 1;
         let path = self.vgdb.dir.join(format!("xtmemory.{}.{}", self.vgdb.pid, self.taken));
         self.vgdb.monitor(&["xtmemory", &path.to_string_lossy()])?;
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read memcheck's heap tree {}", path.display()))?;
         let _ = std::fs::remove_file(&path);
+        Ok((text, path))
+    }
+
+    /// The totals of the heap tree now.
+    fn totals(&mut self) -> anyhow::Result<Heap> {
+        let (text, path) = self.tree()?;
         parse_totals(&text).with_context(|| format!("{}: no totB and totBk totals", path.display()))
+    }
+
+    /// Bytes allocated and not freed now (the tree's `curB`): the heap the
+    /// process holds, counted block by block.
+    ///
+    /// # Errors
+    /// A monitor command that fails, or a tree that cannot be read.
+    pub fn live_bytes(&mut self) -> anyhow::Result<u64> {
+        let (text, path) = self.tree()?;
+        total(&text, "curB").with_context(|| format!("{}: no curB total", path.display()))
     }
 
     /// What the server allocates while `work` runs.
@@ -79,17 +96,25 @@ impl Memcheck {
 /// The `totB` and `totBk` totals of a heap tree in callgrind's format
 /// (`events: curB curBk totB totBk totFdB totFdBk`, then `totals: …`).
 fn parse_totals(text: &str) -> Option<Heap> {
+    Some(Heap { bytes: total(text, "totB")?, blocks: total(text, "totBk")? })
+}
+
+/// The total of the event `name` in a heap tree, read by the column its
+/// `events:` line gives it.
+fn total(text: &str, name: &str) -> Option<u64> {
     let mut events: Vec<&str> = Vec::new();
-    let mut totals: Vec<u64> = Vec::new();
+    let mut totals: Vec<&str> = Vec::new();
     for line in text.lines() {
         if let Some(names) = line.strip_prefix("events:") {
             events = names.split_whitespace().collect();
         } else if let Some(values) = line.strip_prefix("totals:") {
-            totals = values.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
+            totals = values.split_whitespace().collect();
         }
     }
-    let event = |name: &str| events.iter().position(|e| *e == name).and_then(|i| totals.get(i).copied());
-    Some(Heap { bytes: event("totB")?, blocks: event("totBk")? })
+    if totals.len() != events.len() {
+        return None;
+    }
+    totals.get(events.iter().position(|e| *e == name)?)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -111,5 +136,8 @@ mod tests {
             "no cumulative totals: memcheck without =full"
         );
         assert_eq!(parse_totals("events: curB curBk totB totBk\n"), None, "no totals line");
+        assert_eq!(total(tree, "curB"), Some(199_733), "live bytes");
+        assert_eq!(total("events: curB curBk\ntotals: 1\n", "curB"), None, "a totals line short of its events");
+        assert_eq!(total("events: curB\ntotals: x\n", "curB"), None, "not a count");
     }
 }

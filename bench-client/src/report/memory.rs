@@ -37,24 +37,32 @@ pub fn memory_table(report: &MemoryReport) -> String {
         report.cpu_model,
         report.started_utc,
     );
-    let mut table = Table::new(&[
-        "server",
-        "MiB at start:",
-        "KiB per idle connection:",
-        "KiB per busy connection:",
-        "MiB kept after the load:",
-        "repeats:",
-    ]);
+    // The heap column only where a repeat counted it (not with --no-heap, nor in a version 1 file).
+    let heap = report.servers.iter().any(|s| s.repeats.iter().any(|r| r.heap.is_some()));
+    if heap {
+        out.push_str(
+            "Heap: live bytes (memcheck's count of blocks allocated and not freed) of a third fresh process \
+             holding idle connections, the same slope.\n\n",
+        );
+    }
+    let mut columns = vec!["server", "MiB at start:", "KiB per idle connection:"];
+    columns.extend(heap.then_some("heap KiB per idle connection:"));
+    columns.extend(["KiB per busy connection:", "MiB kept after the load:", "repeats:"]);
+    let mut table = Table::new(&columns);
     for server in &report.servers {
-        let repeats = server.repeats.len();
-        table.row(&[
-            &server.name,
-            &cell(server.baseline_mib(), 1),
-            &cell(server.kib_per_connection(Held::Idle, &report.connections), 1),
-            &cell(server.kib_per_connection(Held::Busy, &report.connections), 1),
-            &cell(server.kept_mib(), 2),
-            &repeats,
+        let mut row = vec![
+            server.name.clone(),
+            cell(server.baseline_mib(), 1),
+            cell(server.kib_per_connection(Held::Idle, &report.connections), 1),
+        ];
+        row.extend(heap.then(|| cell(server.heap_kib_per_connection(&report.connections), 1)));
+        row.extend([
+            cell(server.kib_per_connection(Held::Busy, &report.connections), 1),
+            cell(server.kept_mib(), 2),
+            server.repeats.len().to_string(),
         ]);
+        let cells: Vec<&dyn std::fmt::Display> = row.iter().map(|c| c as &dyn std::fmt::Display).collect();
+        table.row(&cells);
     }
     out.push_str(&table.finish());
     for server in &report.servers {

@@ -29,6 +29,8 @@ pub enum Section {
     Http2Settings,
     /// With `suite --count`: each delta timed beside the same change counted.
     Counted,
+    /// With the `memory` scenario: what a connection costs each framework in memory.
+    Memory,
     /// µs of server CPU per request of every route, and what each delta
     /// saves (a suite's only: `ab` compares builds, not routes).
     Proportion,
@@ -55,12 +57,13 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Frameworks,
         Self::Changes,
         Self::Latency,
         Self::Http2Settings,
         Self::Counted,
+        Self::Memory,
         Self::Proportion,
         Self::Sweep,
         Self::Profiles,
@@ -80,6 +83,7 @@ impl Section {
             Self::Latency => super::latency_table(results),
             Self::Http2Settings => super::http2_settings_table(results),
             Self::Counted => super::counted_beside_timed(results),
+            Self::Memory => results.memory.as_ref().map(super::memory_table).unwrap_or_default(),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
             Self::Profiles => {
@@ -116,7 +120,7 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
         .into_iter()
         .filter(|section| match (section, on) {
             (Section::Changes | Section::Latency | Section::Http2Settings, _) => true,
-            (Section::Frameworks | Section::Counted | Section::Proportion, _) => !ab,
+            (Section::Frameworks | Section::Counted | Section::Memory | Section::Proportion, _) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
             (_, Medium::Markdown) => true,
@@ -147,6 +151,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
             Section::Latency => writeln!(out, "{tables}"),
             Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
+            Section::Memory => writeln!(out, "What a connection costs in memory:\n\n{tables}"),
             Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
             Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
@@ -164,6 +169,7 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
     let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
     let (head_to_head, charts): (Vec<&String>, Vec<&String>) =
         charts.into_iter().partition(|c| c.ends_with("/frameworks.svg"));
+    let (memory, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/memory.svg"));
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
             if !charts.is_empty() {
@@ -194,6 +200,13 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                 write!(out, "## Frameworks head to head\n\n{tables}\n")
             }
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
+            Section::Memory => {
+                out.push_str("\n## What a connection costs in memory\n\n");
+                for c in &memory {
+                    let _ = writeln!(out, "![each framework's memory against the keep-alive connections]({c})\n");
+                }
+                write!(out, "{tables}")
+            }
             Section::Http2Settings => write!(out, "\n## HTTP/2 settings granted\n\n{}{tables}", notes::HTTP2_SETTINGS),
             Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
             Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),
@@ -251,13 +264,61 @@ mod tests {
         assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
         assert_eq!(
             sections(&suite, Medium::Terminal),
-            [Frameworks, Changes, Latency, Http2Settings, Counted, Proportion, Sweep, Profiles, FlameGraphs]
+            [Frameworks, Changes, Latency, Http2Settings, Counted, Memory, Proportion, Sweep, Profiles, FlameGraphs]
         );
         assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency, Http2Settings]);
         assert_eq!(
             sections(&ab, Medium::Markdown),
             [Changes, Latency, Http2Settings, Sweep, Profiles, ProfilingCost, Charts, FlameGraphs]
         );
+    }
+
+    #[test]
+    fn the_memory_scenario_shows_its_table_under_its_chart_and_in_the_terminal() {
+        use crate::results::{MemoryRepeat, MemoryReport, MemoryServer};
+        use crate::sys::Resident;
+        let at = |rss_kib| Resident { rss_kib, pss_kib: None, private_dirty_kib: None };
+        let mut results = suite();
+        results.memory = Some(MemoryReport {
+            schema_version: crate::results::MEMORY_SCHEMA_VERSION,
+            commit: "abc".into(),
+            cpu_model: "cpu".into(),
+            started_utc: "2026-12-06T00:00:00Z".into(),
+            profile: "release".into(),
+            route: "/plaintext".into(),
+            put_body_bytes: None,
+            connections: vec![1, 65],
+            busy_ms: 2000,
+            complete: true,
+            servers: vec![MemoryServer {
+                name: "axum".into(),
+                repeats: vec![MemoryRepeat {
+                    idle_baseline: at(1000),
+                    idle: vec![at(1010), at(1650)],
+                    busy_baseline: Some(at(1000)),
+                    busy: vec![at(1020), at(2300)],
+                    busy_held: vec![1, 65],
+                    kept: Some(at(1100)),
+                    heap: None,
+                }],
+                error: None,
+            }],
+        });
+        let table = super::super::memory_table(results.memory.as_ref().unwrap());
+        assert!(table.contains("| axum | 1.0 | 10.0 | 20.0 | 0.10 | 1 |"), "{table}");
+        let flamegraphs = FlameGraphs::default();
+        let answer = Answer { results: &results, other_profiles: &[], flamegraphs: &flamegraphs };
+        let charts = ["charts/memory.svg".to_owned(), "charts/rate.svg".to_owned()];
+        let page = markdown_sections(&answer, &charts);
+        let chart = "![each framework's memory against the keep-alive connections](charts/memory.svg)";
+        let section = format!("\n## What a connection costs in memory\n\n{chart}\n\n{table}");
+        assert!(page.contains(&section), "{page}");
+        assert_eq!(page.matches("charts/memory.svg").count(), 1, "not again under Charts: {page}");
+        assert!(page.contains("![charts/rate.svg](charts/rate.svg)"), "{page}");
+        let text = terminal_answer(&answer, Path::new("out"));
+        assert!(text.contains(&format!("What a connection costs in memory:\n\n{table}")), "{text}");
+        // `ab` has none of it.
+        assert!(!sections(&ab(results.clone()), Medium::Markdown).contains(&Section::Memory));
     }
 
     #[test]

@@ -107,6 +107,7 @@ pub fn results(runs: Vec<RunRecord>) -> Results {
         deltas,
         failures: Vec::new(),
         counted: None,
+        memory: None,
         rivals: Vec::new(),
     }
 }

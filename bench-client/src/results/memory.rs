@@ -2,7 +2,9 @@
 //! repeat, a fresh server process is measured with no connection, then
 //! with each count of idle keep-alive connections; a second fresh process
 //! with no connection, then busy under load at each count, then once the
-//! load has ended and every connection closed.
+//! load has ended and every connection closed; and (unless `--no-heap`) a
+//! third under valgrind's memcheck, whose live heap bytes are counted with
+//! no connection and at each count of idle ones.
 //! The file holds what `/proc` said at each point; what a connection costs
 //! (the slope between the fewest and the most connections of a repeat) and
 //! what is kept are computed from it, with their 95 % interval over the
@@ -13,11 +15,12 @@ use serde::{Deserialize, Serialize};
 use super::counted::OverRepeats;
 use crate::sys::Resident;
 
-/// Version of the `memory.json` layout.
-pub const MEMORY_SCHEMA_VERSION: u32 = 1;
+/// Version of the `memory.json` layout: 2 adds each repeat's `heap`
+/// (version 1 files read as repeats without it).
+pub const MEMORY_SCHEMA_VERSION: u32 = 2;
 
 /// One `memory` session.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     /// [`MEMORY_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -48,7 +51,7 @@ pub struct MemoryReport {
 }
 
 /// One server's repeats.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryServer {
     /// The framework's name, or a `--cmd` server's.
     pub name: String,
@@ -61,7 +64,7 @@ pub struct MemoryServer {
 /// What the two processes of a repeat held at each point: one holds idle
 /// connections, a second one carries the load (so that neither count
 /// starts from memory the other left).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryRepeat {
     /// The first process started, answered its health check, no connection open.
     pub idle_baseline: Resident,
@@ -80,6 +83,22 @@ pub struct MemoryRepeat {
     pub busy_held: Vec<usize>,
     /// The second process once the load has ended and every connection is closed.
     pub kept: Option<Resident>,
+    /// The third process's live heap, counted (`None` with `--no-heap`, or
+    /// when the repeat ended before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<HeapPoints>,
+}
+
+/// Live heap bytes of a process under memcheck (`curB` of its heap tree:
+/// every block allocated and not yet freed, whatever the pages hold),
+/// holding idle connections as the first process does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeapPoints {
+    /// Started, healthy, no connection open.
+    pub baseline_bytes: u64,
+    /// With `connections[i]` idle keep-alive connections open, each having
+    /// carried its request (a point per count reached).
+    pub idle_bytes: Vec<u64>,
 }
 
 /// Which points a per-connection figure is taken over.
@@ -113,6 +132,42 @@ impl MemoryServer {
             })
             .collect();
         OverRepeats::of(&slopes)
+    }
+
+    /// KiB of live heap per idle connection: per repeat, the slope of its
+    /// heap points between the fewest and the most connections reached,
+    /// with the interval over the repeats; `None` without heap points over
+    /// two counts.
+    pub fn heap_kib_per_connection(&self, connections: &[usize]) -> Option<OverRepeats> {
+        let slopes: Vec<f64> = self
+            .repeats
+            .iter()
+            .filter_map(|r| {
+                let points = &r.heap.as_ref()?.idle_bytes;
+                let (first, last) = (*points.first()?, *points.last()?);
+                let span = connections.get(points.len() - 1)?.checked_sub(*connections.first()?)?;
+                (span > 0).then(|| (last as f64 - first as f64) / 1024.0 / span as f64)
+            })
+            .collect();
+        OverRepeats::of(&slopes)
+    }
+
+    /// The mean live heap MiB at each connection count held idle, over the
+    /// repeats that reached it (for the chart).
+    pub fn mean_heap_mib(&self, connections: &[usize]) -> Vec<(usize, f64)> {
+        connections
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| {
+                let at: Vec<f64> = self
+                    .repeats
+                    .iter()
+                    .filter_map(|r| r.heap.as_ref()?.idle_bytes.get(i))
+                    .map(|&b| b as f64 / (1024.0 * 1024.0))
+                    .collect();
+                (!at.is_empty()).then(|| (n, at.iter().sum::<f64>() / at.len() as f64))
+            })
+            .collect()
     }
 
     /// MiB of resident memory kept once the load has ended and every
@@ -174,6 +229,11 @@ mod tests {
             busy: vec![held(base + 100), held(base + 6500), held(base + 100_100)],
             busy_held: vec![1, 65, 1001],
             kept: Some(held(base + kept)),
+            // 64 KiB of heap per connection, the first connection's request 3 KiB more.
+            heap: Some(HeapPoints {
+                baseline_bytes: base * 100,
+                idle_bytes: [1, 65, 1025].map(|n: u64| base * 100 + 3 * 1024 + n * 65_536).to_vec(),
+            }),
         };
         let server = MemoryServer {
             name: "own".into(),
@@ -188,6 +248,11 @@ mod tests {
         let (lo, hi) = kept.interval.unwrap();
         assert!(lo < 2.0 && hi > 2.0 && hi - lo > 1.0, "three spread repeats: {kept:?}");
         assert_eq!(server.mean_mib(Held::Idle, &connections)[0].0, 1);
+        let heap = server.heap_kib_per_connection(&connections).unwrap();
+        assert!((heap.mean - 64.0).abs() < 1e-9 && heap.interval == Some((64.0, 64.0)), "{heap:?}");
+        let heap_mib = server.mean_heap_mib(&connections);
+        assert_eq!(heap_mib.iter().map(|p| p.0).collect::<Vec<_>>(), [1, 65, 1025]);
+        assert!((heap_mib[2].1 - (10_240.0 * 100.0 + 3072.0 + 1025.0 * 65_536.0) / 1_048_576.0).abs() < 1e-9);
         // A repeat cut short after one count has no slope; one after two counts has its own.
         let cut = MemoryServer {
             name: "cut".into(),
@@ -198,11 +263,13 @@ mod tests {
                 busy: vec![],
                 busy_held: vec![],
                 kept: None,
+                heap: None,
             }],
             error: Some("died".into()),
         };
         assert_eq!(cut.kib_per_connection(Held::Idle, &connections), None);
         assert_eq!(cut.kept_mib(), None);
+        assert_eq!(cut.heap_kib_per_connection(&connections), None, "no heap points");
         let two = MemoryServer {
             name: "two".into(),
             repeats: vec![MemoryRepeat {
@@ -212,6 +279,7 @@ mod tests {
                 busy: vec![],
                 busy_held: vec![],
                 kept: None,
+                heap: None,
             }],
             error: None,
         };

@@ -34,7 +34,7 @@ pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_count, read_load, read_loads, read_memory, read_watch, results_file, write};
 pub use self::folder::{create_run_dir, latest_of_other_profiles, link_latest};
 pub use self::latency::{LatencyDelta, latency_deltas};
-pub use self::memory::{Held, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
+pub use self::memory::{HeapPoints, Held, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
 pub use self::merge::{Input, MergeError, MergeOptions, Refusal, merge};
 pub use self::proportion::{DeltaCost, RouteCost, cost_us, delta_costs, route_costs};
 pub use self::reports::{ClientRow, LoadReport, MergeInfo, ServerRow, WatchReport};
@@ -57,10 +57,10 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`);
 /// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`);
 /// 14 the `http2` scenario (its variants, `meta.http2_settings`); 15 the `frameworks` scenario
-/// (`rivals`: every pair of frameworks head to head).
-pub const SCHEMA_VERSION: u32 = 15;
+/// (`rivals`: every pair of frameworks head to head); 16 the `memory` scenario (`memory`).
+pub const SCHEMA_VERSION: u32 = 16;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 15 only added
+/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 16 only added
 /// keys, each with a default when missing, and 7 and 14 values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
@@ -375,6 +375,11 @@ pub struct Results {
     /// (the `count.json` of the session's count, also written beside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted: Option<CountReport>,
+    /// With the `memory` scenario: what a connection costs each framework
+    /// in memory (the `memory.json` of the session's memory run, also
+    /// written beside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryReport>,
     /// With the `frameworks` scenario: every route's pairs of frameworks
     /// head to head, their ratios and standings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -27,7 +27,7 @@ use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow};
 use crate::sys::CpuList;
 
 /// How long a server under valgrind may take to listen.
-const START_UNDER_VALGRIND: Duration = Duration::from_secs(120);
+pub(super) const START_UNDER_VALGRIND: Duration = Duration::from_secs(120);
 /// Requests each route answers before anything is counted (uninstrumented):
 /// lazy statics, caches and the runtime's first allocations are made; as
 /// many again are counted to size the stretches.
@@ -151,14 +151,23 @@ pub struct CountOutcome {
 /// # Errors
 /// One line naming what is missing and how to install it.
 pub fn check_tools(perf: bool) -> anyhow::Result<()> {
+    check_valgrind("counting runs the servers under callgrind")?;
+    if perf { PerfStat::check() } else { Ok(()) }
+}
+
+/// Checks that valgrind and vgdb can run; `why` says what needs them.
+///
+/// # Errors
+/// One line naming what is missing, `why`, and how to install it.
+pub fn check_valgrind(why: &str) -> anyhow::Result<()> {
     // `vgdb --help` exits 0 (it knows no `--version`).
     for (tool, flag) in [("valgrind", "--version"), ("vgdb", "--help")] {
         let runs = std::process::Command::new(tool).arg(flag).output().is_ok_and(|o| o.status.success());
         if !runs {
-            bail!("{tool} is not installed: counting runs the servers under callgrind (apt-get install valgrind)");
+            bail!("{tool} is not installed: {why} (apt-get install valgrind)");
         }
     }
-    if perf { PerfStat::check() } else { Ok(()) }
+    Ok(())
 }
 
 /// Runs `plan`: builds (unless told not to), then counts every route of

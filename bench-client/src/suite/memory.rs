@@ -4,13 +4,16 @@
 //! one carrying one verified request and then held idle; then a second
 //! fresh process: its baseline, a closed-loop load over each count of
 //! connections read at the end of its stretch, and what is kept once the
-//! load has ended. Each point
-//! is `/proc`'s account of the process ([`crate::sys::resident`]);
+//! load has ended. Each of these points
+//! is `/proc`'s account of the process ([`crate::sys::resident`]). Unless
+//! `--no-heap`, a third fresh process runs under valgrind's memcheck and
+//! holds idle connections as the first does: its live heap bytes, counted
+//! block by block, at each count ([`crate::measure::Memcheck`]).
 //! `memory.json` is written after every repeat, so a stop or a server that
 //! dies keeps what was measured.
 
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,13 +22,13 @@ use common::Route;
 
 use super::build;
 use super::command;
-use super::counted::CountedServer;
+use super::counted::{CountedServer, START_UNDER_VALGRIND};
 use super::servers::route_load;
 use crate::engine::{Exchange, Load, LoadSettings, Request, RouteLoad, Target, Timing};
-use crate::measure::{self, Observers, Start};
+use crate::measure::{self, Memcheck, Observers, Start};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
+use crate::results::{HeapPoints, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
 use crate::sys::{CpuList, Resident, ServerProcess, open_fds, resident, sleep_until};
 
 /// How long a server may take to listen and answer its health check.
@@ -38,6 +41,13 @@ const SETTLE: Duration = Duration::from_millis(300);
 
 /// `--connections` of `memory`: one, then counts a server holds in production.
 pub const MEMORY_CONNECTIONS: [usize; 4] = [1, 64, 1024, 4096];
+
+/// Fresh processes per server of `memory` (and of the suite's `memory` scenario).
+pub const MEMORY_REPEATS: usize = 3;
+/// How long each busy point is loaded by default.
+pub const MEMORY_BUSY: Duration = Duration::from_secs(2);
+/// Each busy point's warm-up per 512 connections by default.
+pub const MEMORY_WARMUP: Duration = Duration::from_secs(1);
 
 /// A checked `memory` session.
 #[derive(Debug, Clone)]
@@ -54,6 +64,8 @@ pub struct MemoryPlan {
     pub put_body_bytes: Option<usize>,
     /// Connection counts, ascending and distinct, at least two.
     pub connections: Vec<usize>,
+    /// Count the live heap of a third process per repeat, under memcheck.
+    pub heap: bool,
     /// Fresh processes per server (at least 2, for an interval).
     pub repeats: usize,
     /// How long each busy point's connections have to open and warm up
@@ -69,6 +81,41 @@ pub struct MemoryPlan {
     pub build: bool,
     /// Where the session's folder goes.
     pub out: PathBuf,
+}
+
+impl MemoryPlan {
+    /// The suite's `memory` scenario: `memory` with its defaults over the
+    /// suite's frameworks, built already, on its CPUs, its folder in `dir`.
+    pub(super) fn of_suite(suite: &super::SuitePlan, dir: &Path) -> Self {
+        let workers = suite.server_cpus.len();
+        let servers = suite
+            .frameworks
+            .iter()
+            .map(|&f| CountedServer {
+                name: f.name().to_owned(),
+                command: format!(
+                    "{} --addr {{addr}} --workers {workers}",
+                    super::server_binary(suite.profile, f).display()
+                ),
+                framework: Some(f),
+            })
+            .collect();
+        Self {
+            profile: suite.profile,
+            servers,
+            route: common::Route::get(common::RouteId::Plaintext),
+            put_body_bytes: None,
+            connections: MEMORY_CONNECTIONS.to_vec(),
+            heap: true,
+            repeats: MEMORY_REPEATS,
+            warmup: MEMORY_WARMUP,
+            busy: MEMORY_BUSY,
+            server_cpus: suite.server_cpus.clone(),
+            client_cpus: suite.client_cpus.clone(),
+            build: false,
+            out: dir.to_owned(),
+        }
+    }
 }
 
 /// What a session measured, and where it was written.
@@ -112,7 +159,7 @@ pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutc
     for spec in &plan.servers {
         report.servers.push(MemoryServer { name: spec.name.clone(), repeats: Vec::new(), error: None });
         for _ in 0..plan.repeats {
-            let (repeat, result) = measure_repeat(plan, spec, stop);
+            let (repeat, result) = measure_repeat(plan, spec, &dir, stop);
             let server = report.servers.last_mut().expect("pushed above");
             server.repeats.extend(repeat);
             if let Err(e) = result {
@@ -132,16 +179,18 @@ pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutc
 }
 
 /// One repeat of `spec`: a fresh process holding idle connections, then a
-/// fresh one under load; what each held at each point reached (`None`
-/// before the first baseline), and why the repeat ended early, if it did.
+/// fresh one under load, then (with `plan.heap`) one under memcheck whose
+/// pipes and trees go in a folder of `dir`; what each held at each point reached
+/// (`None` before the first baseline), and why the repeat ended early, if
+/// it did.
 fn measure_repeat(
     plan: &MemoryPlan,
     spec: &CountedServer,
+    dir: &Path,
     stop: &AtomicBool,
 ) -> (Option<MemoryRepeat>, anyhow::Result<()>) {
     let mut repeat = None;
-    let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
-        let put = plan.put_body_bytes.map(|bytes| put_devices(server.addr, bytes));
+    let result = on_fresh_server(plan, spec, &[], stop, &mut |server, route, read| {
         let points = repeat.insert(MemoryRepeat {
             idle_baseline: read("before any connection")?,
             idle: Vec::new(),
@@ -149,21 +198,15 @@ fn measure_repeat(
             busy: Vec::new(),
             busy_held: Vec::new(),
             kept: None,
+            heap: None,
         });
-        let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
-        for &n in &plan.connections {
-            while held.len() < n {
-                held.push(open_verified(route, put.as_ref(), stop).with_context(|| {
-                    format!("connection {} of {n} held idle on {}", held.len() + 1, route.target.path)
-                })?);
-            }
-            settle(stop)?;
+        hold_idle(plan, server, route, stop, &mut |n| {
             points.idle.push(read(&format!("with {n} idle connections"))?);
-        }
-        Ok(())
+            Ok(())
+        })
     });
     let Some(points) = repeat.as_mut().filter(|_| result.is_ok()) else { return (repeat, result) };
-    let result = on_fresh_server(plan, spec, stop, &mut |server, route, read| {
+    let result = on_fresh_server(plan, spec, &[], stop, &mut |server, route, read| {
         points.busy_baseline = Some(read("before any connection")?);
         let idle_fds = open_fds(server.pid()).context("the server exited before the load")?;
         for &n in &plan.connections {
@@ -176,26 +219,74 @@ fn measure_repeat(
         points.kept = Some(read("after the load")?);
         Ok(())
     });
+    if result.is_err() || !plan.heap {
+        return (repeat, result);
+    }
+    // Memcheck's pipes and heap trees, removed once the process has ended.
+    let dumps = dir.join("memcheck");
+    if let Err(e) = std::fs::create_dir_all(&dumps) {
+        return (repeat, Err(e).with_context(|| format!("cannot create {}", dumps.display())));
+    }
+    let result = on_fresh_server(plan, spec, &Memcheck::wrapper(&dumps), stop, &mut |server, route, _| {
+        let mut memcheck = Memcheck::attach(server.pid(), &dumps);
+        let heap = points.heap.insert(HeapPoints { baseline_bytes: memcheck.live_bytes()?, idle_bytes: Vec::new() });
+        hold_idle(plan, server, route, stop, &mut |_| {
+            heap.idle_bytes.push(memcheck.live_bytes()?);
+            Ok(())
+        })
+    })
+    .context("under memcheck (--no-heap leaves it out)");
+    let _ = std::fs::remove_dir_all(&dumps);
     (repeat, result)
+}
+
+/// Opens keep-alive connections to `server` up to each count of
+/// `plan.connections`, every one verified and then held idle, and calls
+/// `at` with the count once the server has settled.
+fn hold_idle(
+    plan: &MemoryPlan,
+    server: &ServerProcess,
+    route: &RouteLoad,
+    stop: &AtomicBool,
+    at: &mut dyn FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let put = plan.put_body_bytes.map(|bytes| put_devices(server.addr, bytes));
+    let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
+    for &n in &plan.connections {
+        while held.len() < n {
+            held.push(
+                open_verified(route, put.as_ref(), stop).with_context(|| {
+                    format!("connection {} of {n} held idle on {}", held.len() + 1, route.target.path)
+                })?,
+            );
+        }
+        settle(stop)?;
+        at(n)?;
+    }
+    Ok(())
 }
 
 /// What reads the server's memory now, `at` a point named for the error
 /// when it has gone.
 type Read<'a> = &'a dyn Fn(&str) -> anyhow::Result<Resident>;
 
-/// Starts `spec` anew, waits until it is healthy and settled, hands it,
-/// its route and a reader of its memory to `measure`, and stops it.
+/// Starts `spec` anew (under `wrapper`, valgrind's arguments, when there
+/// are any), waits until it is healthy and settled, hands it, its route and
+/// a reader of its memory to `measure`, and stops it.
 fn on_fresh_server(
     plan: &MemoryPlan,
     spec: &CountedServer,
+    wrapper: &[String],
     stop: &AtomicBool,
     measure: &mut dyn FnMut(&ServerProcess, &RouteLoad, Read<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = spec.name.as_str();
+    let ready = if wrapper.is_empty() { START } else { START_UNDER_VALGRIND };
     // `exec`: the process measured is the server, not a shell waiting for it.
-    let mut server = command::start(name, &format!("exec {}", spec.command), &plan.server_cpus, START, stop)?;
+    let shell = format!("exec {} {}", wrapper.join(" "), spec.command);
+    let mut server = command::start(name, &shell, &plan.server_cpus, ready, stop)?;
     let result = (|| -> anyhow::Result<()> {
-        preflight::wait_healthy(&Target::new(server.addr, "/"), START)
+        preflight::wait_healthy(&Target::new(server.addr, "/"), ready)
             .with_context(|| format!("{name} is not healthy"))?;
         let pid = server.pid();
         let read = |at: &str| resident(pid).with_context(|| format!("the server exited {at}"));

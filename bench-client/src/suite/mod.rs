@@ -34,8 +34,12 @@ mod variants;
 use std::sync::atomic::AtomicBool;
 
 pub use self::build::{PROFILING_RUSTFLAGS, build, server_binary, workspace_root};
-pub use self::counted::{COUNT_REPEATS, COUNT_REQUESTS, CountOutcome, CountPlan, CountedServer, check_tools, count};
-pub use self::memory::{MEMORY_CONNECTIONS, MemoryOutcome, MemoryPlan, memory};
+pub use self::counted::{
+    COUNT_REPEATS, COUNT_REQUESTS, CountOutcome, CountPlan, CountedServer, check_tools, check_valgrind, count,
+};
+pub use self::memory::{
+    MEMORY_BUSY, MEMORY_CONNECTIONS, MEMORY_REPEATS, MEMORY_WARMUP, MemoryOutcome, MemoryPlan, memory,
+};
 pub use self::plan::{CountSettings, PrecisionTarget, SuiteOutcome, SuitePlan};
 pub use self::profiling::{Flamegraph, FlamegraphPlan, flamegraph};
 pub use self::schedule::{Sliced, Slot, Step, round, steps};

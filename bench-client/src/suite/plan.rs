@@ -68,6 +68,10 @@ pub struct SuitePlan {
     /// each framework (as `count` does) and set each delta's counted change
     /// beside its timed one; `None`: time only.
     pub count: Option<CountSettings>,
+    /// The `memory` scenario: after the timed rounds (and the count), what a
+    /// connection costs each framework in memory, as `memory` measures it
+    /// with its defaults; `false`: not measured.
+    pub memory: bool,
 }
 
 /// How many requests and repeats `ab --count` and `suite --count` count, and whether with perf.

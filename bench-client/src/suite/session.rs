@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, bail};
 
 use super::measuring::measure_run;
+use super::memory::MemoryPlan;
 use super::meta;
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::profiling::{self, Profiler, Profiles};
@@ -409,6 +410,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         deltas: Vec::new(),
         failures: Vec::new(),
         counted: None,
+        memory: None,
         rivals: Vec::new(),
     };
     design.record(&mut results.meta);
@@ -466,7 +468,22 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
             }
         }
     }
-    // Ctrl-C during the count: the timed results stand, the session ends as interrupted.
+    if plan.memory && !interrupted && !stop.load(Ordering::Relaxed) {
+        // What was timed and counted is written first: a memory run that fails loses none of it.
+        results::write(&json, &results)?;
+        eprintln!("what a connection costs in memory (the memory scenario)");
+        match super::memory::memory(&MemoryPlan::of_suite(plan, &dir), stop) {
+            Ok(outcome) => {
+                results.complete &= outcome.report.complete;
+                results.memory = Some(outcome.report);
+            }
+            Err(e) => {
+                eprintln!("error: memory: {e:#}");
+                results.complete = false;
+            }
+        }
+    }
+    // Ctrl-C during the count or the memory run: the timed results stand, the session ends as interrupted.
     let interrupted = interrupted || stop.load(Ordering::Relaxed);
     if let Some(target) = plan.target {
         for d in &mut results.deltas {

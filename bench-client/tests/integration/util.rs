@@ -406,6 +406,18 @@ pub(crate) fn assert_schema(value: &serde_json::Value, def: Option<&str>) {
     assert!(errors.is_empty(), "{def:?} violates the schema: {errors:#?}");
 }
 
+/// The Python interpreter itself (`sys.executable`), not a shim that execs
+/// it (pyenv's `python3` is a shell script): a server run under valgrind
+/// must be the program valgrind starts.
+pub(crate) fn python() -> &'static str {
+    static PYTHON: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let out =
+            Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3 runs");
+        String::from_utf8(out.stdout).expect("a path").trim().to_owned()
+    });
+    &PYTHON
+}
+
 /// The program `name` on the PATH, if any.
 pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))

@@ -55,8 +55,16 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     if draw_frameworks(&dir.join(FRAMEWORKS_CHART), results)? {
         written.insert(0, FRAMEWORKS_CHART.to_owned());
     }
+    if let Some(memory) = &results.memory
+        && draw_memory(&dir.join(MEMORY_CHART), memory)?
+    {
+        written.push(MEMORY_CHART.to_owned());
+    }
     Ok(written)
 }
+
+/// The chart of the `memory` scenario, in a run folder.
+const MEMORY_CHART: &str = "charts/memory.svg";
 
 /// The chart of every change, in a run folder.
 const CHANGES_CHART: &str = "charts/changes.svg";
@@ -254,7 +262,8 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
 }
 
 /// Draws a `memory` session into `path`: each server's mean resident MiB
-/// against the connections asked for, idle and busy, one line each; false
+/// against the connections asked for, idle and busy, and its live heap MiB
+/// idle where counted, one line each; false
 /// (nothing drawn) without a point.
 ///
 /// # Errors
@@ -273,12 +282,26 @@ pub fn draw_memory(path: &Path, report: &MemoryReport) -> anyhow::Result<bool> {
     if series.is_empty() {
         return Ok(false);
     }
+    let heap: Vec<(String, Vec<(f64, f64)>)> = report
+        .servers
+        .iter()
+        .map(|s| {
+            let points = s.mean_heap_mib(&report.connections).into_iter().map(|(n, mib)| (n as f64, mib)).collect();
+            (format!("{} heap idle", s.name), points)
+        })
+        .filter(|(_, points): &(String, Vec<(f64, f64)>)| !points.is_empty())
+        .collect();
+    let (title, y) = if heap.is_empty() {
+        ("resident memory", "resident memory (MiB)")
+    } else {
+        ("resident memory (idle, busy) and live heap (idle)", "MiB")
+    };
     xy_lines(
         path,
-        &format!("resident memory against keep-alive connections on {}, mean of the repeats", report.route),
+        &format!("{title} against keep-alive connections on {}, mean of the repeats", report.route),
         "keep-alive connections asked for",
-        "resident memory (MiB)",
-        &series,
+        y,
+        &[series, heap].concat(),
     )?;
     Ok(true)
 }
