@@ -9,7 +9,8 @@ FRAMEWORKS  ?= actix,axum,rocket
 # `fortunes` (/fortunes → /fortunes/cached, the request that does real work) is
 # not in the default: it adds ~2 min (a quarter) to `make bench`. Ask for it with
 # SCENARIOS=payload,state,fortunes; the report's "In proportion" table then
-# reads every delta as a share of a /fortunes request.
+# reads every delta as a share of a /fortunes request. SCENARIOS=memory (alone or
+# beside others) adds what a connection costs in memory, as `make memory` measures it.
 SCENARIOS   ?= payload,state,frameworks
 LAYERS      ?= 10
 SERVER_CPUS ?= 0
@@ -38,6 +39,8 @@ COUNT ?=
 # PUT_BODY_BYTES=65536: `make memory` sends each idle connection a PUT /api/devices of that many
 # bytes before its verified request (what a large request leaves in a connection's buffers).
 PUT_BODY_BYTES ?=
+# NO_HEAP=1: `make memory` leaves out the live heap count (a third process per repeat, under memcheck).
+NO_HEAP ?=
 # TCP_NODELAY=1: the servers set TCP_NODELAY on their connections (`suite --tcp-nodelay`); each
 # framework's own default otherwise (docs/SERVERS.md).
 TCP_NODELAY ?=
@@ -127,9 +130,9 @@ count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
 
-memory: $(BUILD_CLIENT) ## Resident memory per connection (1 to 4096, idle and busy) and kept after the load, per framework
+memory: $(BUILD_CLIENT) ## Resident memory (idle, busy) and live heap (idle, memcheck) per connection, 1 to 4096, and kept after the load, per framework
 	$(CLIENT) memory --profile $(PROFILE) --frameworks $(FRAMEWORKS) --server-cpus $(SERVER_CPUS) \
-	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
+	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) $(if $(NO_HEAP),--no-heap) \
 	  $(if $(PUT_BODY_BYTES),--put-body-bytes $(PUT_BODY_BYTES))
 
 bench-all: bench bench-debug ## Both profiles; the second report shows them side by side

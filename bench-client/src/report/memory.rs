@@ -66,6 +66,15 @@ pub fn memory_table(report: &MemoryReport) -> String {
     }
     out.push_str(&table.finish());
     for server in &report.servers {
+        if let Some((held, asked)) = server.fewest_held(&report.connections) {
+            out.push_str(&format!(
+                "\n{}: held {held} of {asked} idle connections when read (its keep-alive timeout closed the others \
+                 while they opened); its idle slopes are over those it held.\n",
+                server.name
+            ));
+        }
+    }
+    for server in &report.servers {
         if let Some(e) = &server.error {
             out.push_str(&format!("\n{}: ended early: {e}\n", server.name));
         }

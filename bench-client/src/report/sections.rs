@@ -113,13 +113,16 @@ pub struct Answer<'a> {
 /// The sections `on` shows for `results`, in order. The terminal leaves out
 /// what it cannot show (charts) and the cost of profiling, and for `ab`
 /// keeps to the change and its latency (the rest of `ab`'s answer is in its
-/// `report.md`); no medium shows `ab` the routes in proportion.
+/// `report.md`); no medium shows `ab` the routes in proportion, nor a suite
+/// that timed no scenario (`memory` alone) a change table.
 pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
     let ab = results.meta.ab.is_some();
+    // The `memory` scenario alone times nothing: no change table to show.
+    let timed = ab || !results.meta.scenarios.is_empty();
     Section::ALL
         .into_iter()
         .filter(|section| match (section, on) {
-            (Section::Changes | Section::Latency | Section::Http2Settings, _) => true,
+            (Section::Changes | Section::Latency | Section::Http2Settings, _) => timed,
             (Section::Frameworks | Section::Counted | Section::Memory | Section::Proportion, _) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
@@ -275,35 +278,8 @@ mod tests {
 
     #[test]
     fn the_memory_scenario_shows_its_table_under_its_chart_and_in_the_terminal() {
-        use crate::results::{MemoryRepeat, MemoryReport, MemoryServer};
-        use crate::sys::Resident;
-        let at = |rss_kib| Resident { rss_kib, pss_kib: None, private_dirty_kib: None };
         let mut results = suite();
-        results.memory = Some(MemoryReport {
-            schema_version: crate::results::MEMORY_SCHEMA_VERSION,
-            commit: "abc".into(),
-            cpu_model: "cpu".into(),
-            started_utc: "2026-12-06T00:00:00Z".into(),
-            profile: "release".into(),
-            route: "/plaintext".into(),
-            put_body_bytes: None,
-            connections: vec![1, 65],
-            busy_ms: 2000,
-            complete: true,
-            servers: vec![MemoryServer {
-                name: "axum".into(),
-                repeats: vec![MemoryRepeat {
-                    idle_baseline: at(1000),
-                    idle: vec![at(1010), at(1650)],
-                    busy_baseline: Some(at(1000)),
-                    busy: vec![at(1020), at(2300)],
-                    busy_held: vec![1, 65],
-                    kept: Some(at(1100)),
-                    heap: None,
-                }],
-                error: None,
-            }],
-        });
+        results.memory = Some(crate::results::fixtures::memory_report());
         let table = super::super::memory_table(results.memory.as_ref().unwrap());
         assert!(table.contains("| axum | 1.0 | 10.0 | 20.0 | 0.10 | 1 |"), "{table}");
         let flamegraphs = FlameGraphs::default();
@@ -319,6 +295,14 @@ mod tests {
         assert!(text.contains(&format!("What a connection costs in memory:\n\n{table}")), "{text}");
         // `ab` has none of it.
         assert!(!sections(&ab(results.clone()), Medium::Markdown).contains(&Section::Memory));
+        // The memory scenario alone: its table, no change table.
+        let mut alone = results.clone();
+        (alone.meta.scenarios, alone.runs, alone.deltas) = (Vec::new(), Vec::new(), Vec::new());
+        let answer = Answer { results: &alone, ..answer };
+        assert_eq!(
+            terminal_answer(&answer, Path::new("out")),
+            format!("What a connection costs in memory:\n\n{table}\n")
+        );
     }
 
     #[test]

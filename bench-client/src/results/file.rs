@@ -66,14 +66,19 @@ pub fn read_count(path: &Path) -> anyhow::Result<CountReport> {
     serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))
 }
 
-/// Reads a `memory.json` (`memory --from`).
+/// Reads a `memory.json` (`memory --from`), or the `memory` of a
+/// `results.json` of the suite's `memory` scenario.
 ///
 /// # Errors
-/// A file that cannot be read, is not a `memory.json`, or is of a newer
-/// layout than this reader's; the message names it.
+/// A file that cannot be read, is neither, or is of a newer layout than
+/// this reader's; the message names it.
 pub fn read_memory(path: &Path) -> anyhow::Result<MemoryReport> {
-    let report: MemoryReport =
-        serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a memory.json", path.display()))?;
+    let not = || format!("{}: not a memory.json, nor a results.json of the memory scenario", path.display());
+    let mut value: serde_json::Value = serde_json::from_str(&read_text(path)?).with_context(not)?;
+    if value.get("meta").is_some() {
+        value = value.get_mut("memory").map(serde_json::Value::take).with_context(not)?;
+    }
+    let report: MemoryReport = serde_json::from_value(value).with_context(not)?;
     anyhow::ensure!(
         report.schema_version <= MEMORY_SCHEMA_VERSION,
         "{}: a memory.json of schema version {}, newer than this reader's {MEMORY_SCHEMA_VERSION}",
@@ -249,6 +254,33 @@ mod tests {
 
     use super::*;
     use crate::results::fixtures::{load_report, results, run};
+
+    #[test]
+    fn memory_from_reads_a_memory_json_or_the_memory_of_a_results_json_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("bench-read-memory-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = crate::results::fixtures::memory_report();
+        let alone = dir.join("memory.json");
+        std::fs::write(&alone, serde_json::to_vec(&report).unwrap()).unwrap();
+        assert_eq!(read_memory(&alone).unwrap(), report);
+        let mut suite = results(vec![]);
+        suite.memory = Some(report.clone());
+        let within = dir.join("results.json");
+        std::fs::write(&within, serde_json::to_vec(&suite).unwrap()).unwrap();
+        assert_eq!(read_memory(&within).unwrap(), report, "the memory scenario's session");
+        suite.memory = None;
+        std::fs::write(&within, serde_json::to_vec(&suite).unwrap()).unwrap();
+        let e = read_memory(&within).unwrap_err().to_string();
+        assert!(e.ends_with("results.json: not a memory.json, nor a results.json of the memory scenario"), "{e}");
+        let newer = MemoryReport { schema_version: MEMORY_SCHEMA_VERSION + 1, ..report };
+        std::fs::write(&alone, serde_json::to_vec(&newer).unwrap()).unwrap();
+        let e = read_memory(&alone).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("schema version {}, newer than this reader's 2", MEMORY_SCHEMA_VERSION + 1)),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_file_whose_numbers_do_not_add_up_is_refused_naming_file_and_field() {

@@ -5,7 +5,10 @@
 
 use std::time::Duration;
 
-use super::{LoadReport, Meta, Results, RunRecord, SCHEMA_VERSION, deltas};
+use super::{
+    LoadReport, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer, Meta, Results, RunRecord,
+    SCHEMA_VERSION, deltas,
+};
 use crate::engine::{LoadSettings, Outcome, RunStats, Segment, Timing};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
 use crate::model::{Framework, Pairing, Profile, Scenario, Variant};
@@ -156,5 +159,38 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
         merge: None,
         figures,
         slo: Vec::new(),
+    }
+}
+
+/// A `memory` session of one server, `axum`, one repeat over 1 and 65
+/// connections: 1000 KiB at start, 10 KiB per idle connection,
+/// 20 per busy one, 100 KiB kept; no heap points.
+pub fn memory_report() -> MemoryReport {
+    let at = |rss_kib| crate::sys::Resident { rss_kib, pss_kib: None, private_dirty_kib: None };
+    MemoryReport {
+        schema_version: MEMORY_SCHEMA_VERSION,
+        commit: "abc".into(),
+        cpu_model: "cpu".into(),
+        started_utc: "2026-12-06T00:00:00Z".into(),
+        profile: "release".into(),
+        route: "/plaintext".into(),
+        put_body_bytes: None,
+        connections: vec![1, 65],
+        busy_ms: 2000,
+        complete: true,
+        servers: vec![MemoryServer {
+            name: "axum".into(),
+            repeats: vec![MemoryRepeat {
+                idle_baseline: at(1000),
+                idle: vec![at(1010), at(1650)],
+                busy_baseline: Some(at(1000)),
+                busy: vec![at(1020), at(2300)],
+                busy_held: vec![1, 65],
+                idle_held: vec![1, 65],
+                kept: Some(at(1100)),
+                heap: None,
+            }],
+            error: None,
+        }],
     }
 }

@@ -71,6 +71,12 @@ pub struct MemoryRepeat {
     /// With `connections[i]` idle keep-alive connections open, each having
     /// carried one request (a point per count reached).
     pub idle: Vec<Resident>,
+    /// The connections the server still held at each idle reading (its open
+    /// descriptors over those before the first; at most `connections[i]`):
+    /// one whose keep-alive timeout passes while the others open has closed
+    /// the first ones. Absent from files before it was recorded.
+    #[serde(default)]
+    pub idle_held: Vec<usize>,
     /// The second process, as the first at its start.
     pub busy_baseline: Option<Resident>,
     /// Under a closed-loop load over `connections[i]` connections, read
@@ -99,6 +105,9 @@ pub struct HeapPoints {
     /// With `connections[i]` idle keep-alive connections open, each having
     /// carried its request (a point per count reached).
     pub idle_bytes: Vec<u64>,
+    /// The connections the server still held at each of them, as
+    /// [`MemoryRepeat::idle_held`].
+    pub idle_held: Vec<usize>,
 }
 
 /// Which points a per-connection figure is taken over.
@@ -113,7 +122,7 @@ pub enum Held {
 impl MemoryServer {
     /// KiB of resident memory per connection held `held`: per repeat, the
     /// slope between its first and last point (the fewest and the most
-    /// connections it reached; busy, those the server held when read), with
+    /// connections it reached: those the server held when read), with
     /// the interval over the repeats; `None` without a repeat that reached
     /// two counts.
     pub fn kib_per_connection(&self, held: Held, connections: &[usize]) -> Option<OverRepeats> {
@@ -122,6 +131,7 @@ impl MemoryServer {
             .iter()
             .filter_map(|r| {
                 let (points, counts) = match held {
+                    Held::Idle if r.idle_held.len() == r.idle.len() => (&r.idle, r.idle_held.as_slice()),
                     Held::Idle => (&r.idle, connections),
                     Held::Busy if r.busy_held.len() == r.busy.len() => (&r.busy, r.busy_held.as_slice()),
                     Held::Busy => (&r.busy, connections),
@@ -135,7 +145,7 @@ impl MemoryServer {
     }
 
     /// KiB of live heap per idle connection: per repeat, the slope of its
-    /// heap points between the fewest and the most connections reached,
+    /// heap points between the fewest and the most connections the server held,
     /// with the interval over the repeats; `None` without heap points over
     /// two counts.
     pub fn heap_kib_per_connection(&self, connections: &[usize]) -> Option<OverRepeats> {
@@ -143,9 +153,11 @@ impl MemoryServer {
             .repeats
             .iter()
             .filter_map(|r| {
-                let points = &r.heap.as_ref()?.idle_bytes;
+                let heap = r.heap.as_ref()?;
+                let points = &heap.idle_bytes;
+                let counts = if heap.idle_held.len() == points.len() { &heap.idle_held } else { connections };
                 let (first, last) = (*points.first()?, *points.last()?);
-                let span = connections.get(points.len() - 1)?.checked_sub(*connections.first()?)?;
+                let span = counts.get(points.len() - 1)?.checked_sub(*counts.first()?)?;
                 (span > 0).then(|| (last as f64 - first as f64) / 1024.0 / span as f64)
             })
             .collect();
@@ -168,6 +180,20 @@ impl MemoryServer {
                 (!at.is_empty()).then(|| (n, at.iter().sum::<f64>() / at.len() as f64))
             })
             .collect()
+    }
+
+    /// The idle reading, of any repeat or process, at which the server held
+    /// the smallest share of the connections asked for, as (held, asked);
+    /// `None` when it held every one everywhere (or nothing was recorded).
+    pub fn fewest_held(&self, connections: &[usize]) -> Option<(usize, usize)> {
+        let heap = self.repeats.iter().filter_map(|r| r.heap.as_ref()).map(|h| &h.idle_held);
+        self.repeats
+            .iter()
+            .map(|r| &r.idle_held)
+            .chain(heap)
+            .flat_map(|held| held.iter().zip(connections).map(|(&h, &n)| (h, n)))
+            .filter(|&(h, n)| h < n)
+            .min_by(|a, b| (a.0 as f64 / a.1 as f64).total_cmp(&(b.0 as f64 / b.1 as f64)))
     }
 
     /// MiB of resident memory kept once the load has ended and every
@@ -228,11 +254,14 @@ mod tests {
             // Busy, the last reading held 1001 of the 1025: 100 KiB each over the 1000 more.
             busy: vec![held(base + 100), held(base + 6500), held(base + 100_100)],
             busy_held: vec![1, 65, 1001],
+            idle_held: vec![1, 65, 1025],
             kept: Some(held(base + kept)),
             // 64 KiB of heap per connection, the first connection's request 3 KiB more.
             heap: Some(HeapPoints {
                 baseline_bytes: base * 100,
                 idle_bytes: [1, 65, 1025].map(|n: u64| base * 100 + 3 * 1024 + n * 65_536).to_vec(),
+                // Not recorded: the counts asked for.
+                idle_held: Vec::new(),
             }),
         };
         let server = MemoryServer {
@@ -262,6 +291,7 @@ mod tests {
                 busy_baseline: None,
                 busy: vec![],
                 busy_held: vec![],
+                idle_held: vec![],
                 kept: None,
                 heap: None,
             }],
@@ -270,6 +300,20 @@ mod tests {
         assert_eq!(cut.kib_per_connection(Held::Idle, &connections), None);
         assert_eq!(cut.kept_mib(), None);
         assert_eq!(cut.heap_kib_per_connection(&connections), None, "no heap points");
+        // A server that closed the first 512 idle connections (its keep-alive timeout) by the last
+        // reading: the slope is over the 512 it still held, whatever was asked.
+        let closed = MemoryRepeat {
+            idle: vec![held(100), held(100 + 512 * 30)],
+            idle_held: vec![1, 513],
+            heap: Some(HeapPoints { baseline_bytes: 0, idle_bytes: vec![0, 512 * 20 * 1024], idle_held: vec![1, 513] }),
+            ..server.repeats[0].clone()
+        };
+        let closed = MemoryServer { name: "closes".into(), repeats: vec![closed], error: None };
+        let (asked, idle) = ([1, 1025], closed.kib_per_connection(Held::Idle, &[1, 1025]).unwrap());
+        assert!((idle.mean - 30.0).abs() < 1e-9, "{idle:?}");
+        assert!((closed.heap_kib_per_connection(&asked).unwrap().mean - 20.0).abs() < 1e-9);
+        assert_eq!(closed.fewest_held(&asked), Some((513, 1025)));
+        assert_eq!(server.fewest_held(&connections), None, "every connection held");
         let two = MemoryServer {
             name: "two".into(),
             repeats: vec![MemoryRepeat {
@@ -278,6 +322,7 @@ mod tests {
                 busy_baseline: None,
                 busy: vec![],
                 busy_held: vec![],
+                idle_held: vec![],
                 kept: None,
                 heap: None,
             }],

@@ -158,7 +158,9 @@ pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutc
     plan.client_cpus.pin_current_thread()?;
     for spec in &plan.servers {
         report.servers.push(MemoryServer { name: spec.name.clone(), repeats: Vec::new(), error: None });
-        for _ in 0..plan.repeats {
+        for i in 1..=plan.repeats {
+            let heap = if plan.heap { ", heap under memcheck" } else { "" };
+            eprintln!("{}: repeat {i} of {}: idle, busy{heap}", spec.name, plan.repeats);
             let (repeat, result) = measure_repeat(plan, spec, &dir, stop);
             let server = report.servers.last_mut().expect("pushed above");
             server.repeats.extend(repeat);
@@ -199,9 +201,11 @@ fn measure_repeat(
             busy_held: Vec::new(),
             kept: None,
             heap: None,
+            idle_held: Vec::new(),
         });
-        hold_idle(plan, server, route, stop, &mut |n| {
+        hold_idle(plan, server, route, stop, &mut |n, held| {
             points.idle.push(read(&format!("with {n} idle connections"))?);
+            points.idle_held.push(held);
             Ok(())
         })
     });
@@ -229,9 +233,10 @@ fn measure_repeat(
     }
     let result = on_fresh_server(plan, spec, &Memcheck::wrapper(&dumps), stop, &mut |server, route, _| {
         let mut memcheck = Memcheck::attach(server.pid(), &dumps);
-        let heap = points.heap.insert(HeapPoints { baseline_bytes: memcheck.live_bytes()?, idle_bytes: Vec::new() });
-        hold_idle(plan, server, route, stop, &mut |_| {
+        let heap = points.heap.insert(HeapPoints { baseline_bytes: memcheck.live_bytes()?, ..HeapPoints::default() });
+        hold_idle(plan, server, route, stop, &mut |_, held| {
             heap.idle_bytes.push(memcheck.live_bytes()?);
+            heap.idle_held.push(held);
             Ok(())
         })
     })
@@ -242,14 +247,19 @@ fn measure_repeat(
 
 /// Opens keep-alive connections to `server` up to each count of
 /// `plan.connections`, every one verified and then held idle, and calls
-/// `at` with the count once the server has settled.
+/// `at` with the count and the connections the server still holds (its
+/// open descriptors over those it had before: a server whose keep-alive
+/// timeout passes while the others open closes the first ones) once it
+/// has settled.
 fn hold_idle(
     plan: &MemoryPlan,
     server: &ServerProcess,
     route: &RouteLoad,
     stop: &AtomicBool,
-    at: &mut dyn FnMut(usize) -> anyhow::Result<()>,
+    at: &mut dyn FnMut(usize, usize) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    let fds = || open_fds(server.pid()).context("the server exited");
+    let before = fds()?;
     let put = plan.put_body_bytes.map(|bytes| put_devices(server.addr, bytes));
     let mut held: Vec<Exchange> = Vec::with_capacity(plan.connections.last().copied().unwrap_or(0));
     for &n in &plan.connections {
@@ -261,7 +271,7 @@ fn hold_idle(
             );
         }
         settle(stop)?;
-        at(n)?;
+        at(n, fds()?.saturating_sub(before).min(n))?;
     }
     Ok(())
 }
