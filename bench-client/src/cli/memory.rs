@@ -209,50 +209,81 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_committed_sessions_render_and_the_second_overlaps_the_first() {
+    /// The two committed sessions of the run folder `run`, `files`: each
+    /// renders in the run's README (session 1 also on the front page when
+    /// `front`), its chart is session 1 drawn again by the command the
+    /// README gives, and every figure of session 2 (the heap's where
+    /// counted) has an interval that overlaps session 1's, its mean inside
+    /// it but for the size at start (overlapping only).
+    fn committed_sessions_agree(run: &str, files: [&str; 2], front: bool) {
         use crate::results::{Held, MemoryServer, OverRepeats, read_memory};
 
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let run = root.join("bench/runs/2026-12-06-memory");
-        let (one, two) = (
-            read_memory(&run.join("session-1.memory.json")).unwrap(),
-            read_memory(&run.join("session-2.memory.json")).unwrap(),
-        );
+        let folder = root.join(run);
+        let [one, two] = files.map(|f| read_memory(&folder.join(f)).unwrap());
         let table = crate::report::memory_table(&one);
-        for page in [run.join("README.md"), root.join("README.md")] {
-            let text = std::fs::read_to_string(&page).unwrap();
-            assert!(text.contains(table.trim()), "{} differs from:\n{table}", page.display());
+        let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+        let front_page = std::fs::read_to_string(root.join("README.md")).unwrap();
+        for (page, text) in
+            [("its README", &readme), ("the front page", &front_page)].into_iter().take(1 + usize::from(front))
+        {
+            assert!(text.contains(table.trim()), "{run}: {page} differs from:\n{table}");
         }
-        let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
-        assert!(readme.contains(crate::report::memory_table(&two).trim()), "session 2 in its README");
-        // The front page's chart is session 1 drawn again.
+        assert!(readme.contains(crate::report::memory_table(&two).trim()), "{run}: session 2 in its README");
         let drawn = std::env::temp_dir().join(format!("bench-client-memory-chart-{}.svg", std::process::id()));
         assert!(crate::report::charts::draw_memory(&drawn, &one).unwrap());
-        let committed = "bench/runs/2026-12-06-memory/memory.svg";
-        assert!(std::fs::read(&drawn).unwrap() == std::fs::read(root.join(committed)).unwrap(), "{committed} differs");
+        let committed = format!("{run}/memory.svg");
+        assert!(std::fs::read(&drawn).unwrap() == std::fs::read(root.join(&committed)).unwrap(), "{committed} differs");
         let _ = std::fs::remove_file(&drawn);
-        let front = std::fs::read_to_string(root.join("README.md")).unwrap();
-        assert!(front.contains(&format!("]({committed})")), "README shows {committed}");
-        let command = format!(
-            "bench-client memory --from {}/session-1.memory.json --chart {committed}",
-            "bench/runs/2026-12-06-memory"
-        );
+        assert!(!front || front_page.contains(&format!("]({committed})")), "README shows {committed}");
+        let command = format!("bench-client memory --from {run}/{} --chart {committed}", files[0]);
         assert!(readme.contains(&command), "the run's README says it draws with `{command}`");
-        // Every figure of session 2 has an interval that overlaps session 1's, its mean inside it.
+        // What a connection costs and what is kept; the size at start is held to overlapping only.
         let figures = |s: &MemoryServer, c: &[usize]| {
-            [s.kib_per_connection(Held::Idle, c), s.kib_per_connection(Held::Busy, c), s.kept_mib(), s.baseline_mib()]
+            let heap = s.repeats.iter().all(|r| r.heap.is_some()).then(|| s.heap_kib_per_connection(c));
+            let rss = [s.kib_per_connection(Held::Idle, c), s.kib_per_connection(Held::Busy, c), s.kept_mib()];
+            rss.into_iter().chain(heap).map(|f| (f, true)).chain([(s.baseline_mib(), false)])
         };
         let bounds = |f: Option<OverRepeats>| f.and_then(|f| f.interval).expect("three repeats: an interval");
         assert_eq!(one.servers.len(), 3);
         for (a, b) in one.servers.iter().zip(&two.servers) {
             assert_eq!((a.name.as_str(), a.repeats.len(), b.repeats.len()), (b.name.as_str(), 3, 3));
-            for (fa, fb) in figures(a, &one.connections).into_iter().zip(figures(b, &two.connections)) {
+            for ((fa, _), (fb, lands)) in figures(a, &one.connections).zip(figures(b, &two.connections)) {
                 let ((lo_a, hi_a), (lo_b, hi_b)) = (bounds(fa), bounds(fb));
                 assert!(lo_b <= hi_a && lo_a <= hi_b, "{}: [{lo_a} … {hi_a}] and [{lo_b} … {hi_b}]", a.name);
                 let mean = fb.map(|f| f.mean).unwrap_or_default();
-                assert!((lo_a..=hi_a).contains(&mean), "{}: {mean} outside [{lo_a} … {hi_a}]", a.name);
+                assert!(!lands || (lo_a..=hi_a).contains(&mean), "{}: {mean} outside [{lo_a} … {hi_a}]", a.name);
             }
+        }
+    }
+
+    #[test]
+    fn the_committed_sessions_render_and_the_second_overlaps_the_first() {
+        committed_sessions_agree(
+            "bench/runs/2026-12-06-memory",
+            ["session-1.memory.json", "session-2.memory.json"],
+            false,
+        );
+    }
+
+    #[test]
+    fn the_memory_scenarios_results_validate_render_on_the_front_page_and_the_second_meets_the_first() {
+        let run = "bench/runs/2026-12-06-memory-heap";
+        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+        committed_sessions_agree(run, files, true);
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/results.schema.json")).expect("the schema is JSON");
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        for file in files {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(run).join(file);
+            let results = crate::results::read(&path).unwrap();
+            assert!(results.memory.is_some() && results.meta.scenarios.is_empty(), "{file}: the memory scenario alone");
+            // The file as written, not as read back.
+            let gz = flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap());
+            let value: serde_json::Value = serde_json::from_reader(gz).unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{file}: {errors:#?}");
         }
     }
 

@@ -28,7 +28,7 @@ use crate::engine::{Exchange, Load, LoadSettings, Request, RouteLoad, Target, Ti
 use crate::measure::{self, Memcheck, Observers, Start};
 use crate::model::{Framework, Profile};
 use crate::preflight;
-use crate::results::{HeapPoints, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer};
+use crate::results::{HeapPoints, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer, Results};
 use crate::sys::{CpuList, Resident, ServerProcess, open_fds, resident, sleep_until};
 
 /// How long a server may take to listen and answer its health check.
@@ -114,6 +114,23 @@ impl MemoryPlan {
             client_cpus: suite.client_cpus.clone(),
             build: false,
             out: dir.to_owned(),
+        }
+    }
+}
+
+/// The suite's `memory` scenario, after its timed rounds: a `memory`
+/// session of [`MemoryPlan::of_suite`] into `results` (and its own folder
+/// in `dir`); one that fails or is not complete leaves `results` incomplete.
+pub(super) fn memory_scenario(plan: &super::SuitePlan, dir: &Path, results: &mut Results, stop: &AtomicBool) {
+    eprintln!("what a connection costs in memory (the memory scenario)");
+    match memory(&MemoryPlan::of_suite(plan, dir), stop) {
+        Ok(outcome) => {
+            results.complete &= outcome.report.complete;
+            results.memory = Some(outcome.report);
+        }
+        Err(e) => {
+            eprintln!("error: memory: {e:#}");
+            results.complete = false;
         }
     }
 }

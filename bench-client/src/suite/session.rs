@@ -14,7 +14,6 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, bail};
 
 use super::measuring::measure_run;
-use super::memory::MemoryPlan;
 use super::meta;
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::profiling::{self, Profiler, Profiles};
@@ -471,17 +470,7 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     if plan.memory && !interrupted && !stop.load(Ordering::Relaxed) {
         // What was timed and counted is written first: a memory run that fails loses none of it.
         results::write(&json, &results)?;
-        eprintln!("what a connection costs in memory (the memory scenario)");
-        match super::memory::memory(&MemoryPlan::of_suite(plan, &dir), stop) {
-            Ok(outcome) => {
-                results.complete &= outcome.report.complete;
-                results.memory = Some(outcome.report);
-            }
-            Err(e) => {
-                eprintln!("error: memory: {e:#}");
-                results.complete = false;
-            }
-        }
+        super::memory::memory_scenario(plan, &dir, &mut results, stop);
     }
     // Ctrl-C during the count or the memory run: the timed results stand, the session ends as interrupted.
     let interrupted = interrupted || stop.load(Ordering::Relaxed);
