@@ -167,16 +167,17 @@ impl MemoryServer {
     /// The mean live heap MiB at each connection count held idle, over the
     /// repeats that reached it (for the chart).
     pub fn mean_heap_mib(&self, connections: &[usize]) -> Vec<(usize, f64)> {
+        self.mean_at(connections, |r, i| Some(*r.heap.as_ref()?.idle_bytes.get(i)? as f64 / (1024.0 * 1024.0)))
+    }
+
+    /// The mean of `mib(repeat, i)` at each count `connections[i]`, over the
+    /// repeats that have it.
+    fn mean_at(&self, connections: &[usize], mib: impl Fn(&MemoryRepeat, usize) -> Option<f64>) -> Vec<(usize, f64)> {
         connections
             .iter()
             .enumerate()
             .filter_map(|(i, &n)| {
-                let at: Vec<f64> = self
-                    .repeats
-                    .iter()
-                    .filter_map(|r| r.heap.as_ref()?.idle_bytes.get(i))
-                    .map(|&b| b as f64 / (1024.0 * 1024.0))
-                    .collect();
+                let at: Vec<f64> = self.repeats.iter().filter_map(|r| mib(r, i)).collect();
                 (!at.is_empty()).then(|| (n, at.iter().sum::<f64>() / at.len() as f64))
             })
             .collect()
@@ -216,22 +217,13 @@ impl MemoryServer {
     /// The mean resident MiB at each connection count held `held` (for the
     /// chart: memory against connections), over the repeats that reached it.
     pub fn mean_mib(&self, held: Held, connections: &[usize]) -> Vec<(usize, f64)> {
-        connections
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &n)| {
-                let at: Vec<f64> = self
-                    .repeats
-                    .iter()
-                    .filter_map(|r| match held {
-                        Held::Idle => r.idle.get(i),
-                        Held::Busy => r.busy.get(i),
-                    })
-                    .map(|p| p.rss_kib as f64 / 1024.0)
-                    .collect();
-                (!at.is_empty()).then(|| (n, at.iter().sum::<f64>() / at.len() as f64))
-            })
-            .collect()
+        self.mean_at(connections, |r, i| {
+            let point = match held {
+                Held::Idle => r.idle.get(i),
+                Held::Busy => r.busy.get(i),
+            };
+            Some(point?.rss_kib as f64 / 1024.0)
+        })
     }
 }
 
