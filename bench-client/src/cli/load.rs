@@ -273,6 +273,9 @@ impl LoadArgs {
         ensure!(self.http2 || self.streams.is_none(), "--streams is HTTP/2's: add --http2 (HTTP/1.1 has --pipeline)");
         ensure!(!self.http2 || self.pipeline == 1, "--pipeline is HTTP/1.1's: with --http2, --streams N");
         let request = self.request.request()?;
+        if self.http2 {
+            request.check_http2()?;
+        }
         let (url, target) = resolve(&self.url, self.allow_remote, &self.tls)?;
         let protocol = if self.http2 { Protocol::Http2 } else { Protocol::Http1 };
         let target = Target { request, ..target }.speaking(protocol);
@@ -310,6 +313,18 @@ impl LoadArgs {
         if let Some(count) = self.requests {
             ensure!(self.rate_per_s.is_none(), "-n ends a closed loop; an open loop's length is its --duration");
             ensure!(count.get() >= u64::from(n), "-n {count} is below --clients {n}: every client needs a request");
+        }
+        if let Some(rate) = self.rate_per_s {
+            let (from, to) = (timing.warmup(), timing.warmup() + timing.duration());
+            ensure!(
+                rate.due_within(from, to) > 0,
+                "--rate {}: no request falls due in the measured windows ({} s to {} s; one every {} s from the \
+                 start): raise the rate or lengthen --duration",
+                crate::report::per_s(rate.per_s()),
+                from.as_secs_f64(),
+                to.as_secs_f64(),
+                crate::report::per_s(1.0 / rate.per_s())
+            );
         }
         let requests = self.requests.and_then(|r| NonZeroU64::new(segment.share(r.get())));
         let barrier = self.start.barrier()?;
@@ -421,6 +436,15 @@ mod tests {
         assert!(err(&["http://127.0.0.1/", "--duration", "0s"]).contains("longer than zero"));
         assert!(err(&["http://127.0.0.1/", "--duration", "-1s"]).contains("-1s"));
         assert!(err(&["http://127.0.0.1/", "--rate", "0"]).contains("not a rate"));
+        // Requests fall due at 0 s and 5 s: none in the windows from 1 s to 3 s.
+        let none = err(&["http://127.0.0.1/", "--rate", "0.2", "--warmup", "1s", "--duration", "2s"]);
+        assert_eq!(
+            none,
+            "--rate 0.2: no request falls due in the measured windows (1 s to 3 s; one every 5 s from the start): \
+             raise the rate or lengthen --duration"
+        );
+        let slow = load(&["http://127.0.0.1/", "--rate", "0.5", "--warmup", "1s", "--duration", "4s"]).unwrap();
+        assert_eq!(slow.settings.rate.map(|r| r.due_within(Duration::from_secs(1), Duration::from_secs(5))), Some(2));
         assert!(load(&["http://192.0.2.1/", "--allow-remote"]).is_ok());
     }
 

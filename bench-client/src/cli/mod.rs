@@ -272,7 +272,13 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Ok(plan) => match runner::load(&plan, stop) {
                 // Ctrl-C while lingering after a complete run ends it as the run ended.
                 Ok(report) if interrupted() && !report.figures.complete => Outcome::Interrupted,
-                Ok(report) if report.figures.is_failure() || report.slo.iter().any(|v| !v.met) => Outcome::Failed,
+                Ok(report)
+                    if report.figures.is_failure()
+                        || report.slo.iter().any(|v| !v.met)
+                        || report.short_of_requests_asked().is_some() =>
+                {
+                    Outcome::Failed
+                }
                 Ok(_) => Outcome::Success,
                 // Ctrl-C in preflight (or anything else before the windows).
                 Err(e) if interrupted() => report(&e, Outcome::Interrupted),

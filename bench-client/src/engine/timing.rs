@@ -133,4 +133,11 @@ impl Rate {
     pub fn per_s(self) -> f64 {
         self.0
     }
+
+    /// How many requests of the schedule (request k due `k / rate` after
+    /// the start) fall due from `from` until before `to`.
+    pub fn due_within(self, from: Duration, to: Duration) -> u64 {
+        let first = |t: Duration| (t.as_secs_f64() * self.0).ceil();
+        (first(to) - first(from)).max(0.0) as u64
+    }
 }

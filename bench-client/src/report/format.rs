@@ -9,6 +9,16 @@ pub(super) fn signed(p: f64) -> String {
 }
 
 /// Microseconds as `1.23 ms`.
+/// A rate in requests per second as a reader wants it: whole from 10 up,
+/// else up to three decimals without trailing zeros (0.5, not 0 or 1).
+pub fn per_s(rate: f64) -> String {
+    if rate >= 10.0 || rate == 0.0 {
+        return format!("{rate:.0}");
+    }
+    let text = format!("{rate:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 pub(super) fn ms(us: f64) -> String {
     format!("{:.2} ms", us / 1000.0)
 }
@@ -53,5 +63,16 @@ pub(super) fn verdict(v: Verdict) -> String {
     match v {
         Verdict::Faster | Verdict::Slower => format!("**{}**", v.label()),
         other => other.label().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_below_ten_keeps_its_decimals_and_one_above_is_whole() {
+        let shown: Vec<String> = [0.0, 0.5, 0.25, 0.3333, 2.0, 9.95, 10.4, 1234.6].map(per_s).to_vec();
+        assert_eq!(shown, ["0", "0.5", "0.25", "0.333", "2", "9.95", "10", "1235"]);
     }
 }

@@ -26,7 +26,7 @@ mod terminal;
 
 pub use self::counted::{count_table, counted_beside_timed};
 pub use self::deltas::{aa_summary, ab_table, comparison_notes, comparison_table, delta_table};
-pub use self::format::change_with_ci;
+pub use self::format::{change_with_ci, per_s};
 pub use self::front::{changes_excerpt, floors_table, machine_line};
 pub use self::html::html_page;
 pub use self::http2::{http2_grant_text, http2_settings_table};

@@ -63,7 +63,7 @@ pub fn load_summary(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
 fn headline(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
     let (url, f) = (&r.url, &r.figures);
     let mode = match f.rate_per_s {
-        Some(rate) => format!("open loop at {rate:.0} requests/s"),
+        Some(rate) => format!("open loop at {} requests/s", super::per_s(rate)),
         None => "closed loop".to_owned(),
     };
     let incomplete = if f.complete {
@@ -99,7 +99,7 @@ fn headline(w: &mut impl Write, r: &LoadReport) -> io::Result<()> {
 /// What became of the requests and the connections: successes, failures by
 /// kind, in flight, the schedule (open loop), connections, TLS handshakes.
 fn counts_lines(w: &mut impl Write, f: &RunFigures) -> io::Result<()> {
-    let rate = or_absent(f.requests_per_s, |r| format!("{r:.0}"));
+    let rate = or_absent(f.requests_per_s, super::per_s);
     writeln!(w, "  successful requests  {:>12}   ({rate} requests/s)", f.successful)?;
     // Every kind of the one table: the requests' kinds, then the connections' (a map by code only when not empty).
     let shown = |request: bool, sep: &str| {

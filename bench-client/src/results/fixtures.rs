@@ -159,6 +159,7 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
         merge: None,
         figures,
         slo: Vec::new(),
+        requests_asked: None,
     }
 }
 

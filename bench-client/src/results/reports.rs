@@ -37,6 +37,19 @@ pub struct LoadReport {
     /// `--slo`: each bound and what the run made of it (empty without).
     #[serde(default)]
     pub slo: Vec<SloVerdict>,
+    /// `-n`: the successful requests this client was to reach before its
+    /// `--duration` ended (absent without `-n`, and in a merged report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_asked: Option<u64>,
+}
+
+impl LoadReport {
+    /// `-n` asked for more successful requests than the run reached before
+    /// its `--duration` ended it: `(asked, reached)`.
+    pub fn short_of_requests_asked(&self) -> Option<(u64, u64)> {
+        let asked = self.requests_asked?;
+        (self.figures.successful < asked).then_some((asked, self.figures.successful))
+    }
 }
 
 fn one() -> u32 {

@@ -99,7 +99,10 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         None => Start::now(),
     };
     // Said once the start is certain: a missed barrier is a one-line refusal.
-    let mode = s.rate.map_or_else(|| "closed loop".to_owned(), |r| format!("open loop at {:.0} requests/s", r.per_s()));
+    let mode = s.rate.map_or_else(
+        || "closed loop".to_owned(),
+        |r| format!("open loop at {} requests/s", crate::report::per_s(r.per_s())),
+    );
     let method = plan.target.request.method();
     let method = if method == "GET" { String::new() } else { format!("{method} ") };
     let protocol = match plan.target.protocol {
@@ -141,9 +144,16 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         segment: (s.segment.count() > 1).then_some(s.segment.index()),
         merge: None,
         slo: plan.slo.iter().map(|o| o.judge(&figures)).collect(),
+        requests_asked: s.requests.map(std::num::NonZeroU64::get),
         figures,
     };
     load_summary(&mut std::io::stdout().lock(), &report)?;
+    if let Some((asked, reached)) = report.short_of_requests_asked() {
+        println!(
+            "SHORT: -n {asked}: {reached} successful requests when --duration {} ended the run",
+            humantime::format_duration(s.timing.duration())
+        );
+    }
     for (objective, verdict) in plan.slo.iter().zip(&report.slo) {
         let actual =
             verdict.actual.map_or_else(|| "nothing to judge".to_owned(), |a| format!("{a:.1} {}", objective.unit()));

@@ -257,10 +257,48 @@ fn bad_request_input_is_one_line_exit_2_before_any_request() {
         (&["-H", "Connection: close"], "is written by the client"),
         (&["-H", "Host: a", "-H", "host: b"], "given twice"),
         (&["-n", "10", "-R", "100"], "-n ends a closed loop"),
+        // RFC 9113 8.2.2: fields of an HTTP/1.1 connection make an HTTP/2 request malformed.
+        (&["--http2", "-H", "Keep-Alive: timeout=5"], "'Keep-Alive: timeout=5' is specific to an HTTP/1.1 connection"),
+        (&["--http2", "-H", "Upgrade: websocket"], "is specific to an HTTP/1.1 connection"),
+        (&["--http2", "-H", "Proxy-Connection: keep-alive"], "is specific to an HTTP/1.1 connection"),
+        (&["--http2", "-H", "TE: gzip"], "'TE: gzip' is specific to an HTTP/1.1 connection"),
+        // Requests due at 0 s and 5 s: none in the windows.
+        (&["--rate", "0.2", "--warmup", "1s", "-d", "2s"], "--rate 0.2: no request falls due in the measured windows"),
     ] {
         let out = client(&[&["load", &url][..], args].concat());
         let line = one_line_exit(&out, 2);
         assert!(line.contains(says), "{args:?}: {line}");
     }
     assert!(seen.lock().unwrap().is_empty(), "no request reached the server");
+}
+
+#[test]
+fn n_cut_short_by_the_duration_says_so_and_fails() {
+    let _quiet = util::quiet();
+    // 100 ms an answer on 2 connections: about 20 in the second, never 100.
+    let url = format!("http://{}/slow", util::slow_server(Duration::from_millis(100)));
+    let (out, report) =
+        load(&url, &["-n", "100", "-c", "2", "--warmup", "0s", "-d", "1s", "--timeout", "1s"], "n-short");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let reached = report.figures.successful;
+    assert!((5..100).contains(&reached), "{reached}");
+    assert_eq!((report.requests_asked, report.short_of_requests_asked()), (Some(100), Some((100, reached))));
+    let line = format!("SHORT: -n 100: {reached} successful requests when --duration 1s ended the run");
+    assert!(stdout.lines().any(|l| l == line), "{line} in:\n{stdout}");
+    util::assert_schema(&serde_json::to_value(&report).unwrap(), Some("load_report"));
+}
+
+#[test]
+fn an_open_loop_below_ten_requests_a_second_is_printed_with_its_decimals() {
+    let _quiet = util::quiet();
+    let (addr, _) = recorder(|_, _| b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    // Due at 0, 0.4, 0.8, 1.2 and 1.6 s: 5 in the 2 s of windows.
+    let args = ["--rate", "2.5", "-c", "1", "--warmup", "0s", "-d", "2s", "--window", "500ms"];
+    let (out, report) = load(&format!("http://{addr}/slow-rate"), &args, "rate");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!((out.status.code(), report.figures.successful), (Some(0), 5), "{stderr}\n{stdout}");
+    assert!(stderr.contains("open loop at 2.5 requests/s"), "{stderr}");
+    assert!(stdout.contains("open loop at 2.5 requests/s"), "{stdout}");
+    assert!(stdout.contains("(2.5 requests/s)"), "the rate reached: {stdout}");
 }

@@ -57,6 +57,10 @@ pub enum RequestError {
     /// A second `Host` header.
     #[error("header 'Host' given twice: a request has one Host")]
     TwoHosts,
+    /// A connection-specific field, which an HTTP/2 request must not carry
+    /// (RFC 9113 section 8.2.2: the request would be malformed).
+    #[error("header '{0}' is specific to an HTTP/1.1 connection: an HTTP/2 request must not carry it (RFC 9113 8.2.2)")]
+    ConnectionSpecific(String),
 }
 
 /// RFC 9110 section 5.6.2's `tchar`.
@@ -107,6 +111,25 @@ impl Request {
             }
         }
         Ok(request)
+    }
+
+    /// This request as HTTP/2 may carry it: none of the connection-specific
+    /// fields of RFC 9113 section 8.2.2 (`Keep-Alive`, `Proxy-Connection`,
+    /// `Upgrade`, and `TE` other than `trailers`; `Connection` and
+    /// `Transfer-Encoding` are refused for both protocols by [`Request::new`]).
+    ///
+    /// # Errors
+    /// [`RequestError::ConnectionSpecific`] naming the first such header.
+    pub fn check_http2(&self) -> Result<(), RequestError> {
+        let specific = |(name, value): &&(String, String)| match name.to_ascii_lowercase().as_str() {
+            "keep-alive" | "proxy-connection" | "upgrade" => true,
+            "te" => !value.trim().eq_ignore_ascii_case("trailers"),
+            _ => false,
+        };
+        match self.headers.iter().find(specific) {
+            Some((name, value)) => Err(RequestError::ConnectionSpecific(format!("{name}: {value}"))),
+            None => Ok(()),
+        }
     }
 
     /// The method, as given (methods are case-sensitive).
@@ -206,5 +229,21 @@ mod tests {
         assert_eq!(err("", &[]), RequestError::Method(String::new()));
         assert_eq!(err("connect", &[]), RequestError::Connect);
         assert_eq!(Request::new("purge", &[], None).unwrap().method(), "purge", "as given");
+    }
+
+    #[test]
+    fn http2_refuses_the_connection_specific_fields_http1_allows() {
+        let request = |h: &[&str]| Request::new("GET", &headers(h), None).unwrap();
+        for field in ["Keep-Alive: timeout=5", "upgrade: websocket", "Proxy-Connection: keep-alive", "TE: gzip"] {
+            let refused = request(&["X-A: 1", field]).check_http2();
+            assert_eq!(refused, Err(RequestError::ConnectionSpecific(field.to_owned())), "{field}");
+        }
+        // `TE: trailers` is HTTP/2's own; any other field passes.
+        assert_eq!(request(&["TE: trailers", "X-Keep: alive", "Accept: */*"]).check_http2(), Ok(()));
+        let said = RequestError::ConnectionSpecific("TE: gzip".into()).to_string();
+        assert_eq!(
+            said,
+            "header 'TE: gzip' is specific to an HTTP/1.1 connection: an HTTP/2 request must not carry it (RFC 9113 8.2.2)"
+        );
     }
 }

@@ -143,6 +143,7 @@ pub fn merge(
         figures,
         // Each client judged its own share; the sum is not theirs to judge.
         slo: Vec::new(),
+        requests_asked: None,
     })
 }
 
