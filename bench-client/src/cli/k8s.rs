@@ -130,13 +130,18 @@ fn quantity(text: &str) -> Result<String, String> {
     if ok { Ok(t.to_owned()) } else { Err(format!("'{text}' is not a memory quantity such as 256Mi or 1Gi")) }
 }
 
-/// An image reference: no spaces, not empty.
+/// An image reference as the container runtimes parse it (the grammar of
+/// distribution/reference: a lowercase repository, a tag of at most 128
+/// word characters, dots and dashes starting with a word character, a
+/// digest of its algorithm's length).
 fn image(text: &str) -> Result<String, String> {
-    let ok = !text.is_empty() && !text.starts_with('-') && !text.chars().any(|c| c.is_whitespace() || c.is_control());
-    if ok {
-        Ok(text.to_owned())
-    } else {
-        Err(format!("'{text}' is not an image reference such as registry.example/bench/server-axum:1"))
+    match container_image_dist_ref::ImgRef::new(text) {
+        Ok(_) => Ok(text.to_owned()),
+        Err(e) => Err(format!(
+            "'{text}' is not an image reference such as registry.example/bench/server-axum:1 ({:?} at byte {})",
+            e.kind(),
+            e.index()
+        )),
     }
 }
 
@@ -156,8 +161,8 @@ fn dns_label(text: &str) -> Result<String, String> {
     }
 }
 
-/// Whether `t` is a label name or value: at most 63 of `[A-Za-z0-9._-]`,
-/// starting and ending alphanumeric.
+/// Whether `t` is a label name or a non-empty value: at most 63 of
+/// `[A-Za-z0-9._-]`, starting and ending alphanumeric.
 fn is_label_part(t: &str) -> bool {
     (1..=63).contains(&t.len())
         && t.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
@@ -173,7 +178,9 @@ fn node_label(text: &str) -> Result<(String, String), String> {
         let prefix_ok = !prefix.is_empty() && prefix.len() <= 253 && prefix.split('.').all(is_dns_label);
         if prefix_ok { name } else { "" }
     });
-    if is_label_part(name) && is_label_part(value) { Ok((key.to_owned(), value.to_owned())) } else { Err(bad()) }
+    // A value may be empty (`node-role.kubernetes.io/bench=`); a name may not.
+    let value_ok = value.is_empty() || is_label_part(value);
+    if is_label_part(name) && value_ok { Ok((key.to_owned(), value.to_owned())) } else { Err(bad()) }
 }
 
 impl RenderArgs {

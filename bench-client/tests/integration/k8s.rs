@@ -383,6 +383,44 @@ fn bad_render_flags_are_refused_with_one_line_and_exit_2() {
 }
 
 #[test]
+fn image_references_and_label_values_are_checked_as_kubernetes_checks_them() {
+    let dir = util::temp_dir("k8s-references");
+    let flags = ["k8s", "render", "--framework", "axum", "--clients", "2", "--connections", "4"];
+    let with = |server_image: &str, more: &[&str]| {
+        let images = ["--image-server", server_image, "--image-client", "registry.example/bench/bench-client:1"];
+        let mut command = Command::new(CLIENT);
+        command.args(flags).args(images).args(more).arg("--out").arg(dir.join("out"));
+        util::output_within(&mut command, DEADLINE)
+    };
+    // The runtimes' grammar (distribution/reference): a lowercase repository, a tag starting with a
+    // word character, a digest of its algorithm's length.
+    for (image, kind) in [
+        ("registry.example/Bench/server-axum:1", "PathInvalidChar"),
+        ("registry.example/bench/server-axum:-1", "TagInvalidChar"),
+        ("registry.example/bench/server-axum@sha256:abc", "OciRegisteredAlgorithmWrongDigestLength"),
+    ] {
+        let out = with(image, &[]);
+        let line = util::one_line_exit(&out, 2);
+        assert!(line.contains(&format!("'{image}' is not an image reference")) && line.contains(kind), "{line}");
+        assert!(!dir.join("out").exists(), "{image}: nothing written");
+    }
+    let digest = format!("registry.example:5000/bench/server-axum:1.0_rc-2@sha256:{}", "ab".repeat(32));
+    // An empty label value is a label value (`node-role.kubernetes.io/bench=`).
+    let out = with(&digest, &["--server-node-selector", "node-role.kubernetes.io/bench="]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let docs: Vec<Value> = files(&dir.join("out"))
+        .values()
+        .flat_map(|y| YamlLoader::load_from_str(y).unwrap())
+        .map(|d| json(&d))
+        .collect();
+    let server = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let pod = &server["spec"]["template"]["spec"];
+    assert_eq!(pod["nodeSelector"]["node-role.kubernetes.io/bench"], Value::from(""), "{pod}");
+    assert_eq!(pod["containers"][0]["image"], Value::from(digest.as_str()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn each_binary_has_a_dockerfile_built_from_the_workspace_root() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let path = root.join("common").join("Dockerfile");
