@@ -155,6 +155,8 @@ TEST_THREADS ?= 10
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh
 	$(LINTED) $(CARGO) test --workspace --all-targets --locked --no-run
+	# The examples as programs too: the count tests start bare_server.
+	$(LINTED) $(CARGO) build --workspace --examples --locked
 	$(LINTED) $(CARGO) test --workspace --locked --lib --bins --examples --benches --test routes --test server_edges
 	$(LINTED) $(CARGO) test --workspace --locked --test integration -- --test-threads $(TEST_THREADS)
 	$(LINTED) $(CARGO) test --workspace --doc --locked

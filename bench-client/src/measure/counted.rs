@@ -42,6 +42,26 @@ pub struct Counted {
     pub system_calls: u64,
 }
 
+/// Checks that the process `pid` still runs under valgrind: a command that
+/// execs another program (`env`, a shell script, a pyenv shim) leaves
+/// valgrind at the exec, since valgrind does not follow it, and the server
+/// then runs uncounted.
+///
+/// # Errors
+/// One line naming the program the process runs instead.
+pub fn ensure_under_valgrind(pid: u32) -> anyhow::Result<()> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).with_context(|| format!("cannot read process {pid}"))?;
+    let tool = exe.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-linux"))
+        && exe.components().any(|c| c.as_os_str() == "valgrind");
+    ensure!(
+        tool,
+        "the server runs {} outside valgrind: its command execs another program (a wrapper such as env, a shell \
+         script or a pyenv shim), which valgrind does not follow; give the program itself",
+        exe.display()
+    );
+    Ok(())
+}
+
 /// A process running under one of valgrind's tools with `--vgdb=yes`,
 /// reached through `vgdb`'s monitor commands.
 #[derive(Debug)]

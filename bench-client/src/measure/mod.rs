@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use self::barrier::{Barrier, BarrierError, MAX_BARRIER_AHEAD, STEP_TOLERANCE, Start, unix_ms_now};
 pub use self::blocks::{BLOCK_PERCENTILES, BlockLatency};
-pub use self::counted::{Callgrind, Counted, exchange};
+pub use self::counted::{Callgrind, Counted, ensure_under_valgrind, exchange};
 pub use self::cpu::{CpuWindows, sample_windows};
 pub use self::events::{Kernel, PerfStat};
 pub use self::figures::{PERCENTILE_LADDER, PercentilePoint, RunFigures, SATURATED_PERCENT};

@@ -305,7 +305,7 @@ fn count_route(
         row.requests = (STRETCH_INSTRUCTIONS / per_request).clamp(MIN_REQUESTS.min(plan.requests), plan.requests);
         // Whole batches of streams, so the long stretch has twice the short one's.
         row.requests = whole_batches(row.requests, streams);
-        let slopes = repeats(plan, row.requests, stop, |requests| {
+        let slopes = repeats(plan, row.requests, true, stop, |requests| {
             let c = callgrind.count(|| exchange(load, requests))?;
             Ok([c.instructions, c.allocations, c.system_calls])
         })?;
@@ -319,7 +319,8 @@ fn count_route(
     })?;
     on_server(&Memcheck::wrapper(dumps), "memcheck", &mut |pid, load| {
         let mut memcheck = Memcheck::attach(pid, dumps);
-        let slopes = repeats(plan, whole_batches(heap_requests(row.requests), streams), stop, |requests| {
+        let n = whole_batches(heap_requests(row.requests), streams);
+        let slopes = repeats(plan, n, false, stop, |requests| {
             let heap = memcheck.count(|| exchange(load, requests))?;
             Ok([heap.bytes])
         })?;
@@ -332,7 +333,7 @@ fn count_route(
     if plan.perf {
         on_server(&[], "native, perf stat", &mut |pid, load| {
             let mut perf = PerfStat::attach(pid, dumps);
-            let slopes = repeats(plan, row.requests, stop, |requests| {
+            let slopes = repeats(plan, row.requests, true, stop, |requests| {
                 let k = perf.count(|| exchange(load, requests))?;
                 Ok([k.system_calls, k.context_switches, k.page_faults])
             })?;
@@ -366,6 +367,9 @@ fn on_server(
     let name = format!("{} ({tool})", spec.name);
     let mut server = command::start(&name, &shell, &plan.server_cpus, START_UNDER_VALGRIND, stop)?;
     let result = (|| {
+        if !wrapper.is_empty() {
+            crate::measure::ensure_under_valgrind(server.pid())?;
+        }
         preflight::wait_healthy(&Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
         let load = route_load(server.addr, route);
@@ -387,11 +391,14 @@ fn on_server(
 /// what a connection with no request counts.
 ///
 /// # Errors
-/// A stretch's error; a long stretch that does not count more of the
-/// first count than the short one (a stretch not counted whole); `stop`.
+/// A stretch's error; a long stretch that counts less of the first count
+/// than the short one, or not more when it `grows` with every request (a
+/// stretch not counted whole; bytes allocated may stay: a server that
+/// allocates nothing per request counts 0); `stop`.
 fn repeats<const K: usize>(
     plan: &CountPlan,
     n: u64,
+    grows: bool,
     stop: &AtomicBool,
     mut stretch: impl FnMut(u64) -> anyhow::Result<[u64; K]>,
 ) -> anyhow::Result<Vec<([f64; K], [f64; K])>> {
@@ -407,7 +414,14 @@ fn repeats<const K: usize>(
             let long = stretch(2 * n)?;
             (stretch(n)?, long)
         };
-        if long[0] <= short[0] {
+        if long[0] == 0 && grows {
+            bail!(
+                "the process counted ran none of {} requests: a server that serves from a child process (pre-fork \
+                 workers) is not counted, valgrind follows no child; count one that serves from the process started",
+                2 * n
+            );
+        }
+        if long[0] < short[0] || (grows && long[0] == short[0]) {
             bail!("{} requests counted {}, {n} counted {}: a stretch was not counted whole", 2 * n, long[0], short[0]);
         }
         let per_request = std::array::from_fn(|i| (long[i] as f64 - short[i] as f64) / n as f64);

@@ -313,6 +313,9 @@ fn on_fresh_server(
     let shell = format!("exec {} {}", wrapper.join(" "), spec.command);
     let mut server = command::start(name, &shell, &plan.server_cpus, ready, stop)?;
     let result = (|| -> anyhow::Result<()> {
+        if !wrapper.is_empty() {
+            measure::ensure_under_valgrind(server.pid())?;
+        }
         preflight::wait_healthy(&Target::new(server.addr, "/"), ready)
             .with_context(|| format!("{name} is not healthy"))?;
         let pid = server.pid();

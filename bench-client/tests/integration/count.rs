@@ -417,3 +417,43 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     assert!(bmf.get("axum /state/fat → /state/arc instructions").is_some(), "{bmf}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `count --cmd NAME=COMMAND --routes /plaintext`, short, without perf, on `c`'s core.
+fn count_command(c: &Counting, server: &str) -> std::process::Output {
+    util::output_within(
+        Command::new(util::CLIENT)
+            .args(["count", "--cmd", server, "--routes", "/plaintext", "--requests", "200", "--repeats", "2"])
+            .args(["--no-perf", "--no-build", "--server-cpus", &c.cpu.cpu().to_string()])
+            .arg("--out")
+            .arg(&c.out),
+        Duration::from_secs(300),
+    )
+}
+
+#[test]
+fn a_server_that_allocates_nothing_counts_zero_bytes_and_a_forking_or_exec_wrapped_one_is_refused_by_cause() {
+    let Some(c) = Counting::start("bench-count-bare") else { return };
+    let bare = util::bin_dir().join("examples/bare_server");
+    assert!(bare.is_file(), "{} (make test builds it: cargo build --examples)", bare.display());
+    let bare = bare.display();
+    // 0 bytes per request, and per connection, is a count.
+    let out = count_command(&c, &format!("bare={bare} {{addr}} serve"));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let file = text.lines().find_map(|l| l.strip_prefix("count: ")).unwrap_or_else(|| panic!("{text}"));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(file.trim()).unwrap()).unwrap();
+    let row = &report["rows"][0];
+    assert_eq!(row["bytes_allocated_per_request"], serde_json::json!([0.0, 0.0]), "{row}");
+    assert_eq!(row["bytes_allocated_per_connection"], serde_json::json!([0.0, 0.0]), "{row}");
+    assert!(row["instructions_per_request"][0].as_f64().unwrap() > 100.0, "{row}");
+    // A worker forked to serve is not the process valgrind counts; an exec leaves valgrind.
+    for (server, cause) in [
+        (format!("prefork={bare} {{addr}} prefork"), "a server that serves from a child process (pre-fork workers)"),
+        (format!("wrapped=env BENCH=1 {bare} {{addr}} serve"), "its command execs another program"),
+    ] {
+        let out = count_command(&c, &server);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{server}: {stderr}");
+        assert!(stderr.contains(cause), "{server}: {stderr}");
+    }
+}
