@@ -350,6 +350,8 @@ impl Exchange {
                 http2::Event::Response { status, body_matches, .. } => answered.push((status, body_matches)),
                 http2::Event::Reset { code, .. } => return Err(ExchangeError::Reset(code)),
                 http2::Event::GoAway { code, .. } => return Err(ExchangeError::GoAway(code)),
+                // The answer itself was whole; the load counts such frames (`failed.stray`).
+                http2::Event::Stray { .. } => {}
             }
         }
         Ok((ready || session.can_open(), answered))

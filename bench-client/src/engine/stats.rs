@@ -50,6 +50,11 @@ pub struct Failures {
     /// (RFC 9113 section 7; keys as strings, as `status`).
     #[serde(default, deserialize_with = "error_codes")]
     pub reset: BTreeMap<u32, u64>,
+    /// HTTP/2: connections the server ended with a `GOAWAY` carrying an
+    /// error code (a connection error, RFC 9113 section 5.4.1, such as
+    /// `ENHANCE_YOUR_CALM`), by code. Whole run, like `connect`.
+    #[serde(default, deserialize_with = "error_codes")]
+    pub goaway: BTreeMap<u32, u64>,
 }
 
 /// `reset` as JSON writes it, keys as strings (see `status_codes`).
@@ -98,7 +103,7 @@ pub struct Kind {
 }
 
 /// Every failure kind, in the order of [`Failures::by_kind`].
-pub const KINDS: [Kind; 9] = [
+pub const KINDS: [Kind; 10] = [
     Kind { name: "io", label: "io", request: true, by_code: false },
     Kind { name: "timeout", label: "timeout", request: true, by_code: false },
     Kind { name: "status", label: "status", request: true, by_code: true },
@@ -108,6 +113,7 @@ pub const KINDS: [Kind; 9] = [
     Kind { name: "reset", label: "HTTP/2 streams reset", request: true, by_code: true },
     Kind { name: "connect", label: "connect errors", request: false, by_code: false },
     Kind { name: "stray", label: "connections with stray bytes", request: false, by_code: false },
+    Kind { name: "goaway", label: "HTTP/2 connections ended by a GOAWAY error code", request: false, by_code: true },
 ];
 
 impl Failures {
@@ -128,6 +134,7 @@ impl Failures {
             sum(&self.reset),
             self.connect,
             self.stray,
+            sum(&self.goaway),
         ]
     }
 
@@ -136,6 +143,7 @@ impl Failures {
         match KINDS[i].name {
             "status" => format!("{:?}", self.status),
             "reset" => format!("{:?}", self.reset),
+            "goaway" => format!("{:?}", self.goaway),
             _ => self.by_kind()[i].to_string(),
         }
     }
@@ -167,6 +175,9 @@ impl std::ops::AddAssign<&Failures> for Failures {
         self.stray += other.stray;
         for (code, n) in &other.reset {
             *self.reset.entry(*code).or_default() += n;
+        }
+        for (code, n) in &other.goaway {
+            *self.goaway.entry(*code).or_default() += n;
         }
     }
 }
@@ -201,13 +212,15 @@ pub enum FailureKind {
     Stray,
     /// See [`Failures::reset`]: the stream's error code.
     Reset(u32),
+    /// See [`Failures::goaway`]: the connection's error code.
+    GoAway(u32),
 }
 
 impl FailureKind {
     /// Whether it is the failure of a request (every kind but `connect` and
     /// `stray`, which are connections').
     pub fn is_request(self) -> bool {
-        !matches!(self, Self::Connect | Self::Stray)
+        !matches!(self, Self::Connect | Self::Stray | Self::GoAway(_))
     }
 }
 
@@ -324,6 +337,7 @@ impl RunStats {
             FailureKind::Tls => f.tls += 1,
             FailureKind::Stray => f.stray += 1,
             FailureKind::Reset(code) => *f.reset.entry(code).or_default() += 1,
+            FailureKind::GoAway(code) => *f.goaway.entry(code).or_default() += 1,
         }
         if kind.is_request()
             && let Some(w) = window.and_then(|i| self.windows.get_mut(i))
@@ -424,8 +438,9 @@ mod tests {
             tls: 64,
             stray: 128,
             reset: BTreeMap::from([(7, 256), (8, 512)]),
+            goaway: BTreeMap::from([(11, 1024)]),
         };
-        assert_eq!(f.requests(), 127 + 768, "connect and stray are connections'");
+        assert_eq!(f.requests(), 127 + 768, "connect, stray and goaway are connections'");
         // Inside a flattened struct, as `load --json` writes its figures.
         #[derive(Serialize, Deserialize)]
         struct Outer {
@@ -477,6 +492,7 @@ mod tests {
             FailureKind::Tls,
             FailureKind::Stray,
             FailureKind::Reset(7),
+            FailureKind::GoAway(11),
         ];
         let mut a = RunStats::new(1, false);
         for (i, kind) in kinds.iter().enumerate() {
@@ -494,6 +510,7 @@ mod tests {
             tls: 7,
             stray: 8,
             reset: BTreeMap::from([(7, 9)]),
+            goaway: BTreeMap::from([(11, 10)]),
         };
         assert_eq!(a.failures, one_to_seven);
         assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7 + 9, "a connect or stray failure has no window");
@@ -510,6 +527,7 @@ mod tests {
             tls: 21,
             stray: 24,
             reset: BTreeMap::from([(7, 27)]),
+            goaway: BTreeMap::from([(11, 30)]),
         };
         assert_eq!(b, three_times);
         // Every counter of a run adds up over threads (engine/counters.rs tests each), and so do

@@ -188,6 +188,7 @@ impl RunFigures {
         self.failed.requests() > 0
             || self.failed.connect > 0
             || self.failed.stray > 0
+            || !self.failed.goaway.is_empty()
             || self.successful == 0
             || !self.complete
             || !self.shortfalls().is_empty()

@@ -241,6 +241,8 @@ fn goaway_mid_run_writes_the_streams_above_its_last_id_again_and_the_run_is_not_
         if n < 10 {
             return peer.answer(stream);
         }
+        // The graceful shutdown of RFC 9113 6.8, as hyper's: GOAWAY(2^31 - 1), then the last stream.
+        peer.send(GOAWAY, 0, 0, &[0x7fff_ffffu32.to_be_bytes(), 0u32.to_be_bytes()].concat());
         let payload = [(stream - 2).to_be_bytes(), 0u32.to_be_bytes()].concat();
         peer.send(GOAWAY, 0, 0, &payload);
         // Closed once the client has closed (no reset of unread bytes).
@@ -261,6 +263,46 @@ fn goaway_mid_run_writes_the_streams_above_its_last_id_again_and_the_run_is_not_
     assert_adds_up(&f, "goaway");
     let (allowed, _, text) = load(&url, &[&args[..], &["--allow-churn"]].concat(), "goaway-allowed");
     assert_eq!(allowed, Some(0), "{text}");
+}
+
+#[test]
+fn a_goaway_with_an_error_code_is_a_connection_error_named_by_its_code_even_with_churn_allowed() {
+    let _lock = util::exclusive();
+    // After ten answers, GOAWAY(ENHANCE_YOUR_CALM, 0xb) naming the last one answered.
+    let addr = h2_server(&[], |peer, stream, n| {
+        if n < 10 {
+            return peer.answer(stream);
+        }
+        peer.send(GOAWAY, 0, 0, &[(stream - 2).to_be_bytes(), 0xbu32.to_be_bytes()].concat());
+        let _ = peer.tcp.shutdown(Shutdown::Write);
+        while let Next::Frame(_) = peer.next(Duration::from_secs(2)) {}
+        false
+    });
+    let url = format!("http://{addr}/hello");
+    let args = ["--http2", "--streams", "4", "-c", "2", "-d", "1s", "--warmup", "0s", "--allow-churn"];
+    let (code, f, text) = load(&url, &args, "goaway-error");
+    assert_eq!(code, Some(1), "a connection error fails the run, churn allowed or not: {text}");
+    let calm = f.failed.goaway.get(&11).copied().unwrap_or(0);
+    assert!(calm >= 5 && f.failed.goaway.len() == 1, "{:?}", f.failed);
+    assert_eq!(calm, f.counts.goaway_received, "each connection ended by it, once: {:?}", f.counts);
+    assert_eq!(f.failed_total, 0, "no request failed: {:?}", f.failed);
+    assert!(text.contains("HTTP/2 connections ended by a GOAWAY error code {11: "), "{text}");
+    assert_adds_up(&f, "goaway-error");
+}
+
+#[test]
+fn a_frame_on_a_stream_its_response_had_ended_is_stray_and_no_response_is_blamed() {
+    let _lock = util::exclusive();
+    // Each answer followed, in the same write, by 5 more bytes of DATA on its stream.
+    let addr = h2_server(&[], |peer, stream, _| peer.answer(stream) && peer.send(DATA, END_STREAM, stream, b"extra"));
+    let url = format!("http://{addr}/hello");
+    let args = ["--http2", "--streams", "4", "-c", "2", "-d", "1s", "--warmup", "0s"];
+    let (code, f, text) = load(&url, &args, "stray");
+    assert_eq!(code, Some(1), "bytes of no response fail the run: {text}");
+    assert!(f.successful >= 20, "every response itself is right: {:?} {}", f.failed, f.successful);
+    assert_eq!((f.failed.body, f.failed_total), (0, 0), "{:?}", f.failed);
+    assert!(f.failed.stray >= f.successful, "a stray frame after every answer: {:?}", f.failed);
+    assert_adds_up(&f, "stray");
 }
 
 #[test]

@@ -66,8 +66,18 @@ impl Worker<'_> {
                     ready = true;
                     continue;
                 }
-                Event::GoAway { last_stream, .. } => {
-                    self.stats.counts.goaway_received += 1;
+                Event::Stray { .. } => {
+                    // Bytes of no response: counted as HTTP/1.1's stray bytes are.
+                    self.stats.record_failure(None, FailureKind::Stray);
+                    continue;
+                }
+                Event::GoAway { last_stream, code, first } => {
+                    // A connection ended by GOAWAY, once, whatever its phases.
+                    self.stats.counts.goaway_received += u64::from(first);
+                    if code != 0 {
+                        // A connection error the server reports, named by its code.
+                        self.stats.record_failure(None, FailureKind::GoAway(code));
+                    }
                     // Streams above its last were not processed: written
                     // again, on the next connection.
                     for o in c.outstanding.iter_mut().filter(|o| o.stream != UNASSIGNED && o.stream > last_stream) {

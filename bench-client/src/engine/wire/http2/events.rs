@@ -32,8 +32,18 @@ pub enum Event {
     GoAway {
         /// The last stream it processed, or may still answer.
         last_stream: u32,
-        /// The error code.
+        /// The error code (0, `NO_ERROR`: a shutdown; any other, a
+        /// connection error the server reports, RFC 9113 §5.4.1).
         code: u32,
+        /// Its first `GOAWAY` on this connection (a graceful shutdown sends
+        /// two, the second lowering the last stream).
+        first: bool,
+    },
+    /// A `DATA` or `HEADERS` frame on a stream of ours already closed: it
+    /// belongs to no response (a stream error, answered `RST_STREAM(STREAM_CLOSED)`).
+    Stray {
+        /// The stream.
+        stream: u32,
     },
 }
 
@@ -93,6 +103,6 @@ impl Routes<'_> {
 pub struct Collected {
     /// `content-type`, the last one seen.
     pub content_type: Option<String>,
-    /// Every body byte received, on any stream.
+    /// Every body byte received on a stream of ours that was open.
     pub body: Vec<u8>,
 }

@@ -85,6 +85,12 @@ pub(super) fn load_preface(out: &mut Vec<u8>) {
     out.extend_from_slice(&0u32.to_be_bytes());
 }
 
+/// `RST_STREAM(STREAM_CLOSED)`: a frame came on a stream already closed (§5.1, §6.1).
+pub(super) fn reset_closed(out: &mut Vec<u8>, stream: u32) {
+    out.extend_from_slice(&head(4, RST_STREAM, 0, stream));
+    out.extend_from_slice(&0x5u32.to_be_bytes());
+}
+
 pub(super) fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
     out.extend_from_slice(&head(4, WINDOW_UPDATE, 0, stream));
     out.extend_from_slice(&increment.to_be_bytes());

@@ -272,9 +272,10 @@ impl Session {
     ) -> Result<(), SessionError> {
         match h.kind {
             DATA => {
+                // The whole payload counts against both windows, padding included (§6.1).
                 self.unacked += h.length as u32;
                 let data = unpadded(h, payload)?;
-                self.data(h.stream, data, h.flags & END_STREAM != 0, routes, events);
+                self.data(h, data, routes, events)?;
             }
             HEADERS => {
                 let mut block = unpadded(h, payload)?;
@@ -325,8 +326,9 @@ impl Session {
                     return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
                 }
                 let last_stream = frame::read_31(payload);
+                let first = self.goaway.is_none();
                 self.goaway = Some(self.goaway.map_or(last_stream, |l| l.min(last_stream)));
-                events.push(Event::GoAway { last_stream, code: frame::read_32(&payload[4..]) });
+                events.push(Event::GoAway { last_stream, code: frame::read_32(&payload[4..]), first });
             }
             WINDOW_UPDATE => {
                 if h.length != 4 {
@@ -402,7 +404,7 @@ impl Session {
         if let (Some(c), Some(t)) = (&mut self.collected, content_type) {
             c.content_type = Some(t);
         }
-        let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) else { return Ok(()) };
+        let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) else { return self.closed(stream, events) };
         let s = &mut self.streams[k];
         match status {
             // An interim response: the final one follows (§8.1).
@@ -419,24 +421,41 @@ impl Session {
         Ok(())
     }
 
-    fn data(&mut self, stream: u32, data: &[u8], end_stream: bool, routes: Routes<'_>, events: &mut Vec<Event>) {
+    /// A `DATA` frame `h` whose data (without its padding) is `data`.
+    fn data(&mut self, h: Head, data: &[u8], routes: Routes<'_>, events: &mut Vec<Event>) -> Result<(), SessionError> {
+        let Ok(k) = self.streams.binary_search_by_key(&h.stream, |s| s.id) else {
+            return self.closed(h.stream, events);
+        };
         if let Some(c) = &mut self.collected {
             c.body.extend_from_slice(data);
         }
-        let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) else { return };
         let s = &mut self.streams[k];
         let expected = routes.body(s.route);
         s.matches &= expected.get(s.received..s.received + data.len()) == Some(data);
         s.received += data.len();
-        if end_stream {
+        if h.flags & END_STREAM != 0 {
             self.end(k, expected.len(), events);
         } else {
-            s.unacked += data.len() as u32;
+            // The frame's whole length, padding included, is given back (§6.1).
+            s.unacked += h.length as u32;
             if s.unacked >= GIVE_BACK {
                 let id = s.id;
                 frame::window_update(&mut self.out, id, std::mem::take(&mut s.unacked));
             }
         }
+        Ok(())
+    }
+
+    /// A `DATA` or `HEADERS` frame on `stream`, which is not open: on one of
+    /// ours already closed, a stream error ([`Event::Stray`], the stream
+    /// reset); on one never opened (or the server's own), a connection error.
+    fn closed(&mut self, stream: u32, events: &mut Vec<Event>) -> Result<(), SessionError> {
+        if stream.is_multiple_of(2) || stream >= self.next_id {
+            return Err(SessionError::Protocol(DATA));
+        }
+        frame::reset_closed(&mut self.out, stream);
+        events.push(Event::Stray { stream });
+        Ok(())
     }
 
     /// Stream `k` ended: its response, its body judged whole against

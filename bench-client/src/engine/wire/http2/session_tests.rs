@@ -189,7 +189,7 @@ fn resets_goaway_and_what_cannot_go_on_are_reported_by_kind() {
     let bytes = [frame(0x3, 0, a, &7u32.to_be_bytes()), frame(0x7, 0, 0, &[0, 0, 0, 3, 0, 0, 0, 0])].concat();
     assert_eq!(
         feed(&mut s, &bytes, routes).unwrap(),
-        [Event::Reset { stream: a, code: 7 }, Event::GoAway { last_stream: 3, code: 0 }]
+        [Event::Reset { stream: a, code: 7 }, Event::GoAway { last_stream: 3, code: 0, first: true }]
     );
     assert_eq!((s.goaway(), s.can_open(), s.open_streams(), b), (Some(3), false, 1, 3));
     let mut events = Vec::new();
@@ -205,4 +205,89 @@ fn resets_goaway_and_what_cannot_go_on_are_reported_by_kind() {
         "larger than this client accepts"
     );
     assert_eq!(s.receive(&frame(0x5, 0x4, 1, &[0, 0, 0, 2]), routes, &mut events), Err(SessionError::Protocol(5)));
+}
+
+#[test]
+fn padding_counts_against_the_stream_window_and_is_given_back_with_the_data() {
+    // A 40,000-byte body in DATA frames of 512 bytes: 1 pad-length byte, 256 data, 255 padding.
+    let body = vec![b'x'; 40_000];
+    let requests = get();
+    let expected = [(200, body.as_slice(), false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::new();
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    let id = s.open(0, routes);
+    written(&mut s);
+    feed(&mut s, &frame(0x1, 0x4, id, &[0x88]), routes).unwrap();
+    let (mut sent, mut given_back) = (0usize, 0u64);
+    let mut window = 65_535i64;
+    while sent < body.len() {
+        let n = 256.min(body.len() - sent);
+        let mut payload = vec![255u8];
+        payload.extend_from_slice(&body[sent..sent + n]);
+        payload.extend_from_slice(&[0; 255]);
+        sent += n;
+        let end = if sent == body.len() { 0x1 } else { 0 };
+        // The server sends only within the stream's window, padding included.
+        assert!(window >= payload.len() as i64, "stalled at {sent} of {} bytes: window {window}", body.len());
+        window -= payload.len() as i64;
+        let events = feed(&mut s, &frame(0x0, 0x8 | end, id, &payload), routes).unwrap();
+        for (kind, _, stream, increment) in written(&mut s) {
+            if kind == 0x8 && stream == id {
+                let n = u32::from_be_bytes(increment.try_into().unwrap());
+                window += i64::from(n);
+                given_back += u64::from(n);
+            }
+        }
+        if end != 0 {
+            assert_eq!(events, [Event::Response { stream: id, status: 200, body_matches: true }]);
+        }
+    }
+    assert!(given_back > body.len() as u64, "more than the data: the padding is given back too ({given_back} bytes)");
+}
+
+#[test]
+fn a_frame_on_a_stream_already_ended_is_stray_and_reset_and_one_never_opened_ends_the_connection() {
+    let requests = get();
+    let expected = [(200, &b"ok"[..], false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::collecting();
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    let id = s.open(0, routes);
+    written(&mut s);
+    // The answer, then 5 more bytes on its stream in the same read.
+    let bytes = [frame(0x1, 0x4, id, &[0x88]), frame(0x0, 0x1, id, b"ok"), frame(0x0, 0x1, id, b"extra")].concat();
+    assert_eq!(
+        feed(&mut s, &bytes, routes).unwrap(),
+        [Event::Response { stream: id, status: 200, body_matches: true }, Event::Stray { stream: id }]
+    );
+    assert_eq!(s.collected().unwrap().body, b"ok", "no byte of the stray frame in the body kept");
+    assert_eq!(written(&mut s), [(0x3, 0, id, 5u32.to_be_bytes().to_vec())], "RST_STREAM(STREAM_CLOSED)");
+    // Trailers after the end are as stray.
+    assert_eq!(feed(&mut s, &frame(0x1, 0x5, id, &[0x88]), routes).unwrap(), [Event::Stray { stream: id }]);
+    let mut events = Vec::new();
+    assert_eq!(s.receive(&frame(0x0, 0x1, id + 2, b"x"), routes, &mut events), Err(SessionError::Protocol(0)));
+    assert_eq!(
+        Session::new().receive(&[settings(&[]), frame(0x0, 0, 2, b"x")].concat(), routes, &mut events),
+        Err(SessionError::Protocol(0))
+    );
+}
+
+#[test]
+fn a_graceful_shutdown_is_one_goaway_per_connection_in_two_frames() {
+    let requests = get();
+    let expected = [(200, &b""[..], false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::new();
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    let goaway = |last: u32, code: u32| frame(0x7, 0, 0, &[last.to_be_bytes(), code.to_be_bytes()].concat());
+    let bytes = [goaway(0x7fff_ffff, 0), goaway(1, 11)].concat();
+    assert_eq!(
+        feed(&mut s, &bytes, routes).unwrap(),
+        [
+            Event::GoAway { last_stream: 0x7fff_ffff, code: 0, first: true },
+            Event::GoAway { last_stream: 1, code: 11, first: false }
+        ]
+    );
+    assert_eq!(s.goaway(), Some(1), "the lower last stream stands");
 }
