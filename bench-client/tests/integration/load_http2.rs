@@ -481,3 +481,24 @@ fn http1_answered_to_the_preface_is_one_line_and_exit_2() {
         assert!(util::one_line_exit(&out, 2).contains(said), "{args:?}");
     }
 }
+
+#[test]
+fn refused_streams_were_not_processed_and_are_written_again() {
+    let _lock = util::exclusive();
+    // Every 10th stream above the first refused (REFUSED_STREAM, 0x7), before it is processed.
+    let addr = h2_server(&[], |peer, stream, _| {
+        if stream > 1 && stream % 20 == 1 {
+            peer.send(RST_STREAM, 0, stream, &7u32.to_be_bytes())
+        } else {
+            peer.answer(stream)
+        }
+    });
+    let url = format!("http://{addr}/hello");
+    let (code, f, text) =
+        load(&url, &["--http2", "--streams", "4", "-c", "2", "-d", "1s", "--warmup", "0s"], "refused");
+    assert_eq!(code, Some(0), "nothing failed: {text}");
+    assert_eq!(f.failed_total, 0, "{:?}", f.failed);
+    assert!(f.counts.retried >= 20 && f.successful >= 200, "{:?} {}", f.counts, f.successful);
+    assert_eq!(f.counts.goaway_received, 0);
+    assert_adds_up(&f, "refused");
+}

@@ -2,12 +2,16 @@
 //! within what the server grants, and what its session read settled:
 //! responses verified against their route (status and body, as HTTP/1.1's
 //! are) in the order they complete, streams the server reset failed by
-//! error code, and after `GOAWAY` the requests it did not process written
-//! again on the next connection.
+//! error code (but `REFUSED_STREAM`: not processed, written again), and
+//! after `GOAWAY` the requests it did not process written again on the
+//! next connection.
 
 use std::time::Instant;
 
 use super::{Worker, settle};
+
+/// `RST_STREAM`'s `REFUSED_STREAM`: the server did not process the stream.
+const REFUSED_STREAM: u32 = 0x7;
 use crate::engine::conn::{Disconnect, UNASSIGNED};
 use crate::engine::http2::{Event, Routes};
 use crate::engine::stats::FailureKind;
@@ -59,7 +63,7 @@ impl Worker<'_> {
             c.end = 0;
         }
         let served = c.served;
-        let mut ready = false;
+        let (mut ready, mut requeued) = (false, false);
         for &event in &events {
             let (stream, outcome) = match event {
                 Event::Ready => {
@@ -88,6 +92,22 @@ impl Worker<'_> {
                             r.counts.retried += 1;
                             r.counts.sent += 1;
                         }
+                    }
+                    continue;
+                }
+                Event::Reset { stream, code: REFUSED_STREAM } => {
+                    // Not processed (RFC 9113 8.7): written again, as GOAWAY's unprocessed streams.
+                    if let Ok(k) = c.outstanding.binary_search_by_key(&stream, |o| o.stream) {
+                        let mut o = c.outstanding.remove(k).expect("found above");
+                        o.stream = UNASSIGNED;
+                        c.outstanding.push_back(o);
+                        self.stats.counts.retried += 1;
+                        self.stats.counts.sent += 1;
+                        if let Some(r) = self.by_route.get_mut(o.route) {
+                            r.counts.retried += 1;
+                            r.counts.sent += 1;
+                        }
+                        requeued = true;
                     }
                     continue;
                 }
@@ -131,7 +151,7 @@ impl Worker<'_> {
             self.connection_lost(i);
         } else if limit_reached && c.outstanding.is_empty() {
             self.drop_conn(i, Disconnect::Done);
-        } else if ready || c.served != served {
+        } else if ready || requeued || c.served != served {
             self.answered.push(i);
         } else if c.unwritten > 0 || c.h2.as_ref().is_some_and(|s| !s.unwritten().is_empty()) {
             self.flush(i);

@@ -20,6 +20,12 @@ use super::hpack::table_unchanged;
 /// reach this (half the default window).
 const GIVE_BACK: u32 = 32_768;
 
+/// The largest header block kept while its `CONTINUATION`s arrive: beyond
+/// it, an endless sequence (the "CONTINUATION flood") ends the connection
+/// with memory bounded. 1 MiB, far above any response of the routes
+/// (this client sends no `SETTINGS_MAX_HEADER_LIST_SIZE`, so any cap is its own).
+pub(super) const MAX_HEADER_BLOCK: usize = 1 << 20;
+
 /// One stream of ours, open.
 #[derive(Debug, Clone)]
 struct Stream {
@@ -295,6 +301,9 @@ impl Session {
                 let Some((stream, end_stream)) = self.block_of.filter(|(s, _)| *s == h.stream) else {
                     return Err(SessionError::Protocol(h.kind));
                 };
+                if self.block.len() + payload.len() > MAX_HEADER_BLOCK {
+                    return Err(SessionError::HeaderBlock(self.block.len() + payload.len()));
+                }
                 self.block.extend_from_slice(payload);
                 if h.flags & END_HEADERS != 0 {
                     self.block_of = None;

@@ -291,3 +291,46 @@ fn a_graceful_shutdown_is_one_goaway_per_connection_in_two_frames() {
     );
     assert_eq!(s.goaway(), Some(1), "the lower last stream stands");
 }
+
+#[test]
+fn a_large_header_block_over_continuation_is_read_and_an_endless_one_ends_at_the_bound() {
+    let requests = get();
+    let expected = [(200, &b""[..], false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::new();
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    // `:status 200` then a literal header of 300,000 bytes (not indexed, no Huffman), over 19 frames.
+    let value = vec![b'v'; 300_000];
+    let mut block = vec![0x88, 0x00, 0x01, b'x', 0x7f];
+    let mut n = value.len() - 127;
+    while n >= 128 {
+        block.push((n % 128 + 128) as u8);
+        n /= 128;
+    }
+    block.push(n as u8);
+    block.extend_from_slice(&value);
+    let id = s.open(0, routes);
+    let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
+    let last = chunks.len() - 1;
+    let mut bytes = frame(0x1, 0x1, id, chunks[0]);
+    for (i, chunk) in chunks.iter().enumerate().skip(1) {
+        bytes.extend(frame(0x9, if i == last { 0x4 } else { 0 }, id, chunk));
+    }
+    assert_eq!(
+        feed(&mut s, &bytes, routes).unwrap(),
+        [Event::Response { stream: id, status: 200, body_matches: true }]
+    );
+    // HEADERS, then CONTINUATION without end: refused once the block passes 1 MiB, not buffered for ever.
+    let id = s.open(0, routes);
+    let mut events = Vec::new();
+    s.receive(&frame(0x1, 0x1, id, &[0x88]), routes, &mut events).unwrap();
+    let flood = frame(0x9, 0, id, &[0; 16_384]);
+    let mut result = Ok(0);
+    for _ in 0..100 {
+        result = s.receive(&flood, routes, &mut events);
+        if result.is_err() {
+            break;
+        }
+    }
+    assert_eq!(result, Err(SessionError::HeaderBlock(1 + 64 * 16_384)), "the 64th CONTINUATION passes 1 MiB");
+}
