@@ -503,3 +503,19 @@ fn refused_streams_were_not_processed_and_are_written_again() {
     assert_eq!(f.counts.goaway_received, 0);
     assert_adds_up(&f, "refused");
 }
+
+#[test]
+fn one_stalled_stream_is_its_own_timeout_not_its_neighbours() {
+    let _lock = util::exclusive();
+    // Stream 9 of each connection is never answered; the others at once.
+    let addr = h2_server(&[], |peer, stream, _| stream == 9 || peer.answer(stream));
+    let url = format!("http://{addr}/hello");
+    let args = ["--http2", "--streams", "4", "-c", "2", "-d", "2s", "--warmup", "0s", "--timeout", "500ms"];
+    let (code, f, text) = load(&url, &args, "stalled");
+    assert_eq!(code, Some(1), "timeouts fail the run: {text}");
+    assert_eq!(f.failed.timeout, 2, "one per stalled stream, none of the three beside it: {:?}", f.failed);
+    assert_eq!(f.failed_total, 2, "{:?}", f.failed);
+    assert_eq!(f.counts.reconnects, 0, "the connections go on: {:?}", f.counts);
+    assert!(f.successful >= 1000, "{}", f.successful);
+    assert_adds_up(&f, "stalled");
+}

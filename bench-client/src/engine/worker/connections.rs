@@ -263,6 +263,12 @@ impl Worker<'_> {
                         continue;
                     }
                     if c.outstanding.front().is_some_and(|o| now.saturating_duration_since(o.sent) >= timeout) {
+                        let on_stream = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
+                        if on_stream && c.h2.as_ref().is_some_and(|s| !s.is_spent()) {
+                            // HTTP/2: the streams timed out, not the connection.
+                            self.time_out_streams(i, now);
+                            continue;
+                        }
                         if let Some(session) = &c.h2 {
                             // Bodies the server's window held back: a stall.
                             for o in c.outstanding.iter().filter(|o| session.is_blocked(o.stream)) {

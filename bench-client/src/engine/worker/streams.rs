@@ -34,6 +34,39 @@ impl Worker<'_> {
         c.unwritten = session.unwritten().len();
     }
 
+    /// HTTP/2: the requests of connection `i` on a stream written `timeout`
+    /// or more before `now` fail as timeouts, each stream reset
+    /// (`RST_STREAM(CANCEL)`), and the connection goes on: one stalled
+    /// stream is its own timeout, not its neighbours'. The freed streams go
+    /// to the requests waiting for one.
+    pub(super) fn time_out_streams(&mut self, i: usize, now: Instant) {
+        let (timeout, window) = (self.load.settings.timeout, self.window_of(now));
+        let c = &mut self.conns[i];
+        let Some(session) = c.h2.as_mut() else { return };
+        let mut k = 0;
+        while k < c.outstanding.len() {
+            let o = c.outstanding[k];
+            if o.stream == UNASSIGNED || now.saturating_duration_since(o.sent) < timeout {
+                k += 1;
+                continue;
+            }
+            if session.is_blocked(o.stream) {
+                // Its body held back by the server's window: a stall.
+                self.stats.counts.window_stalls += 1;
+                if let Some(r) = self.by_route.get_mut(o.route) {
+                    r.counts.window_stalls += 1;
+                }
+            }
+            session.cancel(o.stream);
+            c.outstanding.remove(k);
+            settle(&mut self.stats, &mut self.by_route, &o, window, Err(FailureKind::Timeout), now);
+        }
+        self.open_streams(i, now);
+        if self.conns[i].unwritten > 0 {
+            self.flush(i);
+        }
+    }
+
     /// Hands what connection `i` read to its session and settles what it
     /// says: at `done`, in `window`; a request written at or before
     /// `written_too_early` is answered after its timeout. `eof`: the server

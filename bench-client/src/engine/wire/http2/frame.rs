@@ -85,10 +85,15 @@ pub(super) fn load_preface(out: &mut Vec<u8>) {
     out.extend_from_slice(&0u32.to_be_bytes());
 }
 
-/// `RST_STREAM(STREAM_CLOSED)`: a frame came on a stream already closed (§5.1, §6.1).
-pub(super) fn reset_closed(out: &mut Vec<u8>, stream: u32) {
+/// `RST_STREAM`'s `STREAM_CLOSED`: a frame came on a stream already closed (§5.1, §6.1).
+pub(super) const STREAM_CLOSED: u32 = 0x5;
+/// `RST_STREAM`'s `CANCEL`: the client no longer needs the stream (§7).
+pub(super) const CANCEL: u32 = 0x8;
+
+/// `RST_STREAM` with `code` on `stream`.
+pub(super) fn reset(out: &mut Vec<u8>, stream: u32, code: u32) {
     out.extend_from_slice(&head(4, RST_STREAM, 0, stream));
-    out.extend_from_slice(&0x5u32.to_be_bytes());
+    out.extend_from_slice(&code.to_be_bytes());
 }
 
 pub(super) fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {

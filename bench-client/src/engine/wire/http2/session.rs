@@ -11,8 +11,8 @@ use std::collections::VecDeque;
 
 use super::events::{Collected, Event, Routes, SessionError};
 use super::frame::{
-    self, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME, DEFAULT_WINDOW, END_HEADERS, END_STREAM, GOAWAY, HEAD, HEADERS,
-    Head, MAX_31, PADDED, PING, PRIORITY, PUSH_PROMISE, RST_STREAM, SETTINGS, WINDOW_UPDATE,
+    self, ACK, CANCEL, CONTINUATION, DATA, DEFAULT_MAX_FRAME, DEFAULT_WINDOW, END_HEADERS, END_STREAM, GOAWAY, HEAD,
+    HEADERS, Head, MAX_31, PADDED, PING, PRIORITY, PUSH_PROMISE, RST_STREAM, SETTINGS, STREAM_CLOSED, WINDOW_UPDATE,
 };
 use super::hpack::table_unchanged;
 
@@ -74,9 +74,16 @@ pub struct Session {
     block: Vec<u8>,
     block_of: Option<(u32, bool)>,
     goaway: Option<u32>,
+    /// The streams this client reset lately (at most [`CANCELLED_KEPT`]):
+    /// frames the server sent before it saw the reset are ignored (§5.1).
+    cancelled: VecDeque<u32>,
     /// Preflight: the bodies and `Content-Type` received, kept.
     collected: Option<Collected>,
 }
+
+/// How many of the streams it reset a session remembers: frames in flight
+/// on them are ignored, later ones are stray.
+const CANCELLED_KEPT: usize = 64;
 
 impl Default for Session {
     fn default() -> Self {
@@ -106,6 +113,7 @@ impl Session {
             block: Vec::new(),
             block_of: None,
             goaway: None,
+            cancelled: VecDeque::new(),
             collected: None,
         }
     }
@@ -173,6 +181,22 @@ impl Session {
     /// Whether `stream`'s request body is waiting for the server's window.
     pub fn is_blocked(&self, stream: u32) -> bool {
         self.blocked.contains(&stream)
+    }
+
+    /// Resets `stream` (`RST_STREAM(CANCEL)`): its request is given up (timed
+    /// out, or answered before its body was all sent). Its slot of the
+    /// server's concurrent streams is free again; frames still on their way
+    /// on it are ignored.
+    pub fn cancel(&mut self, stream: u32) {
+        if let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) {
+            self.streams.remove(k);
+        }
+        self.blocked.retain(|&id| id != stream);
+        frame::reset(&mut self.out, stream, CANCEL);
+        if self.cancelled.len() == CANCELLED_KEPT {
+            self.cancelled.pop_front();
+        }
+        self.cancelled.push_back(stream);
     }
 
     /// Opens a stream for a request of `route` (only when
@@ -462,7 +486,11 @@ impl Session {
         if stream.is_multiple_of(2) || stream >= self.next_id {
             return Err(SessionError::Protocol(DATA));
         }
-        frame::reset_closed(&mut self.out, stream);
+        if self.cancelled.contains(&stream) {
+            // Sent before the server saw our reset (§5.1): ignored.
+            return Ok(());
+        }
+        frame::reset(&mut self.out, stream, STREAM_CLOSED);
         events.push(Event::Stray { stream });
         Ok(())
     }
@@ -471,8 +499,12 @@ impl Session {
     /// `expected_len` bytes (every byte so far already compared).
     fn end(&mut self, k: usize, expected_len: usize, events: &mut Vec<Event>) {
         let s = self.streams.remove(k);
-        if !self.blocked.is_empty() {
+        if !self.blocked.is_empty() && self.blocked.contains(&s.id) {
+            // Answered before its request body was all sent (§8.1): the rest is not
+            // sent, and the stream is reset so that it does not hold one of the
+            // server's concurrent streams (half-closed on our side) for ever.
             self.blocked.retain(|&id| id != s.id);
+            frame::reset(&mut self.out, s.id, CANCEL);
         }
         let body_matches = s.matches && s.received == expected_len;
         events.push(Event::Response { stream: s.id, status: s.status.unwrap_or(0), body_matches });

@@ -334,3 +334,32 @@ fn a_large_header_block_over_continuation_is_read_and_an_endless_one_ends_at_the
     }
     assert_eq!(result, Err(SessionError::HeaderBlock(1 + 64 * 16_384)), "the 64th CONTINUATION passes 1 MiB");
 }
+
+#[test]
+fn a_stream_answered_before_its_body_was_sent_is_reset_and_one_cancelled_ignores_what_was_on_its_way() {
+    // A POST of 100,000 bytes; the server grants a 16,384-byte window and answers 417 at once.
+    let post = Request::new("POST", &[], Some(vec![b'b'; 100_000])).unwrap();
+    let requests = vec![frame::request("http", "127.0.0.1:1", "/x", &post)];
+    let expected = [(417, &b""[..], false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    let mut s = Session::new();
+    feed(&mut s, &settings(&[(0x4, 16_384)]), routes).unwrap();
+    let id = s.open(0, routes);
+    assert!(s.is_blocked(id));
+    written(&mut s);
+    // `:status 417` is not in HPACK's static table: a literal without indexing.
+    let status = [0x08, 0x03, b'4', b'1', b'7'];
+    let events = feed(&mut s, &frame(0x1, 0x5, id, &status), routes).unwrap();
+    assert_eq!(events, [Event::Response { stream: id, status: 417, body_matches: true }]);
+    assert_eq!(written(&mut s), [(0x3, 0, id, 8u32.to_be_bytes().to_vec())], "RST_STREAM(CANCEL): the stream ends");
+    // More window: nothing more of that body goes out.
+    feed(&mut s, &frame(0x8, 0, 0, &100_000u32.to_be_bytes()), routes).unwrap();
+    assert!(written(&mut s).iter().all(|f| f.0 != 0x0), "no DATA after the answer");
+    // A stream timed out and cancelled: what the server had already sent on it is ignored.
+    let id = s.open(0, routes);
+    written(&mut s);
+    s.cancel(id);
+    assert_eq!(written(&mut s)[..1], [(0x3, 0, id, 8u32.to_be_bytes().to_vec())]);
+    assert_eq!(feed(&mut s, &frame(0x1, 0x5, id, &status), routes).unwrap(), [], "in flight before our reset");
+    assert!(s.can_open() && s.open_streams() == 0);
+}
