@@ -354,6 +354,13 @@ impl Exchange {
                 http2::Event::Stray { .. } => {}
             }
         }
+        if !answered.is_empty() && !session.unwritten().is_empty() {
+            // What the answers made it write (a stream answered early ended): now, not with the
+            // next request, which may never come.
+            let n = session.unwritten().len();
+            self.stream.write_all(session.unwritten())?;
+            session.wrote(n);
+        }
         Ok((ready || session.can_open(), answered))
     }
 

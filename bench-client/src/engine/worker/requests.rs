@@ -16,7 +16,11 @@ impl Worker<'_> {
     /// writes them.
     pub(super) fn refill(&mut self, i: usize, now: Instant) {
         if now >= self.times.end {
-            // Nothing is written after the deadline (nor due: the schedule ends there).
+            // No request is written after the deadline (nor due: the schedule ends there);
+            // HTTP/2's own frames still are (a stream answered early ended, a window given back).
+            if self.conns[i].h2.as_ref().is_some_and(|s| !s.unwritten().is_empty()) {
+                self.flush(i);
+            }
             return;
         }
         let pipeline = self.load.settings.pipeline.get();
