@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
-use super::conn::{Conn, Outstanding, Phase};
+use super::conn::{Conn, Outstanding, Phase, UNASSIGNED};
 use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::{FailureKind, RunStats};
@@ -371,6 +371,19 @@ impl<'a> Worker<'a> {
         for o in self.conns.iter().flat_map(|c| &c.outstanding) {
             if let Some(r) = self.by_route.get_mut(o.route) {
                 r.counts.in_flight_at_deadline += 1;
+            }
+        }
+        // HTTP/2: the streams still open are reset before the connections close, so that none is
+        // left open (answered, never ended by the client) on the server's side.
+        // Best effort, once: what is measured is settled already.
+        for c in &mut self.conns {
+            let (Some(session), Some(stream)) = (c.h2.as_mut(), c.stream.as_mut()) else { continue };
+            for o in c.outstanding.iter().filter(|o| o.stream != UNASSIGNED) {
+                session.cancel(o.stream);
+            }
+            if !session.unwritten().is_empty() && stream.write_pending().is_ok() {
+                let _ = stream.write(session.unwritten());
+                let _ = stream.write_pending();
             }
         }
         if let Some(s) = &self.schedule {
