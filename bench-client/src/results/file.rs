@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 
 use super::block::{BEGIN_MARKER, blocks};
 use super::{
-    CountReport, LoadReport, MEMORY_SCHEMA_VERSION, MemoryReport, OLDEST_READABLE_SCHEMA_VERSION, Results,
-    SCHEMA_VERSION, WatchReport,
+    COUNT_SCHEMA_VERSION, CountReport, LoadReport, MEMORY_SCHEMA_VERSION, MemoryReport, OLDEST_READABLE_SCHEMA_VERSION,
+    Results, SCHEMA_VERSION, WatchReport,
 };
 
 /// Reads a `results.json`, given as the file or the run folder holding it
@@ -58,12 +58,22 @@ fn read_text(path: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Reads what `count` wrote (`count.json`), gzipped or not.
+/// Reads what `count` wrote (`count.json`), gzipped or not; older
+/// versions read with their missing counts empty.
 ///
 /// # Errors
-/// A file that cannot be read, or is not a `count.json`; the message names it.
+/// A file that cannot be read, is not a `count.json`, or is of a newer
+/// layout than this reader's; the message names it.
 pub fn read_count(path: &Path) -> anyhow::Result<CountReport> {
-    serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))
+    let report: CountReport =
+        serde_json::from_str(&read_text(path)?).with_context(|| format!("{}: not a count.json", path.display()))?;
+    anyhow::ensure!(
+        report.schema_version <= COUNT_SCHEMA_VERSION,
+        "{}: a count.json of schema version {}, newer than this reader's {COUNT_SCHEMA_VERSION}",
+        path.display(),
+        report.schema_version
+    );
+    Ok(report)
 }
 
 /// Reads a `memory.json` (`memory --from`), or the `memory` of a
@@ -254,6 +264,24 @@ mod tests {
 
     use super::*;
     use crate::results::fixtures::{load_report, results, run};
+
+    #[test]
+    fn a_count_json_newer_than_this_reader_is_refused_naming_both_versions() {
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-03-counted/make-count.json");
+        let report = read_count(&committed).unwrap();
+        assert!(report.schema_version <= COUNT_SCHEMA_VERSION);
+        let mut value: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
+        value["schema_version"] = (COUNT_SCHEMA_VERSION + 1).into();
+        let newer = std::env::temp_dir().join(format!("bench-newer-count-{}.json", std::process::id()));
+        std::fs::write(&newer, value.to_string()).unwrap();
+        let e = read_count(&newer).unwrap_err().to_string();
+        let said = format!(
+            "a count.json of schema version {}, newer than this reader's {COUNT_SCHEMA_VERSION}",
+            COUNT_SCHEMA_VERSION + 1
+        );
+        assert!(e.ends_with(&said), "{e}");
+        let _ = std::fs::remove_file(&newer);
+    }
 
     #[test]
     fn memory_from_reads_a_memory_json_or_the_memory_of_a_results_json_and_nothing_else() {
