@@ -23,6 +23,7 @@ use common::Route;
 use super::build;
 use super::command;
 use super::counted::{CountedServer, START_UNDER_VALGRIND};
+use super::plan::SuitePlan;
 use super::servers::route_load;
 use crate::engine::{Exchange, Load, LoadSettings, Request, RouteLoad, Target, Timing};
 use crate::measure::{self, Memcheck, Observers, Start};
@@ -86,7 +87,7 @@ pub struct MemoryPlan {
 impl MemoryPlan {
     /// The suite's `memory` scenario: `memory` with its defaults over the
     /// suite's frameworks, built already, on its CPUs, its folder in `dir`.
-    pub(super) fn of_suite(suite: &super::SuitePlan, dir: &Path) -> Self {
+    pub(super) fn of_suite(suite: &SuitePlan, dir: &Path) -> Self {
         let workers = suite.server_cpus.len();
         let servers = suite
             .frameworks
@@ -95,7 +96,7 @@ impl MemoryPlan {
                 name: f.name().to_owned(),
                 command: format!(
                     "{} --addr {{addr}} --workers {workers}",
-                    super::server_binary(suite.profile, f).display()
+                    super::build::server_binary(suite.profile, f).display()
                 ),
                 framework: Some(f),
             })
@@ -121,7 +122,7 @@ impl MemoryPlan {
 /// The suite's `memory` scenario, after its timed rounds: a `memory`
 /// session of [`MemoryPlan::of_suite`] into `results` (and its own folder
 /// in `dir`); one that fails or is not complete leaves `results` incomplete.
-pub(super) fn memory_scenario(plan: &super::SuitePlan, dir: &Path, results: &mut Results, stop: &AtomicBool) {
+pub(super) fn memory_scenario(plan: &SuitePlan, dir: &Path, results: &mut Results, stop: &AtomicBool) {
     eprintln!("what a connection costs in memory (the memory scenario)");
     match memory(&MemoryPlan::of_suite(plan, dir), stop) {
         Ok(outcome) => {
