@@ -57,7 +57,7 @@ fn memory_reports_what_a_connection_holds_idle_and_busy_within_five_percent() {
     // Under memcheck for the heap: in valgrind's lane.
     let _counted = util::counted();
     let out = util::temp_dir("bench-memory");
-    let args = ["--connections", "8,40,72", "--repeats", "3", "--busy", "300ms", "--warmup", "200ms"];
+    let args = ["--connections", "8,40,72", "--repeats", "3", "--busy", "200ms", "--warmup", "100ms"];
     let output = util::output_within(&mut memory(&own_server(None), &args, &out), Duration::from_secs(120));
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}\n{stdout}");
