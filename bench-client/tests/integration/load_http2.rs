@@ -232,24 +232,32 @@ fn h2_server(
     })
 }
 
+/// A server that answers ten requests a connection, then sends GOAWAY with
+/// `code` naming the last one answered (after a first GOAWAY(2^31 - 1) when
+/// `two_phase`), and closes once the client has.
+fn goaway_after_ten(two_phase: bool, code: u32) -> SocketAddr {
+    h2_server(&[], move |peer, stream, n| {
+        if n < 10 {
+            return peer.answer(stream);
+        }
+        if two_phase {
+            peer.send(GOAWAY, 0, 0, &[0x7fff_ffffu32.to_be_bytes(), 0u32.to_be_bytes()].concat());
+        }
+        peer.send(GOAWAY, 0, 0, &[(stream - 2).to_be_bytes(), code.to_be_bytes()].concat());
+        // Closed once the client has closed (no reset of unread bytes).
+        let _ = peer.tcp.shutdown(Shutdown::Write);
+        while let Next::Frame(_) = peer.next(Duration::from_secs(2)) {}
+        false
+    })
+}
+
 #[test]
 fn goaway_mid_run_writes_the_streams_above_its_last_id_again_and_the_run_is_not_clean() {
     let _lock = util::exclusive();
     // Ten requests a connection, then GOAWAY naming the last one answered:
     // the request that arrived with it, and any after it, were not processed.
-    let addr = h2_server(&[], |peer, stream, n| {
-        if n < 10 {
-            return peer.answer(stream);
-        }
-        // The graceful shutdown of RFC 9113 6.8, as hyper's: GOAWAY(2^31 - 1), then the last stream.
-        peer.send(GOAWAY, 0, 0, &[0x7fff_ffffu32.to_be_bytes(), 0u32.to_be_bytes()].concat());
-        let payload = [(stream - 2).to_be_bytes(), 0u32.to_be_bytes()].concat();
-        peer.send(GOAWAY, 0, 0, &payload);
-        // Closed once the client has closed (no reset of unread bytes).
-        let _ = peer.tcp.shutdown(Shutdown::Write);
-        while let Next::Frame(_) = peer.next(Duration::from_secs(2)) {}
-        false
-    });
+    // The graceful shutdown of RFC 9113 6.8, as hyper's: GOAWAY(2^31 - 1), then the last stream.
+    let addr = goaway_after_ten(true, 0);
     let url = format!("http://{addr}/hello");
     let args = ["--http2", "--streams", "4", "-c", "2", "-d", "1s", "--warmup", "0s"];
     let (code, f, text) = load(&url, &args, "goaway");
@@ -270,15 +278,7 @@ fn a_goaway_with_an_error_code_is_a_connection_error_named_by_its_code_even_with
     // Counts, not speed: beside other tests.
     let _shared = util::shared();
     // After ten answers, GOAWAY(ENHANCE_YOUR_CALM, 0xb) naming the last one answered.
-    let addr = h2_server(&[], |peer, stream, n| {
-        if n < 10 {
-            return peer.answer(stream);
-        }
-        peer.send(GOAWAY, 0, 0, &[(stream - 2).to_be_bytes(), 0xbu32.to_be_bytes()].concat());
-        let _ = peer.tcp.shutdown(Shutdown::Write);
-        while let Next::Frame(_) = peer.next(Duration::from_secs(2)) {}
-        false
-    });
+    let addr = goaway_after_ten(false, 0xb);
     let url = format!("http://{addr}/hello");
     let args = ["--http2", "--streams", "4", "-c", "2", "-d", "1s", "--warmup", "0s", "--allow-churn"];
     let (code, f, text) = load(&url, &args, "goaway-error");
