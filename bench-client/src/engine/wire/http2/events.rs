@@ -68,8 +68,7 @@ pub enum SessionError {
     /// interrupted, padding longer than the frame).
     #[error("a frame of type {0:#x} where the protocol forbids it")]
     Protocol(u8),
-    /// A header block over `CONTINUATION`s past this client's bound
-    /// ([`super::session::MAX_HEADER_BLOCK`]).
+    /// A header block over `CONTINUATION`s past this client's bound (1 MiB).
     #[error("a header block of more than {0} bytes over CONTINUATION frames (this client's bound: 1 MiB)")]
     HeaderBlock(usize),
     /// A header block HPACK cannot decode.
