@@ -150,7 +150,7 @@ bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 LINTED = CARGO_INCREMENTAL=0 RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 # The integration tests wait for their lane (tests/integration/util.rs), not for a core: more
 # threads than cores let the tests that barely use the CPU run beside the others.
-TEST_THREADS ?= 10
+TEST_THREADS ?= 16
 
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh

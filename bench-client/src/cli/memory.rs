@@ -12,7 +12,7 @@ use super::Outcome;
 use super::args::{FrameworksArg, ServedArgs, positive_duration};
 use crate::model::Profile;
 use crate::report;
-use crate::suite::{self, CountedServer, MEMORY_CONNECTIONS, MemoryPlan};
+use crate::suite::{self, CountedServer, MEMORY_CONNECTIONS, MEMORY_REPEATS, MemoryPlan};
 
 /// Flags of `memory`, as typed.
 #[derive(Debug, Args)]
@@ -31,7 +31,7 @@ pub struct MemoryArgs {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|n| n as usize))]
     pub connections: Vec<usize>,
     /// Fresh server processes per server: their spread is the interval.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=100))]
+    #[arg(long, default_value_t = MEMORY_REPEATS as u64, value_parser = clap::value_parser!(u64).range(2..=100))]
     pub repeats: u64,
     /// How long each count of connections is loaded before the server is read.
     #[arg(long, default_value = "2s", value_parser = positive_duration)]
@@ -185,6 +185,9 @@ mod tests {
     fn counts_ascend_the_route_is_of_the_table_and_each_framework_gets_the_server_cpus_as_workers() {
         let p = plan(&["--server-cpus", "0", "--connections", "1,64"]).unwrap();
         assert_eq!((p.connections.as_slice(), p.repeats, p.route.path), (&[1, 64][..], 3, "/plaintext"));
+        // The defaults the suite's memory scenario takes too.
+        let defaults = (crate::suite::MEMORY_REPEATS, crate::suite::MEMORY_BUSY, crate::suite::MEMORY_WARMUP);
+        assert_eq!((p.repeats, p.busy, p.warmup), defaults);
         assert_eq!(p.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["actix", "axum", "rocket"]);
         assert!(p.servers[1].command.ends_with("server-axum --addr {addr} --workers 1"), "{}", p.servers[1].command);
         let p = plan(&["--cmd", "own=./srv --listen {addr}", "--connections", "2,4,8"]).unwrap();
