@@ -303,7 +303,8 @@ fn a_frame_on_a_stream_its_response_had_ended_is_stray_and_no_response_is_blamed
     assert_eq!(code, Some(1), "bytes of no response fail the run: {text}");
     assert!(f.successful >= 20, "every response itself is right: {:?} {}", f.failed, f.successful);
     assert_eq!((f.failed.body, f.failed_total), (0, 0), "{:?}", f.failed);
-    assert!(f.failed.stray >= f.successful, "a stray frame after every answer: {:?}", f.failed);
+    // A stray frame after every answer, but those of the 8 streams answered as the run ended.
+    assert!(f.failed.stray + 8 >= f.successful, "a stray frame after every answer: {:?} {}", f.failed, f.successful);
     assert_adds_up(&f, "stray");
 }
 
