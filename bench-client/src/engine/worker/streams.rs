@@ -9,12 +9,12 @@
 use std::time::Instant;
 
 use super::{Worker, settle};
-
-/// `RST_STREAM`'s `REFUSED_STREAM`: the server did not process the stream.
-const REFUSED_STREAM: u32 = 0x7;
 use crate::engine::conn::{Disconnect, UNASSIGNED};
 use crate::engine::http2::{Event, Routes};
 use crate::engine::stats::FailureKind;
+
+/// `RST_STREAM`'s `REFUSED_STREAM`: the server did not process the stream.
+const REFUSED_STREAM: u32 = 0x7;
 
 impl Worker<'_> {
     /// Gives streams to connection `i`'s requests waiting for one, oldest

@@ -437,7 +437,9 @@ impl Session {
         if let (Some(c), Some(t)) = (&mut self.collected, content_type) {
             c.content_type = Some(t);
         }
-        let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) else { return self.closed(stream, events) };
+        let Ok(k) = self.streams.binary_search_by_key(&stream, |s| s.id) else {
+            return self.closed(HEADERS, stream, events);
+        };
         let s = &mut self.streams[k];
         match status {
             // An interim response: the final one follows (§8.1).
@@ -457,7 +459,7 @@ impl Session {
     /// A `DATA` frame `h` whose data (without its padding) is `data`.
     fn data(&mut self, h: Head, data: &[u8], routes: Routes<'_>, events: &mut Vec<Event>) -> Result<(), SessionError> {
         let Ok(k) = self.streams.binary_search_by_key(&h.stream, |s| s.id) else {
-            return self.closed(h.stream, events);
+            return self.closed(DATA, h.stream, events);
         };
         if let Some(c) = &mut self.collected {
             c.body.extend_from_slice(data);
@@ -479,12 +481,13 @@ impl Session {
         Ok(())
     }
 
-    /// A `DATA` or `HEADERS` frame on `stream`, which is not open: on one of
-    /// ours already closed, a stream error ([`Event::Stray`], the stream
-    /// reset); on one never opened (or the server's own), a connection error.
-    fn closed(&mut self, stream: u32, events: &mut Vec<Event>) -> Result<(), SessionError> {
+    /// A `DATA` or `HEADERS` frame (`kind`) on `stream`, which is not open:
+    /// on one of ours already closed, a stream error ([`Event::Stray`], the
+    /// stream reset); on one never opened (or the server's own), a
+    /// connection error.
+    fn closed(&mut self, kind: u8, stream: u32, events: &mut Vec<Event>) -> Result<(), SessionError> {
         if stream.is_multiple_of(2) || stream >= self.next_id {
-            return Err(SessionError::Protocol(DATA));
+            return Err(SessionError::Protocol(kind));
         }
         if self.cancelled.contains(&stream) {
             // Sent before the server saw our reset (§5.1): ignored.
