@@ -10,6 +10,9 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::address::listen_addr;
+use crate::middleware::{Selection, Stack, check_offered, parse_selection};
+#[cfg(test)]
+use crate::middleware::Middleware;
 use crate::process::EXIT_USAGE;
 use crate::tls::{TlsError, TlsIdentity};
 
@@ -46,6 +49,11 @@ pub struct ServerArgs {
     /// leave Nagle's algorithm on by default; Rocket turns it off whatever this says).
     #[arg(long)]
     pub tcp_nodelay: bool,
+    /// The middleware to serve through, comma-separated (`compression`, `trace`, `cors`, `request-id`,
+    /// `timeout`, `security-headers`), applied in the order the framework's guide shows; `none`: none,
+    /// not even a framework's default one (Rocket's Shield). Without it, the framework's defaults.
+    #[arg(long, value_name = "LIST", value_parser = parse_selection)]
+    pub middleware: Option<Stack>,
 }
 
 /// One address a server listens on, and whether it speaks TLS there.
@@ -74,6 +82,9 @@ pub struct ServerConfig {
     pub layers: usize,
     /// TCP_NODELAY on every accepted connection (`--tcp-nodelay`).
     pub tcp_nodelay: bool,
+    /// The middleware to serve through (`--middleware`); `None`: the
+    /// framework's defaults.
+    pub middleware: Selection,
 }
 
 impl Default for ServerConfig {
@@ -93,6 +104,7 @@ impl ServerConfig {
             workers: NonZeroUsize::new(usize::from(args.workers)).unwrap_or(NonZeroUsize::MIN),
             layers: usize::from(args.layers),
             tcp_nodelay: args.tcp_nodelay,
+            middleware: args.middleware,
         }
     }
 
@@ -117,6 +129,22 @@ impl ServerConfig {
         let addr_tls = args.tls || (identity.is_some() && args.tls_addr.is_none());
         let tls_addr = args.tls_addr;
         Ok(Self { addr_tls, tls_addr, tls: identity.map(Arc::new), ..Self::plain(args) })
+    }
+
+    /// This plan when `framework` (`actix`, `axum`, `rocket`) offers every
+    /// layer of its `--middleware`.
+    ///
+    /// # Errors
+    /// Prints the one-line refusal of [`check_offered`] and returns
+    /// [`EXIT_USAGE`].
+    pub fn offered_by(self, framework: &str) -> Result<Self, ExitCode> {
+        match check_offered(framework, &self.middleware) {
+            Ok(()) => Ok(self),
+            Err(why) => {
+                eprintln!("error: --middleware: {why}");
+                Err(ExitCode::from(EXIT_USAGE))
+            }
+        }
     }
 
     /// Every listener, in the order their listening lines are printed.
@@ -214,6 +242,22 @@ mod tests {
         assert!(bogus.contains("--bogus"), "{bogus}");
         let ok = ServerArgs::try_parse_from(["s", "--layers", "0", "--workers", "4"]).unwrap();
         assert_eq!(ServerConfig::checked(ok).unwrap().layers, 0);
+        let err = ServerArgs::try_parse_from(["s", "--middleware", "gzip"]).unwrap_err();
+        assert_eq!(err.exit_code(), i32::from(EXIT_USAGE));
+        assert!(first_line(&err).contains("unknown middleware \"gzip\""), "{}", first_line(&err));
+    }
+
+    #[test]
+    fn middleware_is_the_frameworks_defaults_unless_given_and_none_is_empty() {
+        let parse = |argv: &[&str]| ServerConfig::checked(ServerArgs::try_parse_from(argv).unwrap()).unwrap();
+        assert_eq!(parse(&["s"]).middleware, None);
+        assert_eq!(parse(&["s", "--middleware", "none"]).middleware, Some(vec![]));
+        let both = parse(&["s", "--middleware", "cors,compression"]);
+        assert_eq!(both.middleware, Some(vec![Middleware::Compression, Middleware::Cors]));
+        assert!(both.clone().offered_by("rocket").is_ok());
+        let timeout = parse(&["s", "--middleware", "timeout"]);
+        assert!(timeout.clone().offered_by("axum").is_ok());
+        assert!(timeout.offered_by("actix").is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod config;
 pub mod conformance;
 pub mod devices;
 pub mod fortunes;
+pub mod middleware;
 pub mod process;
 pub mod routes;
 pub mod signals;

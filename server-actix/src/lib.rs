@@ -10,11 +10,15 @@
 //! (actix-web's way to run blocking work on a thread pool, off the worker's
 //! event loop); `/fortunes/cached` serves its page without blocking.
 
+pub mod stack;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use actix_http::Request;
+use actix_service::IntoServiceFactory;
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{AppConfig, Service, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
 use actix_web::web::{self, ThinData};
@@ -254,9 +258,32 @@ pub fn run(config: ServerConfig) -> ExitCode {
 }
 
 fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
+    let routes = app(config.layers, fortunes);
+    // Without `--middleware`, the app as actix-web's defaults have it.
+    match config.middleware.clone() {
+        None => serve_app(config, move || App::new().configure(routes.clone())),
+        Some(on) => {
+            stack::init_trace(&on);
+            serve_app(config, move || stack::layered(routes.clone(), &on))
+        }
+    }
+}
+
+/// Serves the apps `factory` makes (one per worker), as [`run`] says.
+fn serve_app<F, I, S, B>(config: ServerConfig, factory: F) -> ExitCode
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, Request>,
+    S: ServiceFactory<Request, Config = AppConfig> + 'static,
+    S::Error: Into<Error> + 'static,
+    S::InitError: std::fmt::Debug,
+    S::Response: Into<actix_web::dev::Response<B>> + 'static,
+    <S::Service as Service<Request>>::Future: 'static,
+    S::Service: 'static,
+    B: MessageBody + 'static,
+{
     actix_web::rt::System::new().block_on(async move {
-        let routes = app(config.layers, fortunes);
-        let server = HttpServer::new(move || App::new().configure(routes.clone()))
+        let server = HttpServer::new(factory)
             .workers(config.workers.get())
             .shutdown_timeout(SHUTDOWN_TIMEOUT_S)
             .disable_signals();

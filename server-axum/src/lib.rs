@@ -37,6 +37,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::tls::TlsListener;
 
+pub mod stack;
 mod tls;
 
 /// Builds the application: every route of `common::ROUTES` (and `PUT
@@ -284,7 +285,9 @@ async fn serve(config: ServerConfig, how: Serve, fortunes: Fortunes) -> ExitCode
         stop.await;
         let _ = stopping.send(true);
     });
-    let router = app(config.layers, fortunes);
+    let on = config.middleware.as_deref().unwrap_or_default();
+    stack::init_trace(on);
+    let router = stack::layered(app(config.layers, fortunes), on);
     let mut serving = tokio::task::JoinSet::new();
     for (listener, tcp) in bound {
         let addr = match tcp.local_addr() {

@@ -1,4 +1,4 @@
-//! `server-axum [--addr 127.0.0.1:0] [--workers 1] [--layers 10] [--serve router|make-service]`
+//! `server-axum [--addr 127.0.0.1:0] [--workers 1] [--layers 10] [--middleware LIST] [--serve router|make-service]`
 //!
 //! Exit codes: `common::process` (0 after a stop, 2 bad input, 1 otherwise).
 
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(code) => return code,
     };
-    match common::ServerConfig::from_args(args.common) {
+    match common::ServerConfig::from_args(args.common).and_then(|c| c.offered_by("axum")) {
         Ok(config) => server_axum::run(config, args.serve),
         Err(code) => code,
     }

@@ -13,6 +13,8 @@
 //! to tokio's blocking thread pool, off the async workers);
 //! `/fortunes/cached` serves its page without blocking.
 
+pub mod stack;
+
 use std::convert::Infallible;
 use std::io::Cursor;
 use std::net::SocketAddr;
@@ -314,6 +316,7 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
             Err(e) => return signals_failed(&e),
         };
         let (stop, deadline) = signals.with_deadline();
+        stack::init_trace(&config.middleware);
         // One Rocket per listener (a Rocket listens on one address), each with
         // the same routes and fairings, sharing the fortunes database.
         // All ignited before any launches: an ignite sets up Rocket's logger
@@ -322,18 +325,26 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
         for listener in config.listeners() {
             let (lifted, lifted_off) = tokio::sync::oneshot::channel();
             let lifted = std::sync::Mutex::new(Some(lifted));
-            let rocket = app(listener_figment(config, listener), config.layers, fortunes.clone()).attach(
-                AdHoc::on_liftoff("listening line", move |rocket| {
-                    Box::pin(async move {
-                        let c = rocket.config();
-                        let addr = SocketAddr::new(c.address, c.port);
-                        println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
-                        if let Some(lifted) = lifted.lock().ok().and_then(|mut l| l.take()) {
-                            let _ = lifted.send(());
-                        }
-                    })
-                }),
-            );
+            let rocket = match stack::layered(
+                app(listener_figment(config, listener), config.layers, fortunes.clone()),
+                &config.middleware,
+            ) {
+                Ok(rocket) => rocket,
+                Err(e) => {
+                    eprintln!("error: --middleware cors: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let rocket = rocket.attach(AdHoc::on_liftoff("listening line", move |rocket| {
+                Box::pin(async move {
+                    let c = rocket.config();
+                    let addr = SocketAddr::new(c.address, c.port);
+                    println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
+                    if let Some(lifted) = lifted.lock().ok().and_then(|mut l| l.take()) {
+                        let _ = lifted.send(());
+                    }
+                })
+            }));
             match rocket.ignite().await {
                 Ok(rocket) => ignited.push((listener, rocket, lifted_off)),
                 Err(e) => return launch_failed(&e, listener.addr),
