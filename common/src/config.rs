@@ -10,9 +10,9 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::address::listen_addr;
-use crate::middleware::{Selection, Stack, check_offered, parse_selection};
 #[cfg(test)]
 use crate::middleware::Middleware;
+use crate::middleware::{Selection, Stack, check_offered, parse_selection};
 use crate::process::EXIT_USAGE;
 use crate::tls::{TlsError, TlsIdentity};
 

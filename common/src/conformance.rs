@@ -4,9 +4,11 @@
 //! `conformance`); the framework-specific part, making the request, stays in
 //! each server's test.
 
+use std::io::Read;
 use std::num::NonZeroUsize;
 
 use crate::fortunes::{self, Fortune};
+use crate::middleware::Middleware;
 use crate::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES, ROUTES, Route, UNKNOWN_PATH};
 
 /// The layer counts every route is checked through.
@@ -84,4 +86,50 @@ pub fn page_with_new_fortune() -> Vec<u8> {
     let mut rows = fortunes::seed();
     rows.push(Fortune { id: 13, message: NEW_FORTUNE.to_owned() });
     fortunes::render(rows).to_vec()
+}
+
+/// The route every layer of `--middleware` is checked on.
+pub const LAYERED_PATH: &str = "/api/devices/preserialized";
+
+/// The stacks every server is checked through: each layer `framework`
+/// offers alone, then all of them.
+pub fn stacks(framework: &str) -> Vec<Vec<Middleware>> {
+    let offered = crate::middleware::offered(framework);
+    let mut stacks: Vec<Vec<Middleware>> = offered.iter().map(|m| vec![*m]).collect();
+    stacks.push(offered.to_vec());
+    stacks
+}
+
+/// Asserts an answer to `GET` [`LAYERED_PATH`], sent with
+/// `middleware::REQUEST_HEADERS`, through the layers `on`: status 200,
+/// `Content-Encoding: gzip` with `compression` (and none without), the
+/// devices' bytes once decoded, and every header the layers add.
+/// `headers` are name (any case) and value.
+///
+/// # Panics
+/// When it is not so, naming the layers and what differs.
+pub fn assert_layered_answer(on: &[Middleware], status: u16, headers: &[(String, String)], body: &[u8]) {
+    let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    assert_eq!(status, 200, "{on:?}");
+    let body = if on.contains(&Middleware::Compression) {
+        assert_eq!(header("content-encoding"), Some("gzip"), "{on:?}");
+        let mut decoded = Vec::new();
+        flate2::read::GzDecoder::new(body).read_to_end(&mut decoded).expect("a gzip body");
+        decoded
+    } else {
+        assert_eq!(header("content-encoding"), None, "{on:?}");
+        body.to_vec()
+    };
+    assert_eq!(body, crate::devices_json(), "{on:?}");
+    for name in on.iter().flat_map(|m| m.added_headers()) {
+        assert!(header(name).is_some(), "{on:?}: no {name} in {headers:?}");
+    }
+    if on.contains(&Middleware::Cors) {
+        assert_eq!(header("access-control-allow-origin"), Some(crate::middleware::CORS_ORIGIN), "{on:?}");
+    }
+    for (name, value) in
+        crate::middleware::SECURITY_HEADERS.iter().filter(|_| on.contains(&Middleware::SecurityHeaders))
+    {
+        assert_eq!(header(name), Some(*value), "{on:?}");
+    }
 }

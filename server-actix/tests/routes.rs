@@ -77,3 +77,26 @@ async fn every_layer_obtains_the_state_as_documented() {
         assert_eq!(counted(layers, "/plaintext").await, (0, 0), "no layer in front of /plaintext");
     }
 }
+
+#[actix_web::test]
+async fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
+    let (_db, fortunes) = conformance::fresh_fortunes();
+    for on in conformance::stacks("actix") {
+        server_actix::stack::init_trace(&on);
+        let lines = common::middleware::LogSink::lines();
+        let app = test::init_service(server_actix::stack::layered(server_actix::app(0, fortunes.clone()), &on)).await;
+        let mut request = test::TestRequest::get().uri(conformance::LAYERED_PATH);
+        for header in common::middleware::REQUEST_HEADERS {
+            request = request.insert_header(header);
+        }
+        let response = test::call_service(&app, request.to_request()).await;
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> =
+            response.headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
+        let body = test::read_body(response).await.to_vec();
+        conformance::assert_layered_answer(&on, status, &headers, &body);
+        if on.contains(&common::middleware::Middleware::Trace) {
+            assert!(common::middleware::LogSink::lines() > lines, "{on:?}: Logger wrote no line");
+        }
+    }
+}

@@ -81,3 +81,26 @@ async fn every_layer_obtains_the_state_as_documented() {
         assert_eq!(counted(layers, "/plaintext").await, (0, 0), "no layer in front of /plaintext");
     }
 }
+
+#[tokio::test]
+async fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
+    let (_db, fortunes) = conformance::fresh_fortunes();
+    for on in conformance::stacks("axum") {
+        server_axum::stack::init_trace(&on);
+        let lines = common::middleware::LogSink::lines();
+        let app = server_axum::stack::layered(server_axum::app(0, fortunes.clone()), &on);
+        let mut request = Request::get(conformance::LAYERED_PATH);
+        for (name, value) in common::middleware::REQUEST_HEADERS {
+            request = request.header(name, value);
+        }
+        let response = app.oneshot(request.body(Body::empty()).unwrap()).await.unwrap();
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> =
+            response.headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
+        let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+        conformance::assert_layered_answer(&on, status, &headers, &body);
+        if on.contains(&common::middleware::Middleware::Trace) {
+            assert!(common::middleware::LogSink::lines() > lines, "{on:?}: TraceLayer wrote no line");
+        }
+    }
+}

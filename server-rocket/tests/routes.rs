@@ -73,3 +73,44 @@ fn every_layer_obtains_the_state_as_documented() {
         assert_eq!(counted(&client, "/plaintext"), (0, 0));
     }
 }
+
+#[test]
+fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
+    use rocket::http::Header;
+    for on in conformance::stacks("rocket") {
+        let selection = Some(on.clone());
+        server_rocket::stack::init_trace(&selection);
+        let lines = common::middleware::LogSink::lines();
+        let (_db, fortunes) = conformance::fresh_fortunes();
+        let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
+        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, fortunes), &selection).unwrap();
+        let client = Client::tracked(rocket).unwrap();
+        let mut request = client.get(conformance::LAYERED_PATH);
+        for (name, value) in common::middleware::REQUEST_HEADERS {
+            request = request.header(Header::new(name, value));
+        }
+        let response = request.dispatch();
+        let status = response.status().code;
+        let headers: Vec<(String, String)> =
+            response.headers().iter().map(|h| (h.name().to_string(), h.value().to_owned())).collect();
+        let body = response.into_bytes().unwrap();
+        conformance::assert_layered_answer(&on, status, &headers, &body);
+        if on.contains(&common::middleware::Middleware::Trace) {
+            assert!(common::middleware::LogSink::lines() > lines, "{on:?}: Rocket logged no line");
+        }
+    }
+}
+
+#[test]
+fn without_security_headers_a_middleware_stack_has_no_shield_and_without_middleware_the_default_one() {
+    let answer = |selection: common::middleware::Selection| {
+        let (_db, fortunes) = conformance::fresh_fortunes();
+        let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
+        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, fortunes), &selection).unwrap();
+        let client = Client::tracked(rocket).unwrap();
+        client.get("/plaintext").dispatch().headers().get_one("X-Content-Type-Options").map(str::to_owned)
+    };
+    assert_eq!(answer(None).as_deref(), Some("nosniff"), "Rocket's default Shield");
+    assert_eq!(answer(Some(vec![])), None, "--middleware none");
+    assert_eq!(answer(Some(vec![common::middleware::Middleware::Cors])), None);
+}
