@@ -8,6 +8,7 @@ use std::fmt;
 
 use clap::ValueEnum;
 use common::RouteId;
+use common::middleware::{self, Middleware};
 use serde::{Deserialize, Serialize};
 
 /// A web framework with a server crate in this workspace, or the user's
@@ -124,6 +125,11 @@ pub enum Scenario {
     /// [`Scenario::variants`] (only one server loaded at a time); each pair of
     /// frameworks gets paired ratios with their intervals, not deltas.
     Frameworks,
+    /// `/api/devices/preserialized` on a server started with `--middleware
+    /// none` → on one with each layer the framework offers, then with all
+    /// of them (a server per variant, started anew every round, all pinned
+    /// to the same CPUs; the client alternates between them in slices).
+    Middleware,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -146,6 +152,7 @@ impl Scenario {
             Self::Tls => "tls",
             Self::Http2 => "http2",
             Self::Frameworks => "frameworks",
+            Self::Middleware => "middleware",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -172,6 +179,7 @@ impl Scenario {
                 Variant::DevicesH2,
             ],
             Self::Frameworks => &[Variant::Plaintext, Variant::PerRequest, Variant::Preserialized, Variant::Arc],
+            Self::Middleware => &Variant::MIDDLEWARE,
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -236,6 +244,24 @@ pub enum Variant {
     /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
     /// named by the run's `route`.
     Own,
+    /// `GET /api/devices/preserialized` on a server with `--middleware
+    /// none`, in the `middleware` scenario (every variant of it sends
+    /// `common::middleware::REQUEST_HEADERS`).
+    Bare,
+    /// The same through the framework's compression (gzip).
+    Compression,
+    /// The same through a log line per request, written to a sink.
+    Trace,
+    /// The same through CORS.
+    Cors,
+    /// The same through a request id.
+    RequestId,
+    /// The same through a timeout.
+    Timeout,
+    /// The same through the security headers.
+    SecurityHeaders,
+    /// The same through every layer the framework offers, stacked.
+    Stacked,
 }
 
 impl Variant {
@@ -255,9 +281,10 @@ impl Variant {
     ];
 
     /// Every variant the suite measures: [`Variant::ALL`], then the `tls`
-    /// scenario's two, then the `http2` scenario's others.
-    pub const MEASURED: [Self; 18] = {
-        const MORE: [Variant; 8] = [
+    /// scenario's two, then the `http2` scenario's others, then the
+    /// `middleware` scenario's.
+    pub const MEASURED: [Self; 26] = {
+        const MORE: [Variant; 16] = [
             Variant::Http,
             Variant::Https,
             Variant::H2c,
@@ -266,8 +293,16 @@ impl Variant {
             Variant::DevicesH2c,
             Variant::DevicesHttps,
             Variant::DevicesH2,
+            Variant::Bare,
+            Variant::Trace,
+            Variant::RequestId,
+            Variant::Timeout,
+            Variant::Cors,
+            Variant::SecurityHeaders,
+            Variant::Compression,
+            Variant::Stacked,
         ];
-        let mut measured = [Self::Plaintext; 18];
+        let mut measured = [Self::Plaintext; 26];
         let mut i = 0;
         while i < measured.len() {
             measured[i] = if i < Self::ALL.len() { Self::ALL[i] } else { MORE[i - Self::ALL.len()] };
@@ -275,6 +310,38 @@ impl Variant {
         }
         measured
     };
+
+    /// The `middleware` scenario's variants: the bare server first.
+    pub const MIDDLEWARE: [Self; 8] = [
+        Self::Bare,
+        Self::Trace,
+        Self::RequestId,
+        Self::Timeout,
+        Self::Cors,
+        Self::SecurityHeaders,
+        Self::Compression,
+        Self::Stacked,
+    ];
+
+    /// Its server's `--middleware` in the `middleware` scenario (`None`:
+    /// another scenario's, the framework's defaults), for `framework`:
+    /// `Stacked` is every layer it offers; a layer it does not offer is
+    /// `None` too (that variant is not measured for it).
+    pub fn middleware(self, framework: Framework) -> Option<&'static [Middleware]> {
+        let offered = middleware::offered(framework.name());
+        let one = |m: Middleware| offered.iter().position(|o| *o == m).map(|i| &offered[i..=i]);
+        match self {
+            Self::Bare => Some(&[]),
+            Self::Compression => one(Middleware::Compression),
+            Self::Trace => one(Middleware::Trace),
+            Self::Cors => one(Middleware::Cors),
+            Self::RequestId => one(Middleware::RequestId),
+            Self::Timeout => one(Middleware::Timeout),
+            Self::SecurityHeaders => one(Middleware::SecurityHeaders),
+            Self::Stacked => Some(offered),
+            _ => None,
+        }
+    }
 
     /// The variant of the route at `path`, if it is one.
     pub fn of_path(path: &str) -> Option<Self> {
@@ -303,6 +370,14 @@ impl Variant {
             Self::DevicesHttps => "devices_https",
             Self::DevicesH2 => "devices_h2",
             Self::Own => "own",
+            Self::Bare => "bare",
+            Self::Compression => "compression",
+            Self::Trace => "trace",
+            Self::Cors => "cors",
+            Self::RequestId => "request_id",
+            Self::Timeout => "timeout",
+            Self::SecurityHeaders => "security_headers",
+            Self::Stacked => "stacked",
         }
     }
 
@@ -321,6 +396,14 @@ impl Variant {
             Self::Offloaded => RouteId::BlockingOffloaded,
             Self::Http | Self::Https | Self::H2c | Self::H2 => RouteId::Plaintext,
             Self::DevicesHttp | Self::DevicesH2c | Self::DevicesHttps | Self::DevicesH2 => RouteId::Devices,
+            Self::Bare
+            | Self::Compression
+            | Self::Trace
+            | Self::Cors
+            | Self::RequestId
+            | Self::Timeout
+            | Self::SecurityHeaders
+            | Self::Stacked => RouteId::DevicesPreserialized,
             Self::Own => return None,
         })
     }
@@ -338,6 +421,14 @@ impl Variant {
             Self::DevicesH2c => "h2c /api/devices",
             Self::DevicesHttps => "https /api/devices",
             Self::DevicesH2 => "h2 /api/devices",
+            Self::Bare => "bare /api/devices/preserialized",
+            Self::Compression => "compression /api/devices/preserialized",
+            Self::Trace => "trace /api/devices/preserialized",
+            Self::Cors => "cors /api/devices/preserialized",
+            Self::RequestId => "request-id /api/devices/preserialized",
+            Self::Timeout => "timeout /api/devices/preserialized",
+            Self::SecurityHeaders => "security-headers /api/devices/preserialized",
+            Self::Stacked => "stacked /api/devices/preserialized",
             _ => self.path(),
         }
     }
@@ -424,6 +515,7 @@ mod tests {
             Scenario::Tls,
             Scenario::Http2,
             Scenario::Frameworks,
+            Scenario::Middleware,
             Scenario::Floor,
         ]
         .iter()
@@ -443,7 +535,8 @@ mod tests {
                 Scenario::Blocking,
                 Scenario::Tls,
                 Scenario::Http2,
-                Scenario::Frameworks
+                Scenario::Frameworks,
+                Scenario::Middleware
             ],
             "floor is not a --scenarios value"
         );
@@ -468,6 +561,18 @@ mod tests {
             "each HTTP/2 variant against HTTP/1.1 on its listener"
         );
         assert_eq!(Scenario::State.pairs(), [(Variant::Fat, Variant::Arc)]);
+        // Each middleware variant against the bare server, every label its own.
+        let middleware = Scenario::Middleware.pairs();
+        assert_eq!(middleware.len(), 7);
+        assert!(middleware.iter().all(|(from, _)| *from == Variant::Bare));
+        for v in Variant::MIDDLEWARE {
+            assert_eq!(Variant::of_label(v.label()), Some(v), "{v}");
+            assert_eq!(v.path(), "/api/devices/preserialized");
+        }
+        assert_eq!(Variant::Stacked.middleware(Framework::Rocket).map(<[_]>::len), Some(4));
+        assert_eq!(Variant::RequestId.middleware(Framework::Actix), None);
+        assert_eq!(Variant::Bare.middleware(Framework::Axum), Some(&[][..]));
+        assert_eq!(Variant::Plaintext.middleware(Framework::Axum), None);
         assert_eq!(Scenario::Payload.pairs().len(), 2);
         for v in Variant::MEASURED {
             assert!(Variant::MEASURED.iter().filter(|w| w.name() == v.name()).count() == 1, "{v}: one name");

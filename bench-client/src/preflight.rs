@@ -155,7 +155,7 @@ pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> a
         };
     }
     let fetched = stable(target, fetched, status, stop).map_err(mismatch)?;
-    Ok(RouteLoad { target: target.clone(), expected_status: status, expected_body: fetched.body })
+    Ok(RouteLoad { expected_status: status, ..RouteLoad::ok(target.clone(), fetched.body) })
 }
 
 /// `first`, when it has `status` and [`STABLE_FETCHES`] − 1 more fetches of
@@ -251,6 +251,28 @@ pub fn difference(route: &Route, got: &Reply) -> Option<String> {
     None
 }
 
+/// Fetches `load`'s target once and checks that the answer is what every
+/// response of the load must be: its status, and its shape and bytes
+/// (behind middleware: the headers the layers add, a gzip body decoded).
+///
+/// # Errors
+/// The server cannot be reached, or answers otherwise
+/// ([`Error::is_mismatch`]), naming `server`, the target and the difference.
+pub fn check_load(server: &str, load: &RouteLoad) -> anyhow::Result<()> {
+    let what = format!("preflight {server} {}", load.target.path);
+    let got = fetch(&load.target).with_context(|| what.clone())?;
+    let diff = if got.status == load.expected_status {
+        let mut scratch = Vec::new();
+        load.shape.check(&got.field_slices(), &got.body, &load.expected_body, &mut scratch).err().map(|e| e.to_string())
+    } else {
+        Some(format!("status {} instead of {}", got.status, load.expected_status))
+    };
+    match diff {
+        Some(diff) => Err(Error { kind: Kind::Mismatch, message: format!("{what}: {diff}") }.into()),
+        None => Ok(()),
+    }
+}
+
 /// Waits until `/healthz` on `target`'s address answers 200 `OK`, polling
 /// every 50 ms.
 ///
@@ -303,6 +325,7 @@ mod tests {
             status: 200,
             content_type: Some("text/plain; charset=utf-8".into()),
             body: b"Hello, World!".to_vec(),
+            fields: Vec::new(),
         };
         assert_eq!(difference(route, &ok), None);
         let status = Reply { status: 503, ..ok.clone() };

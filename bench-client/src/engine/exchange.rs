@@ -27,6 +27,16 @@ pub struct Reply {
     pub content_type: Option<String>,
     /// Body bytes (decoded when chunked).
     pub body: Vec<u8>,
+    /// Every header field, name and value (HTTP/1.1; over HTTP/2 none are
+    /// kept but `content_type`).
+    pub fields: Vec<(String, Vec<u8>)>,
+}
+
+impl Reply {
+    /// The fields as [`super::Shape::check`] reads them.
+    pub fn field_slices(&self) -> Vec<(&[u8], &[u8])> {
+        self.fields.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect()
+    }
 }
 
 /// Why an exchange failed, by kind; the caller names the request.
@@ -209,7 +219,13 @@ impl Exchange {
                 }
                 let content_type =
                     framed.header(&self.buf, "content-type").map(|v| String::from_utf8_lossy(&v).into_owned());
-                let reply = Reply { status: framed.status, content_type, body: framed.body(&self.buf).into_owned() };
+                let fields = framed
+                    .fields(&self.buf)
+                    .into_iter()
+                    .map(|(n, v)| (String::from_utf8_lossy(n).into_owned(), v.to_vec()))
+                    .collect();
+                let body = framed.body(&self.buf).into_owned();
+                let reply = Reply { status: framed.status, content_type, body, fields };
                 self.buf.clear();
                 Ok(reply)
             }
@@ -220,7 +236,12 @@ impl Exchange {
                     if let Some(&(status, _)) = answered.first() {
                         let Wire::Http2 { session, .. } = &self.wire else { unreachable!("matched above") };
                         let kept = session.collected().cloned().unwrap_or_default();
-                        return Ok(Reply { status, content_type: kept.content_type, body: kept.body });
+                        return Ok(Reply {
+                            status,
+                            content_type: kept.content_type,
+                            body: kept.body,
+                            fields: Vec::new(),
+                        });
                     }
                 }
             }

@@ -60,6 +60,7 @@ mod exchange;
 mod hdr;
 mod live;
 mod schedule;
+mod shape;
 mod slicing;
 mod stats;
 mod timing;
@@ -77,6 +78,7 @@ pub use self::exchange::{Exchange, ExchangeError, Reply};
 pub use self::hdr::{EncodedHistogram, HdrError};
 pub use self::live::{LIVE_LATENCY_BUCKETS_S, Live, LiveTotals};
 pub use self::schedule::Segment;
+pub use self::shape::{Misshapen, Shape};
 pub use self::slicing::{Slicing, SlicingError};
 pub use self::stats::{
     FailureKind, Failures, KINDS, Kind, LATENCY_SIGNIFICANT_DIGITS, LatencySummary, MAX_LATENCY_US, RunStats, Window,
@@ -262,12 +264,16 @@ pub struct RouteLoad {
     pub expected_status: u16,
     /// The exact body of a successful response.
     pub expected_body: Vec<u8>,
+    /// What it carries beyond: plain, or a gzip body and headers added by
+    /// middleware (checked over HTTP/1.1; the suite loads middleware over
+    /// HTTP/1.1 only).
+    pub shape: Shape,
 }
 
 impl RouteLoad {
     /// `target`, successful with status 200 and `body`.
     pub fn ok(target: Target, body: Vec<u8>) -> Self {
-        Self { target, expected_status: 200, expected_body: body }
+        Self { target, expected_status: 200, expected_body: body, shape: Shape::default() }
     }
 }
 

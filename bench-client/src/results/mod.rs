@@ -57,8 +57,9 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// latency deltas at a fixed load (`meta.load_percent`, `block_latency_us`, `deltas[].latency`);
 /// 12 null for a figure not measured; 13 the counted changes (`counted`, `deltas[].counted`);
 /// 14 the `http2` scenario (its variants, `meta.http2_settings`); 15 the `frameworks` scenario
-/// (`rivals`: every pair of frameworks head to head); 16 the `memory` scenario (`memory`).
-pub const SCHEMA_VERSION: u32 = 16;
+/// (`rivals`: every pair of frameworks head to head); 16 the `memory` scenario (`memory`); 17 the
+/// `middleware` scenario (its variants, values only).
+pub const SCHEMA_VERSION: u32 = 17;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 16 only added
 /// keys, each with a default when missing, and 7 and 14 values (`merge` needs

@@ -7,7 +7,7 @@
 //! why this shape).
 
 use crate::engine::Slicing;
-use crate::model::{Pairing, Scenario, Variant};
+use crate::model::{Framework, Pairing, Scenario, Variant};
 
 /// One run of a round.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +92,39 @@ pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec
             steps
         }
     }
+}
+
+/// The `middleware` scenario's variants `framework` offers, in order: the
+/// servers a round of it starts beside the framework's own, server `i + 1`
+/// the `i`-th.
+pub(super) fn middleware_variants(framework: Framework) -> Vec<Variant> {
+    Variant::MIDDLEWARE.into_iter().filter(|v| v.middleware(framework).is_some()).collect()
+}
+
+/// `steps` of `framework` with the `middleware` scenario's slots on their
+/// servers ([`middleware_variants`]): those of a layer it does not offer
+/// left out, the block of slices made for the ones left.
+pub(super) fn place_middleware(steps: Vec<Step>, framework: Framework, round: u32) -> Vec<Step> {
+    let offered = middleware_variants(framework);
+    let place = |slot: &Slot| -> Option<Slot> {
+        if slot.scenario != Scenario::Middleware {
+            return Some(*slot);
+        }
+        let i = offered.iter().position(|v| *v == slot.variant)?;
+        Some(Slot { server: i + 1, ..*slot })
+    };
+    steps
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Single(slot) => place(&slot).map(Step::Single),
+            Step::Sliced(sliced) if sliced.slots[0].scenario == Scenario::Middleware => {
+                let slots: Vec<Slot> = sliced.slots.iter().filter_map(place).collect();
+                let block = Slicing::mirrored_block(slots.len(), round.is_multiple_of(2));
+                Some(Step::Sliced(Sliced { slots, block }))
+            }
+            step @ Step::Sliced(_) => Some(step),
+        })
+        .collect()
 }
 
 /// One measured variant of a round: what to load and where it stands.
@@ -181,6 +214,29 @@ mod tests {
             [Variant::Fortunes, Variant::FortunesCached]
         );
         assert_eq!(fortunes.block, [0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn middleware_slots_go_to_their_own_servers_and_a_layer_not_offered_is_left_out() {
+        let odd = place_middleware(steps(&[Scenario::Middleware], 1, Pairing::Slices), Framework::Actix, 1);
+        let Step::Sliced(sliced) = &odd[1] else { panic!("{odd:?}") };
+        let placed: Vec<(Variant, usize)> = sliced.slots.iter().map(|s| (s.variant, s.server)).collect();
+        assert_eq!(
+            placed,
+            [
+                (Variant::Bare, 1),
+                (Variant::Trace, 2),
+                (Variant::Cors, 3),
+                (Variant::SecurityHeaders, 4),
+                (Variant::Compression, 5),
+                (Variant::Stacked, 6)
+            ]
+        );
+        assert_eq!(sliced.block, [0, 1, 2, 3, 4, 5, 5, 4, 3, 2, 1, 0]);
+        assert!(matches!(odd[0], Step::Single(Slot { server: 0, .. })), "the floor on the framework's own server");
+        assert_eq!(middleware_variants(Framework::Axum).len(), 8);
+        let rounds = place_middleware(steps(&[Scenario::Middleware], 2, Pairing::Rounds), Framework::Rocket, 2);
+        assert_eq!(rounds.len(), 1 + 6, "the floor, then rocket's six variants one run each");
     }
 
     #[test]

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use common::Route;
+use common::middleware::{Middleware, REQUEST_HEADERS};
 
 use super::build::server_binary;
 use super::progress::Progress;
-use crate::engine::{Load, LoadSettings, Protocol, Reply, RouteLoad, Target, TlsClient, Trust};
+use crate::engine::{Load, LoadSettings, Protocol, Reply, Request, RouteLoad, Shape, Target, TlsClient, Trust};
 use crate::model::{Framework, Profile, Variant};
 use crate::preflight;
 use crate::results::Http2Grant;
@@ -24,6 +25,8 @@ pub struct ServerFlags {
     pub tls: bool,
     /// TCP_NODELAY on its connections (`--tcp-nodelay`).
     pub tcp_nodelay: bool,
+    /// Its `--middleware` (empty: `none`); `None`: the framework's defaults.
+    pub middleware: Option<&'static [Middleware]>,
 }
 
 impl ServerFlags {
@@ -35,6 +38,11 @@ impl ServerFlags {
         }
         if self.tcp_nodelay {
             args.push("--tcp-nodelay".to_owned());
+        }
+        if let Some(on) = self.middleware {
+            let names: Vec<&str> = on.iter().map(|m| m.name()).collect();
+            let list = if names.is_empty() { "none".to_owned() } else { names.join(",") };
+            args.extend(["--middleware".to_owned(), list]);
         }
         args
     }
@@ -125,12 +133,16 @@ pub(super) struct Started {
     /// What it granted HTTP/2, when read in preflight (the `http2`
     /// scenario, once per framework).
     pub(super) grant: Option<Http2Grant>,
+    /// Its `--middleware` (the `middleware` scenario's servers): every
+    /// request then sends `common::middleware::REQUEST_HEADERS` and every
+    /// answer has the shape the layers give it.
+    pub(super) middleware: Option<&'static [Middleware]>,
 }
 
 impl Started {
     /// A server whose routes answer the route table (checked at start).
     pub(super) fn of_table(framework: Framework, process: ServerProcess, layers: u16) -> Self {
-        Self { framework, process, layers, answers: Vec::new(), grant: None }
+        Self { framework, process, layers, answers: Vec::new(), grant: None, middleware: None }
     }
 
     /// A server of `ab` whose `paths` each answer with `status`, the same
@@ -153,7 +165,7 @@ impl Started {
             .iter()
             .map(|&p| preflight::stable_answer(&name, &Target::new(process.addr, p), status, stop).map(|f| (p, f)))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Self { framework, process, layers, answers, grant: None })
+        Ok(Self { framework, process, layers, answers, grant: None, middleware: None })
     }
 
     /// The load of `path` on this server as `variant` is loaded (over TLS
@@ -169,15 +181,35 @@ impl Started {
             (true, None) => anyhow::bail!("{}: no HTTPS listener to load {path} over TLS", self.process.name()),
         };
         let target = target.speaking(if variant.http2() { Protocol::Http2 } else { Protocol::Http1 });
+        if let Some(on) = self.middleware {
+            return layered_load(target, on, path);
+        }
         match self.answers.iter().find(|(p, _)| *p == path) {
             Some((_, answer)) => {
-                Ok(RouteLoad { target, expected_status: answer.status, expected_body: answer.body.clone() })
+                Ok(RouteLoad { expected_status: answer.status, ..RouteLoad::ok(target, answer.body.clone()) })
             }
             None => Route::by_path(path)
                 .map(|route| RouteLoad::ok(target, route.expected_body()))
                 .with_context(|| format!("{path}: no answer to verify it against")),
         }
     }
+}
+
+/// The load of `path` of the route table on a server behind the layers
+/// `on`: the request with [`REQUEST_HEADERS`], a gzip body with
+/// compression, every header the layers add.
+///
+/// # Errors
+/// A path not in the table.
+fn layered_load(target: Target, on: &[Middleware], path: &str) -> anyhow::Result<RouteLoad> {
+    let route = Route::by_path(path).with_context(|| format!("{path}: not a route of the table"))?;
+    let headers: Vec<String> = REQUEST_HEADERS.iter().map(|(name, value)| format!("{name}: {value}")).collect();
+    let request = Request::new("GET", &headers, None)?;
+    let shape = Shape {
+        gzip: on.contains(&Middleware::Compression),
+        headers: on.iter().flat_map(|m| m.added_headers()).copied().collect(),
+    };
+    Ok(RouteLoad { shape, ..RouteLoad::ok(Target { request, ..target }, route.expected_body()) })
 }
 
 /// Stops `servers`, noting any that stopped with a failure status (ended

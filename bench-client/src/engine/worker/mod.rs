@@ -62,6 +62,11 @@ pub(super) struct Worker<'a> {
     /// Per route, the status and exact body of a successful response, and
     /// whether its request is a `HEAD` (answered without a body).
     expected: Vec<(u16, &'a [u8], bool)>,
+    /// Per route, what a successful response carries beyond (HTTP/1.1).
+    shapes: Vec<&'a super::Shape>,
+    /// A gzip body decoded (a route whose shape has one), kept between
+    /// responses.
+    scratch: Vec<u8>,
     /// The routes' alternation; its slices are the windows.
     slicing: Option<&'a Slicing>,
     /// Per route, the server address (with its TLS client, if any, and the
@@ -169,6 +174,8 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             expected,
+            shapes: load.routes.iter().map(|r| &r.shape).collect(),
+            scratch: Vec::new(),
             slicing: load.slicing.as_ref(),
             servers,
             pools,

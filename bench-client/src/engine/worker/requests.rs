@@ -232,15 +232,19 @@ impl Worker<'_> {
             };
             let request = c.outstanding.pop_front().expect("a request is outstanding: looked at above");
             let (expected_status, expected_body, _) = self.expected[request.route];
+            let shape = self.shapes[request.route];
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
                 Err(FailureKind::Timeout)
             } else if framed.status != expected_status {
                 Err(FailureKind::Status(framed.status))
-            } else if !framed.body_eq(unread, expected_body) {
-                Err(FailureKind::Body)
+            } else if shape.is_plain() {
+                if framed.body_eq(unread, expected_body) { Ok(()) } else { Err(FailureKind::Body) }
             } else {
-                Ok(())
+                // Behind middleware: a header missing, a coding or a body
+                // other than expected is a body failure.
+                let (fields, body) = (framed.fields(unread), framed.body(unread));
+                shape.check(&fields, &body, expected_body, &mut self.scratch).map_err(|_| FailureKind::Body)
             };
             settle(&mut self.stats, &mut self.by_route, &request, window, outcome, done);
             c.start += framed.len;

@@ -148,6 +148,23 @@ impl Framed {
         })
     }
 
+    /// Every header field (name, value) of the final response, read off
+    /// its head in `buf` (a folded value keeps its line breaks).
+    pub fn fields<'a>(&self, buf: &'a [u8]) -> Vec<(&'a [u8], &'a [u8])> {
+        let head = &buf[self.head.clone()];
+        let mut fast = [httparse::EMPTY_HEADER; FAST_HEADERS];
+        let mut response = httparse::Response::new(&mut fast);
+        if parser().parse_response(&mut response, head).is_ok() {
+            return response.headers.iter().map(|h| (h.name.as_bytes(), h.value)).collect();
+        }
+        let mut many = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut response = httparse::Response::new(&mut many);
+        match parser().parse_response(&mut response, head) {
+            Ok(_) => response.headers.iter().map(|h| (h.name.as_bytes(), h.value)).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The body, decoded when chunked.
     pub fn body<'a>(&self, buf: &'a [u8]) -> Cow<'a, [u8]> {
         match &self.body {
