@@ -25,6 +25,9 @@ pub enum FrontTable {
     /// With the `frameworks` scenario: every pair of frameworks head to head, with their ratios
     /// and verdicts (with --confirmed-by, a second session's beside, the verdicts both give).
     Frameworks,
+    /// With the `middleware` scenario: what each layer adds per request in each framework (with
+    /// --confirmed-by, the second session's mean beside, and where it leaves the first's interval).
+    Middleware,
 }
 
 /// Which chart `report --chart` draws.
@@ -35,6 +38,8 @@ pub enum FrontChart {
     Frameworks,
     /// Every delta's change with its interval, one group per framework.
     Changes,
+    /// With the `middleware` scenario: each layer's change against the bare route, per framework.
+    Middleware,
 }
 
 /// Flags of `report`, as typed.
@@ -70,6 +75,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
     let drew = match chart {
         FrontChart::Frameworks => report::charts::draw_frameworks(output, &results)?,
         FrontChart::Changes => report::charts::draw_changes(output, &results)?,
+        FrontChart::Middleware => report::charts::draw_middleware(output, &results)?,
     };
     anyhow::ensure!(
         drew,
@@ -78,6 +84,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
         match chart {
             FrontChart::Frameworks => "frameworks scenario",
             FrontChart::Changes => "delta",
+            FrontChart::Middleware => "middleware scenario",
         }
     );
     Ok(())
@@ -91,8 +98,8 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
     let path = crate::results::results_file(&args.file);
     let results = read_results(&args.file)?;
     anyhow::ensure!(
-        args.confirmed_by.is_none() || args.table == FrontTable::Frameworks,
-        "--confirmed-by holds two sessions' verdicts against each other: it goes with --table frameworks"
+        args.confirmed_by.is_none() || matches!(args.table, FrontTable::Frameworks | FrontTable::Middleware),
+        "--confirmed-by holds two sessions against each other: it goes with --table frameworks or middleware"
     );
     let table = match args.table {
         FrontTable::Floors => {
@@ -123,6 +130,23 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
             let mut http2 = results.clone();
             http2.deltas.retain(|d| d.scenario == crate::model::Scenario::Http2);
             format!("{settings}\n{}", report::changes_excerpt(&http2))
+        }
+        FrontTable::Middleware => {
+            let second = args.confirmed_by.as_deref().map(read_results).transpose()?;
+            let table = report::middleware_table(&results, second.as_ref());
+            anyhow::ensure!(
+                !table.is_empty(),
+                "{}: no middleware scenario (suite --scenarios middleware has it)",
+                path.display()
+            );
+            return Ok(match &second {
+                None => format!("{}\n\n{table}", report::machine_line(&results)),
+                Some(other) => format!(
+                    "First session: {}\n\nSecond session: {}\n\n{table}",
+                    report::machine_line(&results),
+                    report::machine_line(other)
+                ),
+            });
         }
         FrontTable::Frameworks => {
             anyhow::ensure!(

@@ -398,6 +398,9 @@ mod tests {
             .iter()
             .filter_map(|v| Some(v.to_possible_value()?.get_name().to_owned()))
             .collect();
-        assert_eq!(help, ["payload", "state", "fortunes", "blocking", "tls", "http2", "frameworks", "middleware", "memory"]);
+        assert_eq!(
+            help,
+            ["payload", "state", "fortunes", "blocking", "tls", "http2", "frameworks", "middleware", "memory"]
+        );
     }
 }

@@ -29,6 +29,8 @@ pub enum Section {
     Http2Settings,
     /// With `suite --count`: each delta timed beside the same change counted.
     Counted,
+    /// With the `middleware` scenario: what each layer adds per request in each framework.
+    Middleware,
     /// With the `memory` scenario: what a connection costs each framework in memory.
     Memory,
     /// µs of server CPU per request of every route, and what each delta
@@ -57,12 +59,13 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Frameworks,
         Self::Changes,
         Self::Latency,
         Self::Http2Settings,
         Self::Counted,
+        Self::Middleware,
         Self::Memory,
         Self::Proportion,
         Self::Sweep,
@@ -83,6 +86,7 @@ impl Section {
             Self::Latency => super::latency_table(results),
             Self::Http2Settings => super::http2_settings_table(results),
             Self::Counted => super::counted_beside_timed(results),
+            Self::Middleware => super::middleware_table(results, None),
             Self::Memory => results.memory.as_ref().map(super::memory_table).unwrap_or_default(),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
@@ -123,7 +127,10 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
         .into_iter()
         .filter(|section| match (section, on) {
             (Section::Changes | Section::Latency | Section::Http2Settings, _) => timed,
-            (Section::Frameworks | Section::Counted | Section::Memory | Section::Proportion, _) => !ab,
+            (
+                Section::Frameworks | Section::Counted | Section::Middleware | Section::Memory | Section::Proportion,
+                _,
+            ) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
             (Section::Sweep | Section::Profiles | Section::FlameGraphs, Medium::Terminal) => !ab,
             (_, Medium::Markdown) => true,
@@ -155,6 +162,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::Latency => writeln!(out, "{tables}"),
             Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
             Section::Memory => writeln!(out, "What a connection costs in memory:\n\n{tables}"),
+            Section::Middleware => writeln!(out, "What each layer costs:\n\n{tables}"),
             Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
             Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
@@ -173,6 +181,8 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
     let (head_to_head, charts): (Vec<&String>, Vec<&String>) =
         charts.into_iter().partition(|c| c.ends_with("/frameworks.svg"));
     let (memory, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/memory.svg"));
+    let (layers, charts): (Vec<&String>, Vec<&String>) =
+        charts.into_iter().partition(|c| c.ends_with("/middleware.svg"));
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
             if !charts.is_empty() {
@@ -207,6 +217,16 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                 out.push_str("\n## What a connection costs in memory\n\n");
                 for c in &memory {
                     let _ = writeln!(out, "![each framework's memory against the keep-alive connections]({c})\n");
+                }
+                write!(out, "{tables}")
+            }
+            Section::Middleware => {
+                out.push_str("\n## What each layer costs\n\n");
+                for c in &layers {
+                    let _ = writeln!(
+                        out,
+                        "![each layer's change of successful requests per second, 95 % intervals]({c})\n"
+                    );
                 }
                 write!(out, "{tables}")
             }

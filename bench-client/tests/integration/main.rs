@@ -49,6 +49,8 @@ mod load_api;
 mod load_modes;
 // Malformed and unusual requests to each server.
 mod malformed;
+// `--middleware`: a response verified through its layers (gzip decoded, headers); the middleware scenario.
+mod middleware;
 // `memory`: a known 64 KiB per connection measured as such; a dying server, Ctrl-C, the fd limit.
 mod memory;
 // Every output flag checked before the run, folders made; a file failing at the end kept and named.

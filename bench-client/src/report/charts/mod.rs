@@ -55,6 +55,9 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     if draw_frameworks(&dir.join(FRAMEWORKS_CHART), results)? {
         written.insert(0, FRAMEWORKS_CHART.to_owned());
     }
+    if draw_middleware(&dir.join(MIDDLEWARE_CHART), results)? {
+        written.push(MIDDLEWARE_CHART.to_owned());
+    }
     if let Some(memory) = &results.memory
         && draw_memory(&dir.join(MEMORY_CHART), memory)?
     {
@@ -62,6 +65,9 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     }
     Ok(written)
 }
+
+/// The chart of the `middleware` scenario, in a run folder.
+const MIDDLEWARE_CHART: &str = "charts/middleware.svg";
 
 /// The chart of the `memory` scenario, in a run folder.
 const MEMORY_CHART: &str = "charts/memory.svg";
@@ -151,6 +157,38 @@ pub fn draw_changes(path: &Path, results: &Results) -> anyhow::Result<bool> {
     }
     let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
     changes(path, "every change, 95 % CI: called when it stays off the 0 % line", &names, &marks)?;
+    Ok(true)
+}
+
+/// Draws the `middleware` scenario into `path`: per framework, each
+/// layer's change of successful requests per second over the bare server,
+/// with its interval; `false` (nothing written) without the scenario.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_middleware(path: &Path, results: &Results) -> anyhow::Result<bool> {
+    let of: Vec<&crate::results::Delta> =
+        results.deltas.iter().filter(|d| d.scenario == crate::model::Scenario::Middleware).collect();
+    let mut groups: Vec<Framework> = of.iter().map(|d| d.framework).collect();
+    groups.sort();
+    groups.dedup();
+    let ratio = |p: f64| 1.0 + p / 100.0;
+    let marks: Vec<Mark> = of
+        .iter()
+        .map(|d| Mark {
+            // The layer's name: its label up to the path.
+            name: format!("{} {}", d.framework.name(), d.to.split(' ').next().unwrap_or_default()),
+            group: groups.iter().position(|f| *f == d.framework).unwrap_or(0),
+            ratio: ratio(d.change.change_percent),
+            interval: d.change.ci_low_percent.zip(d.change.ci_high_percent).map(|(l, h)| (ratio(l), ratio(h))),
+        })
+        .filter(|m| m.ratio > 0.0 && m.interval.is_none_or(|(l, _)| l > 0.0))
+        .collect();
+    if marks.is_empty() {
+        return Ok(false);
+    }
+    let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
+    changes(path, "each layer against the bare route (/api/devices/preserialized), 95 % CI", &names, &marks)?;
     Ok(true)
 }
 
