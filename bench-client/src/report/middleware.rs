@@ -193,4 +193,77 @@ mod tests {
         assert!(off.contains("lies outside the first's interval in: actix trace."), "{off}");
         assert_eq!(middleware_table(&fixtures::results(Vec::new()), None), "", "no middleware scenario");
     }
+
+    /// Text with every run of whitespace one space (a sentence wrapped over lines reads whole).
+    fn flat(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn the_committed_sessions_validate_render_in_their_readme_and_every_figure_said_is_theirs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs/2026-12-06-middleware");
+        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/results.schema.json")).expect("the schema is JSON");
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        for file in files {
+            let value: serde_json::Value =
+                serde_json::from_reader(flate2::read::GzDecoder::new(std::fs::File::open(run.join(file)).unwrap()))
+                    .unwrap();
+            let errors: Vec<String> =
+                validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{file}: {errors:#?}");
+        }
+        let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
+        let table = middleware_table(&first, Some(&second));
+        let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
+        let (readme, run_text) = (flat(&std::fs::read_to_string(root.join("README.md")).unwrap()), flat(&run_readme));
+        // The verdicts both sessions give, as the table counts them.
+        let agreed = table.lines().find_map(|l| l.strip_prefix("Both sessions give the same verdict in ")).unwrap();
+        let (agreed, cells) = agreed.trim_end_matches(" cells.").split_once(" of ").unwrap();
+        assert!(
+            readme.contains(&format!("Two sessions agree on {agreed} of {cells} verdicts, each a cost.")),
+            "{readme}"
+        );
+        assert!(run_text.contains(&format!("({agreed} of {cells} verdicts agree)")));
+        // Compression: each framework's first-session mean on the front page, both sessions' in the run's README.
+        let mean = |r: &Results, f: Framework| added(r, f, Variant::Compression).unwrap().mean_us;
+        let bare = route_costs(&first)
+            .iter()
+            .find(|c| c.framework == Framework::Actix && c.variant == Variant::Bare)
+            .unwrap()
+            .cost_us;
+        let (actix, rocket, axum) =
+            (mean(&first, Framework::Actix), mean(&first, Framework::Rocket), mean(&first, Framework::Axum));
+        assert_eq!(common::devices_json().len(), 271);
+        let front = format!(
+            "Compression of 271 bytes adds {actix:.0} µs of server CPU per request in actix-web ({:.0}× the bare route), {rocket:.0} in Rocket, {axum:.0} in axum (session 1)",
+            actix / bare
+        );
+        assert!(readme.contains(&front), "README does not say: {front}");
+        let two = |f: Framework| {
+            let (a, b) = (mean(&first, f), mean(&second, f));
+            (a.min(b), a.max(b))
+        };
+        let (a, r, x) = (two(Framework::Actix), two(Framework::Rocket), two(Framework::Axum));
+        for said in [
+            format!("{:.0} and {:.0} µs in actix-web", mean(&first, Framework::Actix), mean(&second, Framework::Actix)),
+            format!("{:.0} to {:.0} µs in Rocket, {:.0} to {:.0} µs in axum", r.0, r.1, x.0, x.1),
+        ] {
+            assert!(run_text.contains(&said), "the run's README does not say: {said}");
+        }
+        assert!(a.0 > 100.0, "{a:?}");
+        // The bare routes' rates of the two sessions.
+        for f in Framework::ALL {
+            let rate = |r: &Results| {
+                let d = delta_of(r, f, Variant::Trace).unwrap();
+                let n = d.before_per_s.round() as u64;
+                format!("{},{:03}", n / 1000, n % 1000)
+            };
+            let said = format!("{} against {}", rate(&first), rate(&second));
+            assert!(run_text.contains(&said), "the run's README does not give {f:?}'s bare rates: {said}");
+        }
+    }
 }
