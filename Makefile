@@ -11,6 +11,7 @@ FRAMEWORKS  ?= actix,axum,rocket
 # SCENARIOS=payload,state,fortunes; the report's "In proportion" table then
 # reads every delta as a share of a /fortunes request. SCENARIOS=memory (alone or
 # beside others) adds what a connection costs in memory, as `make memory` measures it.
+# SCENARIOS=middleware: what each layer a framework offers (--middleware) adds per request.
 SCENARIOS   ?= payload,state,frameworks
 LAYERS      ?= 10
 SERVER_CPUS ?= 0
