@@ -244,13 +244,12 @@ pub enum Variant {
     /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
     /// named by the run's `route`.
     Own,
-    /// `GET /api/devices/preserialized` on a server with `--middleware
-    /// none`, in the `middleware` scenario (every variant of it sends
-    /// `common::middleware::REQUEST_HEADERS`).
+    /// `GET /api/devices/preserialized` on a server with `--middleware none`
+    /// (the `middleware` scenario's requests all send its `REQUEST_HEADERS`).
     Bare,
     /// The same through the framework's compression (gzip).
     Compression,
-    /// The same through a log line per request, written to a sink.
+    /// The same through a log line per request, into a sink.
     Trace,
     /// The same through CORS.
     Cors,
@@ -396,15 +395,9 @@ impl Variant {
             Self::Offloaded => RouteId::BlockingOffloaded,
             Self::Http | Self::Https | Self::H2c | Self::H2 => RouteId::Plaintext,
             Self::DevicesHttp | Self::DevicesH2c | Self::DevicesHttps | Self::DevicesH2 => RouteId::Devices,
-            Self::Bare
-            | Self::Compression
-            | Self::Trace
-            | Self::Cors
-            | Self::RequestId
-            | Self::Timeout
-            | Self::SecurityHeaders
-            | Self::Stacked => RouteId::DevicesPreserialized,
             Self::Own => return None,
+            // The middleware scenario's, each through its own server.
+            _ => RouteId::DevicesPreserialized,
         })
     }
 

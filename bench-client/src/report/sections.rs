@@ -287,7 +287,19 @@ mod tests {
         assert_eq!(sections(&suite, Medium::Markdown), Section::ALL);
         assert_eq!(
             sections(&suite, Medium::Terminal),
-            [Frameworks, Changes, Latency, Http2Settings, Counted, Middleware, Memory, Proportion, Sweep, Profiles, FlameGraphs]
+            [
+                Frameworks,
+                Changes,
+                Latency,
+                Http2Settings,
+                Counted,
+                Middleware,
+                Memory,
+                Proportion,
+                Sweep,
+                Profiles,
+                FlameGraphs
+            ]
         );
         assert_eq!(sections(&ab, Medium::Terminal), [Changes, Latency, Http2Settings]);
         assert_eq!(
