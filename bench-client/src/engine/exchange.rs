@@ -33,6 +33,12 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Its status, `Content-Type` and body: what two servers answering
+    /// alike have in common (their other fields, a date, differ).
+    pub fn answer(&self) -> (u16, Option<&str>, &[u8]) {
+        (self.status, self.content_type.as_deref(), &self.body)
+    }
+
     /// The fields as [`super::Shape::check`] reads them.
     pub fn field_slices(&self) -> Vec<(&[u8], &[u8])> {
         self.fields.iter().map(|(n, v)| (n.as_bytes(), v.as_slice())).collect()

@@ -33,7 +33,7 @@ fn every_server_answers_every_route_with_the_same_bytes_over_tls() {
             let plain = get(&Target::new(server.addr, route.path), f);
             let tls = get(&Target::new(tls_addr, route.path).with_tls(client.clone()), f);
             assert_eq!(preflight::difference(route, &tls), None, "{f} {} over TLS", route.path);
-            assert_eq!(tls, plain, "{f} {}: the same status, type and bytes", route.path);
+            assert_eq!(tls.answer(), plain.answer(), "{f} {}: the same status, type and bytes", route.path);
         }
         // The HTTPS listener speaks TLS only: plain HTTP gets no HTTP answer from it.
         assert!(preflight::fetch(&Target::new(tls_addr, "/plaintext")).map_or(true, |a| a.status != 200), "{f}");
