@@ -40,6 +40,8 @@ COUNT ?=
 # PUT_BODY_BYTES=65536: `make memory` sends each idle connection a PUT /api/devices of that many
 # bytes before its verified request (what a large request leaves in a connection's buffers).
 PUT_BODY_BYTES ?=
+# MIDDLEWARE=1: `make count` counts each layer a framework offers (--middleware) against its bare server.
+MIDDLEWARE ?=
 # NO_HEAP=1: `make memory` leaves out the live heap count (a third process per repeat, under memcheck).
 NO_HEAP ?=
 # TCP_NODELAY=1: the servers set TCP_NODELAY on their connections (`suite --tcp-nodelay`); each
@@ -127,7 +129,7 @@ REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
 count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system calls per request, counted (callgrind, memcheck, perf): PROFILE=debug for the debug build
-	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) --routes $(ROUTES) --requests $(REQUESTS) \
+	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,--routes $(ROUTES)) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
 

@@ -381,6 +381,7 @@ pub(super) fn command_servers(flags: &[String]) -> anyhow::Result<Vec<crate::sui
             name: name.trim().to_owned(),
             command: line.trim().to_owned(),
             framework: None,
+            middleware: None,
         });
     }
     Ok(servers)

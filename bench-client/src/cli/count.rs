@@ -10,7 +10,7 @@ use clap::Args;
 use super::Outcome;
 use super::args::{DEFAULT_ROUTES, FrameworksArg, ServedArgs, dedup};
 use super::ci::{CiArgs, CiPlan};
-use crate::model::Profile;
+use crate::model::{Profile, Variant};
 use crate::report;
 use crate::suite::{self, CountPlan, CountedServer};
 
@@ -58,6 +58,11 @@ pub struct CountArgs {
     /// /plaintext`, `h2c x16 /plaintext`), and each set against the route over HTTP/1.1.
     #[arg(long, value_delimiter = ',', value_name = "STREAMS", value_parser = clap::value_parser!(u16).range(1..=100))]
     pub http2_streams: Vec<u16>,
+    /// Count `/api/devices/preserialized` on each framework's server with `--middleware none`, then
+    /// on one per layer it offers and one with all of them (requests with `Accept-Encoding: gzip`
+    /// and an `Origin`, each answer checked through its layers), each set against the bare one.
+    #[arg(long, conflicts_with_all = ["commands", "routes", "http2_streams"])]
+    pub middleware: bool,
     /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
@@ -106,6 +111,17 @@ impl CountArgs {
         ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
         let mut servers = super::args::command_servers(&self.commands)?;
+        let mut pairs = Vec::new();
+        if self.middleware {
+            routes = vec![common::Route::get(common::RouteId::DevicesPreserialized)];
+            for f in dedup(self.frameworks.frameworks.clone()) {
+                let bare = servers.len();
+                let layered =
+                    Variant::MIDDLEWARE.iter().filter_map(|&v| CountedServer::layered(f, self.profile, self.layers, v));
+                servers.extend(layered);
+                pairs.extend((bare + 1..servers.len()).map(|after| (bare, after)));
+            }
+        }
         if servers.is_empty() {
             for f in self.frameworks.frameworks {
                 if !servers.iter().any(|s| s.framework == Some(f)) {
@@ -114,7 +130,9 @@ impl CountArgs {
             }
         }
         // Two commands: the second against the first.
-        let pairs = if servers.len() == 2 && !self.commands.is_empty() { vec![(0, 1)] } else { Vec::new() };
+        if servers.len() == 2 && !self.commands.is_empty() {
+            pairs.push((0, 1));
+        }
         Ok(CountPlan {
             profile: self.profile,
             pairs,
@@ -201,6 +219,30 @@ mod tests {
         let Commands::Count(args) = parsed(&["count", "--routes", "/nope"]).unwrap() else { panic!("count") };
         assert!(args.plan().unwrap_err().to_string().contains("--routes /nope is not a route of the table"));
         assert!(parsed(&["count", "--repeats", "1"]).is_err(), "one repeat has no interval");
+    }
+
+    #[test]
+    fn middleware_counts_each_layer_offered_against_the_bare_server_of_its_framework() {
+        let Commands::Count(args) = parsed(&["count", "--middleware", "--frameworks", "actix,axum"]).unwrap() else {
+            panic!("count")
+        };
+        let plan = args.plan().unwrap();
+        assert_eq!(plan.routes.iter().map(|r| r.path).collect::<Vec<_>>(), ["/api/devices/preserialized"]);
+        let names: Vec<&str> = plan.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names[..6],
+            ["actix bare", "actix trace", "actix cors", "actix security-headers", "actix compression", "actix stacked"]
+        );
+        assert_eq!(names.len(), 6 + 8, "axum offers all six layers");
+        assert!(plan.servers[0].command.ends_with("--layers 10 --middleware none"), "{}", plan.servers[0].command);
+        assert!(plan.servers[5].command.ends_with("--middleware trace,cors,security-headers,compression"));
+        assert_eq!(plan.pairs[..2], [(0, 1), (0, 2)]);
+        assert_eq!(plan.pairs.len(), 5 + 7);
+        assert!(plan.pairs.iter().all(|&(bare, _)| bare == 0 || bare == 6), "{:?}", plan.pairs);
+        for conflicting in [&["--routes", "/plaintext"][..], &["--http2-streams", "1"], &["--cmd", "a=./a {addr}"]] {
+            let argv: Vec<&str> = ["count", "--middleware"].iter().chain(conflicting).copied().collect();
+            assert!(parsed(&argv).is_err(), "{argv:?}");
+        }
     }
 
     #[test]

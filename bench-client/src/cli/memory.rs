@@ -108,6 +108,7 @@ impl MemoryArgs {
                     name: f.name().to_owned(),
                     command: format!("{} --addr {{addr}} --workers {workers}", binary.display()),
                     framework: Some(f),
+                    middleware: None,
                 });
             }
         }

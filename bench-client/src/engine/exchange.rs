@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::wire::{Framed, http1, http2};
-use super::{Protocol, Target};
+use super::{Protocol, Shape, Target};
 
 /// How often a wait for the server looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -267,13 +267,34 @@ impl Exchange {
         body: &[u8],
         stop: Option<&AtomicBool>,
     ) -> Result<(), ExchangeError> {
+        self.succeed_shaped(n, status, body, &Shape::default(), stop)
+    }
+
+    /// [`Exchange::succeed`], each answer also of `shape` (a server behind
+    /// middleware: its body decoded, its headers; over HTTP/1.1).
+    ///
+    /// # Errors
+    /// As [`Exchange::succeed`]; a shape that is not plain over HTTP/2.
+    pub fn succeed_shaped(
+        &mut self,
+        n: usize,
+        status: u16,
+        body: &[u8],
+        shape: &Shape,
+        stop: Option<&AtomicBool>,
+    ) -> Result<(), ExchangeError> {
         let deadline = Instant::now() + self.timeout;
         match self.wire {
             Wire::Http1 => {
                 for _ in 0..n {
                     self.stream.write_all(&self.request[0])?;
                     let framed = self.http1_answer(deadline, stop)?;
-                    let body_matches = framed.body_eq(&self.buf, body);
+                    let body_matches = if shape.is_plain() {
+                        framed.body_eq(&self.buf, body)
+                    } else {
+                        let (fields, got) = (framed.fields(&self.buf), framed.body(&self.buf));
+                        shape.check(&fields, &got, body, &mut Vec::new()).is_ok()
+                    };
                     if framed.status != status || !body_matches {
                         return Err(ExchangeError::NotTheSuccess { status: framed.status, body_matches });
                     }
@@ -281,6 +302,9 @@ impl Exchange {
                 }
                 if self.buf.is_empty() { Ok(()) } else { Err(stray(&self.buf, 0)) }
             }
+            Wire::Http2 { .. } if !shape.is_plain() => Err(ExchangeError::Unframeable(
+                "a response's shape (middleware) is checked over HTTP/1.1 only".to_owned(),
+            )),
             Wire::Http2 { .. } => {
                 self.http2_open(n)?;
                 let mut answered = 0;

@@ -237,7 +237,13 @@ pub fn exchange(route: &RouteLoad, requests: u64, streams: usize, stop: &AtomicB
         // next, so what multiplexing saves per request shows in the counts.
         let batch = (requests - answered).min(streams.max(1) as u64);
         exchange
-            .succeed(usize::try_from(batch)?, route.expected_status, &route.expected_body, Some(stop))
+            .succeed_shaped(
+                usize::try_from(batch)?,
+                route.expected_status,
+                &route.expected_body,
+                &route.shape,
+                Some(stop),
+            )
             .with_context(|| format!("{}: request {answered} (of a batch of {batch})", target.path))?;
         answered += batch;
     }

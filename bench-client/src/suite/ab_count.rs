@@ -49,7 +49,12 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
                     side.layers
                 ),
             };
-            servers.push(CountedServer { name: format!("{} {label}", framework.name()), command, framework: None });
+            servers.push(CountedServer {
+                name: format!("{} {label}", framework.name()),
+                command,
+                framework: None,
+                middleware: None,
+            });
         }
     }
     Ok(CountPlan {

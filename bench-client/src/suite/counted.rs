@@ -15,13 +15,14 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
 use common::Route;
+use common::middleware::Middleware;
 
 use super::build::{build, server_binary};
 use super::command;
-use super::servers::route_load;
+use super::servers::{layered_load, route_load};
 use crate::engine::{Protocol, RouteLoad, Target};
 use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
-use crate::model::{Framework, Profile};
+use crate::model::{Framework, Profile, Variant};
 use crate::preflight;
 use crate::results::{COUNT_SCHEMA_VERSION, CountDelta, CountReport, CountRow};
 use crate::sys::CpuList;
@@ -122,6 +123,10 @@ pub struct CountedServer {
     pub command: String,
     /// The workspace's framework it is, built by `count` unless `--no-build`.
     pub framework: Option<Framework>,
+    /// Its `--middleware` (`count --middleware`): its requests then send
+    /// `common::middleware::REQUEST_HEADERS` and each answer is checked
+    /// through the layers; `None`: the route table's answer, plain.
+    pub middleware: Option<&'static [Middleware]>,
 }
 
 impl CountedServer {
@@ -132,7 +137,25 @@ impl CountedServer {
             name: framework.name().to_owned(),
             command: format!("{} --addr {{addr}} --workers 1 --layers {layers}", binary.display()),
             framework: Some(framework),
+            middleware: None,
         }
+    }
+
+    /// `framework`'s server as [`CountedServer::framework`], with `--middleware
+    /// on` (empty: `none`), named `axum trace` after `variant`'s layer
+    /// (`axum bare`, `axum stacked`).
+    pub fn layered(framework: Framework, profile: Profile, layers: u16, variant: Variant) -> Option<Self> {
+        let on = variant.middleware(framework)?;
+        let names: Vec<&str> = on.iter().map(|m| m.name()).collect();
+        let list = if names.is_empty() { "none".to_owned() } else { names.join(",") };
+        let plain = Self::framework(framework, profile, layers);
+        let layer = variant.label().split(' ').next().unwrap_or_default();
+        Some(Self {
+            name: format!("{} {layer}", framework.name()),
+            command: format!("{} --middleware {list}", plain.command),
+            middleware: Some(on),
+            ..plain
+        })
     }
 }
 
@@ -372,7 +395,10 @@ fn on_server(
         }
         preflight::wait_healthy(&Target::new(server.addr, "/"), START_UNDER_VALGRIND)
             .with_context(|| format!("{name} is not healthy"))?;
-        let load = route_load(server.addr, route);
+        let load = match spec.middleware {
+            Some(on) => layered_load(Target::new(server.addr, route.path), on, route.path)?,
+            None => route_load(server.addr, route),
+        };
         let load = match streams {
             None => load,
             Some(_) => RouteLoad { target: load.target.speaking(Protocol::Http2), ..load },

@@ -99,6 +99,7 @@ impl MemoryPlan {
                     super::build::server_binary(suite.profile, f).display()
                 ),
                 framework: Some(f),
+                middleware: None,
             })
             .collect();
         Self {

@@ -201,7 +201,7 @@ impl Started {
 ///
 /// # Errors
 /// A path not in the table.
-fn layered_load(target: Target, on: &[Middleware], path: &str) -> anyhow::Result<RouteLoad> {
+pub(super) fn layered_load(target: Target, on: &[Middleware], path: &str) -> anyhow::Result<RouteLoad> {
     let route = Route::by_path(path).with_context(|| format!("{path}: not a route of the table"))?;
     let headers: Vec<String> = REQUEST_HEADERS.iter().map(|(name, value)| format!("{name}: {value}")).collect();
     let request = Request::new("GET", &headers, None)?;
