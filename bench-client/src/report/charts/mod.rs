@@ -9,7 +9,7 @@ use std::path::Path;
 pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, ratios, window_series, xy_lines};
 use crate::analysis::{self, median};
 use crate::model::{Framework, Scenario};
-use crate::results::{Held, MemoryReport, Results, RunRecord, sweep};
+use crate::results::{Delta, Held, MemoryReport, Results, RunRecord, sweep};
 
 /// Draws every chart of a suite run into `dir/charts/` and returns their
 /// paths relative to `dir`: per scenario, bars of each framework's variants
@@ -131,33 +131,14 @@ pub fn draw_frameworks(path: &Path, results: &Results) -> anyhow::Result<bool> {
 /// # Errors
 /// When the file cannot be written.
 pub fn draw_changes(path: &Path, results: &Results) -> anyhow::Result<bool> {
-    let mut groups: Vec<Framework> = results.deltas.iter().map(|d| d.framework).collect();
-    groups.sort();
-    groups.dedup();
     let swept = results.meta.layers.len() > 1;
-    let marks: Vec<Mark> = results
-        .deltas
-        .iter()
-        .map(|d| {
-            // Routes by their paths, as every table names them.
-            let to = &d.to;
-            let layers = if swept { format!(" ({} layers)", d.layers) } else { String::new() };
-            let ratio = |p: f64| 1.0 + p / 100.0;
-            Mark {
-                name: format!("{} {to}{layers}", d.framework.name()),
-                group: groups.iter().position(|f| *f == d.framework).unwrap_or(0),
-                ratio: ratio(d.change.change_percent),
-                interval: d.change.ci_low_percent.zip(d.change.ci_high_percent).map(|(l, h)| (ratio(l), ratio(h))),
-            }
-        })
-        .filter(|m| m.ratio > 0.0 && m.interval.is_none_or(|(l, _)| l > 0.0))
-        .collect();
-    if marks.is_empty() {
-        return Ok(false);
-    }
-    let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
-    changes(path, "every change, 95 % CI: called when it stays off the 0 % line", &names, &marks)?;
-    Ok(true)
+    let all: Vec<&Delta> = results.deltas.iter().collect();
+    // Routes by their paths, as every table names them.
+    let name = |d: &Delta| {
+        let layers = if swept { format!(" ({} layers)", d.layers) } else { String::new() };
+        format!("{} {}{layers}", d.framework.name(), d.to)
+    };
+    changes_by_framework(path, "every change, 95 % CI: called when it stays off the 0 % line", &all, name)
 }
 
 /// Draws the `middleware` scenario into `path`: per framework, each
@@ -167,17 +148,32 @@ pub fn draw_changes(path: &Path, results: &Results) -> anyhow::Result<bool> {
 /// # Errors
 /// When the file cannot be written.
 pub fn draw_middleware(path: &Path, results: &Results) -> anyhow::Result<bool> {
-    let of: Vec<&crate::results::Delta> =
-        results.deltas.iter().filter(|d| d.scenario == crate::model::Scenario::Middleware).collect();
-    let mut groups: Vec<Framework> = of.iter().map(|d| d.framework).collect();
+    let of: Vec<&Delta> = results.deltas.iter().filter(|d| d.scenario == Scenario::Middleware).collect();
+    // The layer's name: its label up to the path.
+    let name = |d: &Delta| format!("{} {}", d.framework.name(), d.to.split(' ').next().unwrap_or_default());
+    changes_by_framework(path, "each layer against the bare route (/api/devices/preserialized), 95 % CI", &of, name)
+}
+
+/// Draws `deltas` into `path` under `title`, one group per framework, each
+/// mark named by `name`: its change with its interval (as a ratio);
+/// `false` (nothing written) when none has one to draw.
+///
+/// # Errors
+/// When the file cannot be written.
+fn changes_by_framework(
+    path: &Path,
+    title: &str,
+    deltas: &[&Delta],
+    name: impl Fn(&Delta) -> String,
+) -> anyhow::Result<bool> {
+    let mut groups: Vec<Framework> = deltas.iter().map(|d| d.framework).collect();
     groups.sort();
     groups.dedup();
     let ratio = |p: f64| 1.0 + p / 100.0;
-    let marks: Vec<Mark> = of
+    let marks: Vec<Mark> = deltas
         .iter()
         .map(|d| Mark {
-            // The layer's name: its label up to the path.
-            name: format!("{} {}", d.framework.name(), d.to.split(' ').next().unwrap_or_default()),
+            name: name(d),
             group: groups.iter().position(|f| *f == d.framework).unwrap_or(0),
             ratio: ratio(d.change.change_percent),
             interval: d.change.ci_low_percent.zip(d.change.ci_high_percent).map(|(l, h)| (ratio(l), ratio(h))),
@@ -188,7 +184,7 @@ pub fn draw_middleware(path: &Path, results: &Results) -> anyhow::Result<bool> {
         return Ok(false);
     }
     let names: Vec<String> = groups.iter().map(|f| f.name().to_owned()).collect();
-    changes(path, "each layer against the bare route (/api/devices/preserialized), 95 % CI", &names, &marks)?;
+    changes(path, title, &names, &marks)?;
     Ok(true)
 }
 
