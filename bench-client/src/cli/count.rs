@@ -80,7 +80,16 @@ pub struct CountArgs {
 /// # Errors
 /// A file that cannot be read or is not a `count.json`.
 pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
-    Ok(report::count_table(&crate::results::read_count(path)?))
+    let counted = crate::results::read_count(path)?;
+    Ok(with_layers(report::count_table(&counted), &counted))
+}
+
+/// `table`, then with `count --middleware`'s rows what each layer adds.
+fn with_layers(table: String, counted: &crate::results::CountReport) -> String {
+    match report::middleware_counted_table(counted) {
+        layers if layers.is_empty() => table,
+        layers => format!("{table}\n{layers}"),
+    }
 }
 
 impl CountArgs {
@@ -172,7 +181,7 @@ pub(super) fn run(plan: &CountPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
     }
     match suite::count(plan, stop) {
         Ok(outcome) => {
-            println!("{}", report::count_table(&outcome.report));
+            println!("{}", with_layers(report::count_table(&outcome.report), &outcome.report));
             println!("count: {}", outcome.file.display());
             let tracked = report::ci::tracked_counts(&outcome.report);
             // Instructions per request are judged; the other counts are shown. Layers set against

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::format::verdict_within;
 use super::table::Table;
 use crate::model::{Framework, Scenario, Variant};
-use crate::results::{Delta, Results, route_costs};
+use crate::results::{CountReport, Delta, Results, route_costs};
 
 /// What a layer adds per request in one session: the mean over rounds and
 /// its 95 % interval, µs (the negated saving of its delta).
@@ -149,6 +149,79 @@ pub fn middleware_table(results: &Results, second: Option<&Results>) -> String {
     out
 }
 
+/// Thousands with commas, e.g. `16,076`.
+fn thousands(n: f64) -> String {
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0.0 { format!("-{out}") } else { out }
+}
+
+/// The middleware table of a `count --middleware` report (empty for any
+/// other): a row per layer, a column per framework, each cell the
+/// instructions a request through the layer adds to the bare server's, and
+/// that change as a percentage with Welch's interval over the repeats.
+pub fn middleware_counted_table(report: &CountReport) -> String {
+    let frameworks: Vec<Framework> = Framework::ALL
+        .into_iter()
+        .filter(|f| report.rows.iter().any(|r| r.framework == format!("{} bare", f.name())))
+        .collect();
+    if frameworks.is_empty() {
+        return String::new();
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let bare = |f: Framework| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.framework == format!("{} bare", f.name()))
+            .map(|r| mean(&r.instructions_per_request))
+    };
+    let mut columns = vec!["layer".to_owned()];
+    columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut table = Table::new(&columns);
+    let mut row = vec!["bare route, instructions per request".to_owned()];
+    row.extend(frameworks.iter().map(|&f| bare(f).map_or_else(|| "-".to_owned(), thousands)));
+    table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    for layer in &Variant::MIDDLEWARE[1..] {
+        let name = layer.label().split(' ').next().unwrap_or_default();
+        let mut row = vec![name.to_owned()];
+        for &f in &frameworks {
+            let after = format!("{} {name}", f.name());
+            let delta = report.deltas.iter().find(|d| d.before == format!("{} bare", f.name()) && d.after == after);
+            let cell = match (layer.middleware(f), delta, bare(f)) {
+                (None, _, _) => "none offered".to_owned(),
+                (Some(_), Some(d), Some(bare)) => {
+                    let c = &d.instructions;
+                    let added = bare * c.change_percent / 100.0;
+                    let sign = if added >= 0.0 { "+" } else { "" };
+                    let mut cell = format!("{sign}{} ({:+.1} %", thousands(added), c.change_percent);
+                    if let (Some(low), Some(high)) = (c.ci_low_percent, c.ci_high_percent) {
+                        let _ = write!(cell, " [{low:+.1} … {high:+.1}]");
+                    }
+                    cell.push(')');
+                    cell
+                }
+                _ => "-".to_owned(),
+            };
+            row.push(cell);
+        }
+        table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    }
+    format!(
+        "What each layer adds to a request of `/api/devices/preserialized`, counted: user-space instructions \
+         per request over the bare server's (`--middleware none`), and that change in percent with Welch's \
+         95 % interval over the repeats.\n\n{}",
+        table.finish()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +265,35 @@ mod tests {
         let off = middleware_table(&first, Some(&session([1000, 1000, 1000], [500, 500, 500])));
         assert!(off.contains("lies outside the first's interval in: actix trace."), "{off}");
         assert_eq!(middleware_table(&fixtures::results(Vec::new()), None), "", "no middleware scenario");
+    }
+
+    #[test]
+    fn thousands_group_by_three_with_the_sign_kept() {
+        assert_eq!(thousands(515_390.6), "515,391");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(-1_234_567.0), "-1,234,567");
+    }
+
+    #[test]
+    fn the_counted_layers_add_what_their_rows_say_over_the_bare_one() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-06-middleware/count.json");
+        let report = crate::results::read_count(&path).unwrap();
+        let table = middleware_counted_table(&report);
+        let mean = |name: &str| {
+            let row = report.rows.iter().find(|r| r.framework == name).unwrap();
+            row.instructions_per_request.iter().sum::<f64>() / row.instructions_per_request.len() as f64
+        };
+        for (f, column) in [("actix", 1), ("axum", 2), ("rocket", 3)] {
+            let line = table.lines().find(|l| l.starts_with("| compression |")).unwrap();
+            let cell = line.split('|').nth(column + 1).unwrap().trim();
+            let shown: f64 = cell.split(' ').next().unwrap().replace([',', '+'], "").parse().unwrap();
+            let added = mean(&format!("{f} compression")) - mean(&format!("{f} bare"));
+            assert!((shown - added).abs() / added < 0.001, "{f}: {cell} against {added}");
+        }
+        assert!(table.contains("| request-id | none offered |"), "{table}");
+        let plain = path.with_file_name("../2026-12-03-counted/make-count.json");
+        assert_eq!(middleware_counted_table(&crate::results::read_count(&plain).unwrap()), "", "no bare rows");
     }
 
     /// Text with every run of whitespace one space (a sentence wrapped over lines reads whole).
