@@ -8,9 +8,9 @@
 //! through each layer carries beyond the bare route's ([`Middleware::added_headers`],
 //! a gzip body). Each server builds the layers its own way.
 
+use std::cell::Cell;
 use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One layer of `--middleware`.
@@ -18,8 +18,9 @@ use std::time::Duration;
 pub enum Middleware {
     /// Response compression: gzip when the request accepts it.
     Compression,
-    /// A log line per request (a tracing span and events, or the access
-    /// log), formatted and written to a sink.
+    /// Request logging as each framework does it, written to a sink: one
+    /// access-log line (actix-web), a span's events at DEBUG (axum), its
+    /// own request records (Rocket); `TRACE_LINES` says how many.
     Trace,
     /// CORS for one allowed origin ([`CORS_ORIGIN`]).
     Cors,
@@ -32,7 +33,7 @@ pub enum Middleware {
 }
 
 impl Middleware {
-    /// Every layer, in the order a stack applies them from the outside in.
+    /// Every layer (each server stacks them in its guide's order, not this one).
     pub const ALL: [Self; 6] =
         [Self::Trace, Self::RequestId, Self::Timeout, Self::Cors, Self::SecurityHeaders, Self::Compression];
 
@@ -87,24 +88,28 @@ pub const SECURITY_HEADERS: [(&str, &str); 3] = [
 
 /// Where the `trace` layer's lines go: formatted by the logging crate as
 /// to a file, then dropped (no disk, no terminal in the measurement); it
-/// counts the lines, so a test can see that each request wrote one.
+/// counts the lines each thread writes, so a test can see how many one
+/// request wrote (on the thread that served it: other tests' lines, on
+/// their own threads, do not count).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LogSink;
 
-/// Lines written to every [`LogSink`] of the process.
-static LOG_LINES: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Lines this thread wrote to any [`LogSink`].
+    static LOG_LINES: Cell<u64> = const { Cell::new(0) };
+}
 
 impl LogSink {
-    /// Lines written to every `LogSink` of the process so far.
+    /// Lines this thread wrote to any `LogSink` so far.
     pub fn lines() -> u64 {
-        LOG_LINES.load(Ordering::Relaxed)
+        LOG_LINES.with(Cell::get)
     }
 }
 
 impl io::Write for LogSink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let lines = buf.iter().filter(|b| **b == b'\n').count();
-        LOG_LINES.fetch_add(lines as u64, Ordering::Relaxed);
+        let lines = buf.iter().filter(|b| **b == b'\n').count() as u64;
+        LOG_LINES.with(|n| n.set(n.get() + lines));
         Ok(buf.len())
     }
 
@@ -112,6 +117,10 @@ impl io::Write for LogSink {
         Ok(())
     }
 }
+
+/// Lines the `trace` layer writes per request of the layered route, per
+/// framework (each server's route test holds it to this).
+pub const TRACE_LINES: [(&str, u64); 3] = [("actix", 1), ("axum", 3), ("rocket", 3)];
 
 /// What a client sends on every request of the middleware comparison, the
 /// bare server's included, so that the requests are the same bytes and
@@ -211,7 +220,9 @@ mod tests {
         use std::io::Write;
         let before = LogSink::lines();
         write!(LogSink, "one\ntwo\nthree").unwrap();
-        assert!(LogSink::lines() >= before + 2);
+        assert_eq!(LogSink::lines(), before + 2);
+        let other = std::thread::spawn(LogSink::lines).join().unwrap();
+        assert_eq!(other, 0, "each thread counts its own");
     }
 
     #[test]

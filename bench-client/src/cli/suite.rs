@@ -237,6 +237,12 @@ impl SuiteArgs {
             ScenarioArg::Memory => None,
         });
         let mut scenarios = dedup(timed.collect());
+        if self.load_percent.is_some() && scenarios.contains(&Scenario::Middleware) {
+            anyhow::bail!(
+                "--load-percent offers every variant a share of the bare server's rate, which a layer that costs \
+                 17 times as much cannot serve: leave the middleware scenario out of it"
+            );
+        }
         if memory {
             let most = *suite::MEMORY_CONNECTIONS.last().expect("counts");
             crate::sys::ensure_fds_for(2 * most)
@@ -382,6 +388,8 @@ mod tests {
             args(&["--scenarios", "frameworks", "--load-percent", "50"]).is_ok(),
             "head to head in the closed loop"
         );
+        let layers = args(&["--scenarios", "middleware", "--load-percent", "50"]).unwrap_err();
+        assert!(layers.contains("leave the middleware scenario out"), "{layers}");
         let p = args(&["--scenarios", "frameworks", "--tie-margin-percent", "3"]).unwrap();
         assert_eq!(p.scenarios, [Scenario::Frameworks]);
         assert!((p.tie_margin_percent - 3.0).abs() < f64::EPSILON);

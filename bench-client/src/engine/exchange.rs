@@ -302,9 +302,9 @@ impl Exchange {
                 }
                 if self.buf.is_empty() { Ok(()) } else { Err(stray(&self.buf, 0)) }
             }
-            Wire::Http2 { .. } if !shape.is_plain() => Err(ExchangeError::Unframeable(
-                "a response's shape (middleware) is checked over HTTP/1.1 only".to_owned(),
-            )),
+            Wire::Http2 { .. } if !shape.is_plain() => {
+                Err(ExchangeError::Unframeable("a response's shape (middleware) is not checked over HTTP/2".to_owned()))
+            }
             Wire::Http2 { .. } => {
                 self.http2_open(n)?;
                 let mut answered = 0;

@@ -43,12 +43,16 @@ fn frameworks(results: &Results) -> Vec<Framework> {
     frameworks
 }
 
-/// The delta of `layer` in `framework` in `results`.
+/// The delta of `layer` in `framework` in `results`, at the session's first
+/// layer count (the table is of one).
 fn delta_of(results: &Results, framework: Framework, layer: Variant) -> Option<&Delta> {
-    results
-        .deltas
-        .iter()
-        .find(|d| d.framework == framework && d.scenario == Scenario::Middleware && d.to == layer.label())
+    let layers = results.meta.layers.first().copied();
+    results.deltas.iter().find(|d| {
+        d.framework == framework
+            && d.scenario == Scenario::Middleware
+            && d.to == layer.label()
+            && layers.is_none_or(|l| d.layers == l)
+    })
 }
 
 /// What `layer` adds in `framework` in `results`.
@@ -68,7 +72,13 @@ pub fn middleware_table(results: &Results, second: Option<&Results>) -> String {
         return String::new();
     }
     let costs = route_costs(results);
-    let bare = |f: Framework| costs.iter().find(|c| c.framework == f && c.variant == Variant::Bare).map(|c| c.cost_us);
+    let layers = results.meta.layers.first().copied();
+    let bare = |f: Framework| {
+        costs
+            .iter()
+            .find(|c| c.framework == f && c.variant == Variant::Bare && layers.is_none_or(|l| c.layers == l))
+            .map(|c| c.cost_us)
+    };
     let mut columns = vec!["layer".to_owned()];
     columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
@@ -98,7 +108,8 @@ pub fn middleware_table(results: &Results, second: Option<&Results>) -> String {
                         (other.and_then(Added::of), delta_of(results, f, *layer), other)
                     {
                         let _ = write!(cell, "; {:+.2}", b.mean_us);
-                        if !a.holds(&b) {
+                        // One round in the first session: no interval to hold the second to.
+                        if a.interval_us.is_some() && !a.holds(&b) {
                             outside.push(format!("{} {name}", f.name()));
                         }
                         let threshold = results.meta.threshold_percent;
