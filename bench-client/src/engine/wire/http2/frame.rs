@@ -76,13 +76,30 @@ pub(super) fn read_32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
 
+/// `SETTINGS_INITIAL_WINDOW_SIZE`: each stream's receive window.
+const INITIAL_WINDOW_SIZE: u16 = 0x4;
+
+/// Each stream's receive window this client grants (its `SETTINGS`): 1 MiB,
+/// so that a large body comes without waiting for the client's window
+/// (the default 65,535 bytes would stall every stream of a body larger
+/// than it for a round trip per half window).
+pub(super) const STREAM_WINDOW: u32 = 1 << 20;
+/// The connection's receive window this client grants (a `WINDOW_UPDATE`
+/// right after its `SETTINGS`): 16 MiB, sixteen streams' windows at once.
+pub(super) const CONNECTION_WINDOW: u32 = 1 << 24;
+
 /// The engine's connection preface: the fixed 24 bytes, then `SETTINGS`
-/// with push disabled (every other value the protocol's default).
+/// with push disabled and each stream's window [`STREAM_WINDOW`] (every
+/// other value the protocol's default), then a `WINDOW_UPDATE` that opens
+/// the connection's window to [`CONNECTION_WINDOW`].
 pub(super) fn load_preface(out: &mut Vec<u8>) {
     out.extend_from_slice(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-    out.extend_from_slice(&head(6, SETTINGS, 0, 0));
-    out.extend_from_slice(&ENABLE_PUSH.to_be_bytes());
-    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&head(12, SETTINGS, 0, 0));
+    for (id, value) in [(ENABLE_PUSH, 0), (INITIAL_WINDOW_SIZE, STREAM_WINDOW)] {
+        out.extend_from_slice(&id.to_be_bytes());
+        out.extend_from_slice(&value.to_be_bytes());
+    }
+    window_update(out, 0, CONNECTION_WINDOW - u32::try_from(DEFAULT_WINDOW).unwrap_or(0));
 }
 
 /// `RST_STREAM`'s `STREAM_CLOSED`: a frame came on a stream already closed (§5.1, §6.1).

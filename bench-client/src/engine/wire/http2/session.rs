@@ -16,9 +16,11 @@ use super::frame::{
 };
 use super::hpack::table_unchanged;
 
-/// Received bytes not yet given back to a window are given back once they
-/// reach this (half the default window).
-const GIVE_BACK: u32 = 32_768;
+/// Received bytes not yet given back to a stream's window are given back
+/// once they reach half of it; the connection's likewise.
+const GIVE_BACK: u32 = frame::STREAM_WINDOW / 2;
+/// See [`GIVE_BACK`]: the connection's half.
+const GIVE_BACK_CONNECTION: u32 = frame::CONNECTION_WINDOW / 2;
 
 /// The largest header block kept while its `CONTINUATION`s arrive: beyond
 /// it, an endless sequence (the "CONTINUATION flood") ends the connection
@@ -284,7 +286,7 @@ impl Session {
             }
             self.frame(h, payload, routes, events)?;
         }
-        if self.unacked >= GIVE_BACK {
+        if self.unacked >= GIVE_BACK_CONNECTION {
             frame::window_update(&mut self.out, 0, std::mem::take(&mut self.unacked));
         }
         if !self.blocked.is_empty() {

@@ -53,7 +53,7 @@ fn streams_open_within_the_grant_and_responses_complete_out_of_order() {
     let routes = Routes { requests: &requests, expected: &expected };
     let mut s = Session::new();
     let preface = written(&mut s);
-    assert_eq!(preface, [(0x4, 0, 0, vec![0, 2, 0, 0, 0, 0])], "SETTINGS: push disabled");
+    assert_eq!(preface.len(), 2, "SETTINGS and the connection's WINDOW_UPDATE (the preface test says what)");
     assert!(!s.can_open(), "not before the server's SETTINGS");
     assert_eq!(feed(&mut s, &settings(&[(0x3, 2)]), routes), Ok(vec![Event::Ready]));
     assert_eq!(written(&mut s), [(0x4, 0x1, 0, vec![])], "acknowledged");
@@ -122,7 +122,7 @@ fn huffman_the_dynamic_table_continuation_and_interim_responses_are_decoded() {
 #[test]
 fn ping_is_answered_and_windows_given_back_as_data_is_consumed() {
     let requests = get();
-    let body = vec![b'x'; 40_000];
+    let body = vec![b'x'; 600_000];
     let expected = [(200, &body[..], false)];
     let routes = Routes { requests: &requests, expected: &expected };
     let mut s = Session::new();
@@ -131,19 +131,37 @@ fn ping_is_answered_and_windows_given_back_as_data_is_consumed() {
     written(&mut s);
     feed(&mut s, &frame(0x6, 0, 0, b"12345678"), routes).unwrap();
     assert_eq!(written(&mut s), [(0x6, 0x1, 0, b"12345678".to_vec())]);
+    let half = frame::STREAM_WINDOW as usize / 2;
     let mut bytes = frame(0x1, 0x4, 1, &[0x88]);
-    bytes.extend(frame(0x0, 0x0, 1, &body[..16_384]));
-    bytes.extend(frame(0x0, 0x0, 1, &body[16_384..32_768]));
+    for chunk in body[..half].chunks(16_384) {
+        bytes.extend(frame(0x0, 0x0, 1, chunk));
+    }
     assert!(feed(&mut s, &bytes, routes).unwrap().is_empty());
-    let updates = written(&mut s);
     assert_eq!(
-        updates,
-        [(0x8, 0, 1, 32_768u32.to_be_bytes().to_vec()), (0x8, 0, 0, 32_768u32.to_be_bytes().to_vec())],
-        "the stream's, then the connection's"
+        written(&mut s),
+        [(0x8, 0, 1, (half as u32).to_be_bytes().to_vec())],
+        "the stream's half window given back; the connection's half (8 MiB) not yet due"
     );
-    let events = feed(&mut s, &frame(0x0, 0x1, 1, &body[32_768..]), routes).unwrap();
+    let mut rest = Vec::new();
+    let chunks: Vec<&[u8]> = body[half..].chunks(16_384).collect();
+    for (k, chunk) in chunks.iter().enumerate() {
+        rest.extend(frame(0x0, if k + 1 == chunks.len() { 0x1 } else { 0 }, 1, chunk));
+    }
+    let events = feed(&mut s, &rest, routes).unwrap();
     assert_eq!(events, [Event::Response { stream: 1, status: 200, body_matches: true }]);
     assert!(written(&mut s).is_empty(), "an ended stream's window is not given back; the connection's not yet due");
+}
+
+#[test]
+fn the_preface_grants_a_stream_window_of_1_mib_and_a_connection_window_of_16_mib() {
+    let mut s = Session::new();
+    let frames = written(&mut s);
+    let settings: Vec<u8> = [(0x2u16, 0u32), (0x4, 1 << 20)]
+        .iter()
+        .flat_map(|(id, v)| [&id.to_be_bytes()[..], &v.to_be_bytes()[..]].concat())
+        .collect();
+    let increment = ((1u32 << 24) - 65_535).to_be_bytes().to_vec();
+    assert_eq!(frames, [(0x4, 0, 0, settings), (0x8, 0, 0, increment)], "push off, then the windows");
 }
 
 #[test]
@@ -209,8 +227,9 @@ fn resets_goaway_and_what_cannot_go_on_are_reported_by_kind() {
 
 #[test]
 fn padding_counts_against_the_stream_window_and_is_given_back_with_the_data() {
-    // A 40,000-byte body in DATA frames of 512 bytes: 1 pad-length byte, 256 data, 255 padding.
-    let body = vec![b'x'; 40_000];
+    // A 300,000-byte body in DATA frames of 512 bytes: 1 pad-length byte, 256 data, 255 padding
+    // (twice the body on the wire, past the half window at which the client gives it back).
+    let body = vec![b'x'; 300_000];
     let requests = get();
     let expected = [(200, body.as_slice(), false)];
     let routes = Routes { requests: &requests, expected: &expected };
@@ -220,7 +239,7 @@ fn padding_counts_against_the_stream_window_and_is_given_back_with_the_data() {
     written(&mut s);
     feed(&mut s, &frame(0x1, 0x4, id, &[0x88]), routes).unwrap();
     let (mut sent, mut given_back) = (0usize, 0u64);
-    let mut window = 65_535i64;
+    let mut window = i64::from(frame::STREAM_WINDOW);
     while sent < body.len() {
         let n = 256.min(body.len() - sent);
         let mut payload = vec![255u8];
