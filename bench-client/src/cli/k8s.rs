@@ -52,6 +52,13 @@ pub struct RenderArgs {
     /// Requests outstanding per connection (1: no pipelining).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub pipeline: u16,
+    /// Every client speaks HTTP/2 with prior knowledge (h2c) to the server's plain port, as `load
+    /// --http2` does.
+    #[arg(long, conflicts_with = "pipeline")]
+    pub http2: bool,
+    /// With --http2: concurrent streams per connection (`load --streams`).
+    #[arg(long, requires = "http2", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub streams: Option<u16>,
     /// Measured duration (a whole number of windows).
     #[arg(long, default_value = "60s", value_parser = positive_duration)]
     pub duration: Duration,
@@ -224,6 +231,7 @@ impl RenderArgs {
             connections: self.connections,
             rate: self.rate_per_s,
             pipeline: self.pipeline,
+            http2_streams: self.http2.then(|| self.streams.unwrap_or(1)),
             timing,
             server_cpus: self.server_cpus,
             client_cpus: self.client_cpus,
@@ -348,5 +356,14 @@ mod tests {
         assert!(err(&with(&["--clients", "2", "--client-node-selector", "role"])).contains("node label"));
         let p = plan(&with(&["--clients", "2", "--client-node-selector", "bench.example/role=client"])).unwrap();
         assert_eq!(p.client_node_selector, Some(("bench.example/role".into(), "client".into())));
+        // HTTP/2: h2c on the plain port, streams as `load` takes them; pipelining is HTTP/1.1's.
+        let h2 = plan(&with(&["--clients", "2", "--http2", "--streams", "16"])).unwrap();
+        assert_eq!(h2.http2_streams, Some(16));
+        assert!(h2.command_line().contains("--http2 --streams 16"), "{}", h2.command_line());
+        let clients = crate::k8s::render(&h2).into_iter().find(|r| r.name == "clients.yaml").unwrap().text;
+        assert!(clients.contains("- \"--http2\"\n") && clients.contains("- \"--streams\"\n"), "{clients}");
+        assert_eq!(plan(&with(&["--clients", "2", "--http2"])).unwrap().http2_streams, Some(1));
+        assert!(err(&with(&["--clients", "2", "--streams", "4"])).contains("--http2"));
+        assert!(err(&with(&["--clients", "2", "--http2", "--pipeline", "4"])).contains("cannot be used with"));
     }
 }

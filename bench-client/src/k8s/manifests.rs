@@ -253,6 +253,9 @@ fn load_args(plan: &RenderPlan) -> Vec<String> {
     if plan.pipeline != 1 {
         args.extend(["--pipeline".into(), plan.pipeline.to_string()]);
     }
+    if let Some(streams) = plan.http2_streams {
+        args.extend(["--http2".into(), "--streams".into(), streams.to_string()]);
+    }
     args.extend(timing_args(plan));
     args.extend(["--label".into(), "$(POD_NAME)".into(), "--json".into(), "-".into()]);
     args.extend(["--metrics-addr".into(), format!("0.0.0.0:{METRICS_PORT}")]);

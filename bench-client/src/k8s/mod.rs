@@ -51,6 +51,9 @@ pub struct RenderPlan {
     pub rate: Option<Rate>,
     /// Requests outstanding per connection.
     pub pipeline: u16,
+    /// HTTP/2 with prior knowledge (h2c), with this many streams per
+    /// connection; `None`: HTTP/1.1.
+    pub http2_streams: Option<u16>,
     /// Warm-up, duration and window of every client and of `watch`.
     pub timing: Timing,
     /// Whole CPUs of the server container (its workers).
@@ -131,6 +134,9 @@ impl RenderPlan {
         }
         if self.pipeline != 1 {
             args.push(format!("--pipeline {}", self.pipeline));
+        }
+        if let Some(streams) = self.http2_streams {
+            args.push(format!("--http2 --streams {streams}"));
         }
         let t = self.timing;
         args.push(format!(
