@@ -133,3 +133,19 @@ pub fn assert_layered_answer(on: &[Middleware], status: u16, headers: &[(String,
         assert_eq!(header(name), Some(*value), "{on:?}");
     }
 }
+
+/// Asserts that one request through `on` wrote as many lines as
+/// `framework`'s `trace` layer writes (`middleware::TRACE_LINES`): exactly
+/// as many alone, at least as many stacked (the other layers may log too);
+/// nothing without `trace`. `wrote` is what this thread's `LogSink` counted.
+///
+/// # Panics
+/// When it wrote another number, naming the layers.
+pub fn assert_trace_lines(framework: &str, on: &[Middleware], wrote: u64) {
+    if !on.contains(&Middleware::Trace) {
+        return;
+    }
+    let expected = crate::middleware::TRACE_LINES.iter().find(|(f, _)| *f == framework).map_or(0, |(_, n)| *n);
+    let right = if on.len() == 1 { wrote == expected } else { wrote >= expected };
+    assert!(right, "{framework} {on:?}: {wrote} lines for one request, {expected} expected");
+}
