@@ -307,6 +307,60 @@ mod tests {
         assert_eq!(middleware_counted_table(&crate::results::read_count(&plain).unwrap()), "", "no bare rows");
     }
 
+    #[test]
+    fn the_fault_and_profile_figures_said_are_those_of_their_files() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs/2026-12-06-middleware");
+        let read = |name: &str| std::fs::read_to_string(run.join(name)).unwrap();
+        let (readme, findings) =
+            (flat(&read("README.md")), flat(&std::fs::read_to_string(root.join("docs/FINDINGS.md")).unwrap()));
+        // faults.txt: framework, middleware, [tuned], rate, page faults, system calls per request.
+        let faults = read("faults.txt");
+        let line = |f: &str, what: &str| -> (f64, f64) {
+            let l =
+                faults.lines().find(|l| l.starts_with(f) && l.contains(what)).unwrap_or_else(|| panic!("{f} {what}"));
+            let numbers: Vec<f64> = l.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+            (numbers[0], numbers[1])
+        };
+        let (actix, rocket) =
+            (line("actix  compression  ", "compression"), line("rocket compression  ", "compression"));
+        let (actix_tuned, rocket_tuned) = (line("actix ", "malloc tuned"), line("rocket ", "malloc tuned"));
+        let said = format!("{:.0} and {:.0} page faults per request", actix.1, rocket.1);
+        assert!(readme.contains(&said), "the run's README does not say: {said}");
+        let said = format!("{:.0} and {:.0} page faults per compressed response", actix.1, rocket.1);
+        assert!(findings.contains(&said), "FINDINGS does not say: {said}");
+        let rises = format!(
+            "{:.1} times (actix-web) and {:.1} times (Rocket)",
+            actix_tuned.0 / actix.0,
+            rocket_tuned.0 / rocket.0
+        );
+        assert!(findings.contains(&rises), "FINDINGS does not say: {rises}");
+        let rises = format!(
+            "{:.1} times in actix-web and {:.1} times in Rocket",
+            actix_tuned.0 / actix.0,
+            rocket_tuned.0 / rocket.0
+        );
+        assert!(readme.contains(&rises), "the run's README does not say: {rises}");
+        // The profile: the page fault handler's share, the kernel's, deflate's (every miniz_oxide symbol).
+        let perf = read("actix-compression-perf.txt");
+        let share = |pick: &dyn Fn(&str) -> bool| -> f64 {
+            perf.lines().filter(|l| pick(l)).filter_map(|l| l.split('%').next()?.parse::<f64>().ok()).sum()
+        };
+        let faults_share = share(&|l: &str| l.ends_with("exc_page_fault"));
+        let kernel = share(&|l: &str| l.ends_with("[kernel.kallsyms]"));
+        // Its own section lists every miniz_oxide symbol (the top 12 repeat some).
+        let every = perf.split("every miniz_oxide symbol").nth(1).expect("the deflate section");
+        let deflate: f64 = every.lines().filter_map(|l| l.split('%').next()?.parse::<f64>().ok()).sum();
+        let profile = format!(
+            "{faults_share:.0} % of its samples in the page fault handler ({kernel:.0} % in the kernel in all)"
+        );
+        assert!(readme.contains(&profile), "the run's README does not say: {profile}");
+        assert!(readme.contains(&format!("against {deflate:.0} % in deflate itself")), "{deflate}");
+        assert!(findings.contains(&format!(
+            "{faults_share:.0} % of its samples in the page fault handler, {deflate:.0} % in deflate"
+        )));
+    }
+
     /// Text with every run of whitespace one space (a sentence wrapped over lines reads whole).
     fn flat(text: &str) -> String {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
