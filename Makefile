@@ -151,9 +151,11 @@ bench-micro: ## Criterion micro-benchmarks: state clones, payload serialization
 # CARGO_INCREMENTAL=0: a fresh clone's build of the workspace crates takes a quarter less time
 # (10 s here) without incremental compilation's bookkeeping, which only a rebuild would use.
 LINTED = CARGO_INCREMENTAL=0 RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
-# The integration tests wait for their lane (tests/integration/util.rs), not for a core: more
-# threads than cores let the tests that barely use the CPU run beside the others.
-TEST_THREADS ?= 16
+# The integration tests wait for their lane (tests/integration/util.rs), not for a core: a
+# thread per test (the binary holds under 256) puts every test in its lane's queue at once, so
+# each lane runs full and once rather than in turns with tails (279 s here against 324 s on 16:
+# bench/runs/2026-12-06-test-times, LANE_TIMES=FILE logs each test's lane and time).
+TEST_THREADS ?= 256
 
 test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test, docs
 	$(LINTED) bash bench/test-lint-gate.sh

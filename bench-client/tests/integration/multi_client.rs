@@ -455,7 +455,8 @@ fn a_client_that_misses_the_start_barrier_measures_nothing_and_exits_2() {
         refusal(&util::output_within(&mut load, DEADLINE))
     };
     let err = late(now - 5_000);
-    assert!(err.contains("missed the start barrier by 5.0 s"), "{err}");
+    // 5.0 s and the client's own start (a tenth of a second or more on a busy machine).
+    assert!(err.contains("missed the start barrier by 5."), "{err}");
     let err = late(now + 7_200_000);
     assert!(err.contains("ahead"), "{err}");
     let mut watch = Command::new(CLIENT);

@@ -171,10 +171,18 @@ static LANES: (Mutex<Lanes>, Condvar) = (Mutex::new(Lanes { held: None, running:
 
 /// A test's place in its [`Lane`], given up when dropped (a panicking
 /// holder gives it up too).
-pub(crate) struct InLane(());
+pub(crate) struct InLane {
+    lane: Lane,
+    entered: Instant,
+}
 
 impl InLane {
     fn enter(lane: Lane) -> Self {
+        // The process's first entry waits for the tests its threads started at
+        // once to say their lanes, so the first lane chosen is the one most wait
+        // for (with a thread per test, nearly all of them), not the first asked.
+        static GATHERED: std::sync::Once = std::sync::Once::new();
+        GATHERED.call_once(|| std::thread::sleep(Duration::from_millis(300)));
         let (lanes, changed) = &LANES;
         let mut state = lanes.lock().unwrap_or_else(PoisonError::into_inner);
         state.waiting[lane.index()] += 1;
@@ -185,8 +193,29 @@ impl InLane {
         state.held = Some(lane);
         state.running += 1;
         changed.notify_all();
-        Self(())
+        let entered = Instant::now();
+        FIRST_ENTRY.get_or_init(|| entered);
+        Self { lane, entered }
     }
+}
+
+/// When the first test of this process entered a lane.
+static FIRST_ENTRY: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// With `LANE_TIMES=FILE`, each test's lane and the seconds it held it
+/// (from the run's first entry) are appended to FILE: where the binary's
+/// time goes, for docs/TESTING.md.
+fn log_lane_time(lane: Lane, entered: Instant) {
+    let Some(file) = std::env::var_os("LANE_TIMES") else { return };
+    let start = *FIRST_ENTRY.get_or_init(|| entered);
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    let line = format!(
+        "{:>7.1} {:>6.1} {lane:?} {test}\n",
+        entered.saturating_duration_since(start).as_secs_f64(),
+        entered.elapsed().as_secs_f64()
+    );
+    let appended = std::fs::OpenOptions::new().create(true).append(true).open(file);
+    let _ = appended.and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
 impl Drop for InLane {
@@ -195,6 +224,8 @@ impl Drop for InLane {
         let mut state = lanes.lock().unwrap_or_else(PoisonError::into_inner);
         state.running -= 1;
         changed.notify_all();
+        drop(state);
+        log_lane_time(self.lane, self.entered);
     }
 }
 
