@@ -361,35 +361,19 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     // The timed rounds only feed the counted delta's row: client and server share the one core,
     // which leaves the other to the count beside it.
     let (_lane, cpu) = (util::counted(), util::CpuSlot::take());
-    let (server_cpu, client_cpu) = (cpu.cpu(), cpu.cpu());
+    let cpu = cpu.cpu().to_string();
     let out = util::temp_dir("bench-suite-count");
-    let perf = util::on_path("perf").is_some();
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--frameworks", "axum", "--scenarios", "state"])
-            .args(["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms"])
-            .args(["--layers", "3", "--rounds", "2", "--connections", "8", "--count"])
-            .args(["--count-requests", "100", "--count-repeats", "2"])
-            .args(if perf { &[][..] } else { &["--no-perf"][..] })
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--bmf")
-            .arg(out.with_extension("bmf.json"))
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(600),
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "suite --count failed: {}\n{stderr}\n{stdout}", output.status);
+    let bmf_file = out.with_extension("bmf.json");
+    let args = ["--frameworks", "axum", "--scenarios", "state", "--layers", "3", "--rounds", "2", "--connections", "8"];
+    let timing = ["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms"];
+    let count = ["--count", "--count-requests", "100", "--count-repeats", "2", "--bmf", bmf_file.to_str().unwrap()];
+    let cpus = ["--server-cpus", &cpu, "--client-cpus", &cpu];
+    let perf: &[&str] = if util::on_path("perf").is_some() { &[] } else { &["--no-perf"] };
+    let suite = util::Suite::run(&out, &[&args[..], &timing, &count, &cpus, perf].concat()).succeeded();
+    let stdout = &suite.stdout;
     let latest = out.join("latest");
-    let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
     // The file validates against the committed schema, counted parts included.
-    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> =
-        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    let results = suite.results();
     // The two routes of the one delta, counted in the one framework.
     let rows = results["counted"]["rows"].as_array().unwrap();
     let routes: Vec<&str> = rows.iter().map(|r| r["route"].as_str().unwrap()).collect();
@@ -413,7 +397,7 @@ fn suite_count_sets_each_delta_counted_beside_timed_in_results_and_report() {
     let report = std::fs::read_to_string(latest.join("report.md")).unwrap();
     assert!(report.contains("## Counted beside timed") && report.contains(line), "{report}");
     // The CI file: the counted changes beside the timed one.
-    let bmf: Value = serde_json::from_str(&std::fs::read_to_string(out.with_extension("bmf.json")).unwrap()).unwrap();
+    let bmf: Value = serde_json::from_str(&std::fs::read_to_string(bmf_file).unwrap()).unwrap();
     assert!(bmf.get("axum /state/fat → /state/arc instructions").is_some(), "{bmf}");
     let _ = std::fs::remove_dir_all(&out);
 }

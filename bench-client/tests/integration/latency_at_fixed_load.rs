@@ -5,8 +5,6 @@
 //! the route, and the delta carries its percentiles' changes with intervals,
 //! in the file (valid against the schema) and in the terminal.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::util;
@@ -14,31 +12,22 @@ use crate::util;
 #[test]
 fn a_fixed_load_gives_every_delta_its_percentiles_with_intervals() {
     let _exclusive = util::exclusive();
-    let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-load-percent");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--duration", "1s", "--warmup", "250ms"])
-            .args(["--rounds", "2", "--connections", "32", "--frameworks", "axum", "--scenarios", "blocking"])
-            .args(["--load-percent", "25"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(300),
-    );
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let args =
+        ["--duration", "1s", "--warmup", "250ms", "--rounds", "2", "--connections", "32", "--load-percent", "25"];
+    let suite = util::Suite::run(&out, &[&args[..], &["--frameworks", "axum", "--scenarios", "blocking"]].concat());
+    let (stdout, stderr) = (&suite.stdout, &suite.stderr);
     // A run short only of on-time sends (a debug client on a busy machine)
     // exits 1 with every figure written: what this test reads is there.
-    assert!(output.status.success() || util::only_late(&output), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    let status = suite.output.status;
+    assert!(status.success() || util::only_late(&suite.output), "suite failed: {status}\n{stderr}\n{stdout}");
     let probes: Vec<&str> = stderr.lines().filter(|l| l.contains("closed-loop rate: ")).collect();
     // A round whose client fell behind its schedule is measured again, once.
     let again =
         stderr.lines().filter(|l| l.ends_with("short of its schedule, the client behind: measured again")).count();
     assert!(again <= 2, "{stderr}");
     assert_eq!(probes.len(), 2 + again, "the baseline's rate measured once per round and measurement:\n{stderr}");
-    let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("latest/results.json")).unwrap()).unwrap();
-    util::assert_schema(&results, None);
+    let results = suite.results();
     assert_eq!(results["meta"]["load_percent"], 25.0);
     let sliced: Vec<&Value> =
         results["runs"].as_array().unwrap().iter().filter(|r| r["scenario"] == "blocking").collect();

@@ -66,18 +66,10 @@ fn a_gzip_body_that_decodes_wrong_or_a_missing_header_fails_every_request_as_bod
 fn the_middleware_scenario_measures_every_layer_each_framework_offers_against_its_bare_server() {
     let _shared = util::shared();
     let out = util::temp_dir("bench-suite-middleware");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--frameworks", "actix,axum", "--scenarios", "middleware"])
-            .args(["--rounds", "1", "--duration", "400ms", "--window", "400ms", "--slice", "25ms"])
-            .args(["--warmup", "0s", "--connections", "4"])
-            .args(util::split_cpus())
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(300),
-    );
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{}\n{stderr}\n{stdout}", output.status);
+    let args = ["--frameworks", "actix,axum", "--scenarios", "middleware", "--rounds", "1", "--warmup", "0s"];
+    let timing = ["--duration", "400ms", "--window", "400ms", "--slice", "25ms", "--connections", "4"];
+    let suite = util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded();
+    let (stdout, stderr) = (&suite.stdout, &suite.stderr);
     let results = bench_client::results::read(&out.join("latest")).unwrap();
     let actix: Vec<&str> = results
         .deltas
@@ -92,9 +84,7 @@ fn the_middleware_scenario_measures_every_layer_each_framework_offers_against_it
         let f = &run.figures;
         assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);
     }
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("latest/results.json")).unwrap()).unwrap();
-    util::assert_schema(&json, None);
+    suite.results();
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("## What each layer costs"), "{report}");
     assert!(report.contains("| request-id | none offered |"), "{report}");

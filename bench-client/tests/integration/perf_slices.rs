@@ -6,7 +6,6 @@
 //! other. Skipped, saying so, where perf is missing or may not record.
 
 use std::process::Command;
-use std::time::Duration;
 
 use crate::util;
 
@@ -34,18 +33,9 @@ fn profiled_slices_give_each_variant_its_own_samples() {
         return;
     }
     let out = util::temp_dir("bench-perf-slices");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--profiler", "perf", "--frameworks", "axum"])
-            .args(["--scenarios", "state", "--rounds", "2", "--duration", "2s", "--warmup", "0s"])
-            .args(["--connections", "4", "--perf-frequency-hz", "99"])
-            .args(util::split_cpus())
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(600),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    let args = ["--profiler", "perf", "--frameworks", "axum", "--scenarios", "state", "--rounds", "2"];
+    let timing = ["--duration", "2s", "--warmup", "0s", "--connections", "4", "--perf-frequency-hz", "99"];
+    util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded();
     let dir = out.join("latest");
     let results = bench_client::results::read(&dir).unwrap();
     let mut profiled: Vec<(u32, &str, bool)> =

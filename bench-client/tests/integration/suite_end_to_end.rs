@@ -6,30 +6,19 @@
 
 use crate::util;
 use crate::util::FRAMEWORKS;
-use std::time::Duration;
 
 use serde_json::Value;
 
 #[test]
 fn suite_writes_complete_results_for_every_framework_and_scenario() {
     let _shared = util::shared();
-    let (server_cpu, client_cpu) = util::cpu_pair();
+    let (server_cpu, _) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-e2e");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--duration", "500ms", "--warmup", "100ms"])
-            .args(["--window", "500ms", "--slice", "125ms"])
-            .args(["--rounds", "2", "--connections", "8", "--scenarios", "payload,state,fortunes"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--github-benchmark")
-            .arg(out.with_extension("github.json"))
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(300),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    let github_file = out.with_extension("github.json");
+    let args = ["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms", "--rounds", "2"];
+    let more = ["--connections", "8", "--scenarios", "payload,state,fortunes", "--github-benchmark"];
+    let suite = util::Suite::run(&out, &[&args[..], &more, &[github_file.to_str().unwrap()]].concat()).succeeded();
+    let (stdout, stderr) = (&suite.stdout, &suite.stderr);
     // The CI file: every framework's every route measured, in requests per second.
     let github: Value =
         serde_json::from_str(&std::fs::read_to_string(out.with_extension("github.json")).unwrap()).unwrap();
@@ -49,15 +38,12 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     }
 
     let latest = out.join("latest");
-    let results: Value = serde_json::from_str(&std::fs::read_to_string(latest.join("results.json")).unwrap()).unwrap();
+    let results = suite.results();
     assert!(latest.join("report.md").is_file());
     assert_eq!(results["schema_version"], bench_client::results::SCHEMA_VERSION);
     let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> =
-        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "results.json violates the schema: {errors:#?}");
     let mut broken = results.clone();
     broken["runs"][0].as_object_mut().unwrap().remove("successful");
     assert!(!validator.is_valid(&broken), "the schema requires every run field");
@@ -161,18 +147,10 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
 fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
     let _shared = util::shared();
     let out = util::temp_dir("bench-sweep");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--frameworks", "axum", "--scenarios", "state"])
-            .args(["--layers", "3,0", "--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
-            .args(["--warmup", "0s", "--connections", "4"])
-            .args(util::split_cpus())
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(300),
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    let args = ["--frameworks", "axum", "--scenarios", "state", "--layers", "3,0", "--rounds", "2"];
+    let timing =
+        ["--duration", "500ms", "--window", "500ms", "--slice", "125ms", "--warmup", "0s", "--connections", "4"];
+    let stdout = util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded().stdout;
     let results = bench_client::results::read(&out.join("latest")).unwrap();
     assert_eq!(results.meta.layers, [0, 3]);
     for layers in [0, 3] {
@@ -203,20 +181,11 @@ fn layer_sweep_measures_each_layer_count_and_reports_the_cost_per_layer() {
 #[test]
 fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
     let _shared = util::shared();
-    let (server_cpu, client_cpu) = util::cpu_pair();
     let out = util::temp_dir("bench-suite-frameworks");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--duration", "500ms", "--warmup", "100ms"])
-            .args(["--window", "500ms", "--slice", "125ms"])
-            .args(["--rounds", "3", "--connections", "8", "--frameworks", "axum,actix", "--scenarios", "frameworks"])
-            .args(["--server-cpus", &server_cpu.to_string(), "--client-cpus", &client_cpu.to_string()])
-            .arg("--out")
-            .arg(&out),
-        Duration::from_secs(300),
-    );
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "suite failed: {}\n{stderr}\n{stdout}", output.status);
+    let args = ["--duration", "500ms", "--warmup", "100ms", "--window", "500ms", "--slice", "125ms", "--rounds", "3"];
+    let more = ["--connections", "8", "--frameworks", "axum,actix", "--scenarios", "frameworks"];
+    let suite = util::Suite::run(&out, &[&args[..], &more].concat()).succeeded();
+    let (stdout, stderr) = (&suite.stdout, &suite.stderr);
     assert!(stderr.contains("frameworks head to head:"), "{stderr}");
     // Both servers anew every round: three pids each.
     for server in ["server-actix", "server-axum"] {
@@ -227,14 +196,7 @@ fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
             .collect();
         assert_eq!(pids.len(), 3, "{server}: a new process each round: {pids:?}\n{stderr}");
     }
-    let results: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("latest/results.json")).unwrap()).unwrap();
-    let schema_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> =
-        validator.iter_errors(&results).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "results.json violates the schema: {errors:#?}");
+    let results = suite.results();
     // 3 rounds × 4 routes × 2 frameworks, each with successes and no failure; no delta, no floor.
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3 * 4 * 2, "{results}");

@@ -188,21 +188,10 @@ fn requests_per_connection_closes_each_connection_after_that_many_responses() {
 fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_protocols() {
     let _shared = util::shared();
     let out = util::temp_dir("tls-suite");
-    let output = util::output_within(
-        util::dev_suite()
-            .args(["--frameworks", "axum", "--scenarios", "tls,http2"])
-            .args(["--rounds", "2", "--duration", "500ms", "--window", "500ms", "--slice", "125ms"])
-            .args(["--warmup", "0s", "--connections", "4"])
-            .args(util::split_cpus())
-            .arg("--out")
-            .arg(&out),
-        std::time::Duration::from_secs(300),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("latest/results.json")).unwrap()).unwrap();
-    util::assert_schema(&results, None);
+    let args = ["--frameworks", "axum", "--scenarios", "tls,http2", "--rounds", "2", "--warmup", "0s"];
+    let timing = ["--duration", "500ms", "--window", "500ms", "--slice", "125ms", "--connections", "4"];
+    let suite = util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded();
+    let (stderr, results) = (&suite.stderr, suite.results());
     assert_eq!(results["meta"]["tls_resumption"], true);
     let runs = results["runs"].as_array().unwrap();
     let tls: Vec<&serde_json::Value> = runs.iter().filter(|r| r["scenario"] == "tls").collect();

@@ -51,6 +51,47 @@ pub(crate) fn dev_suite() -> Command {
     command
 }
 
+/// A dev-build `suite` that has ended: its folder and what it printed.
+pub(crate) struct Suite {
+    pub(crate) out: PathBuf,
+    pub(crate) output: Output,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Suite {
+    /// `suite --profile dev --no-build ARGS --out OUT` (the server and the
+    /// client on [`split_cpus`] unless ARGS place them), ended within 10 min.
+    pub(crate) fn run(out: &Path, args: &[&str]) -> Self {
+        let mut command = dev_suite();
+        command.args(args);
+        if !args.contains(&"--server-cpus") {
+            command.args(split_cpus());
+        }
+        let output = output_within(command.arg("--out").arg(out), Duration::from_secs(600));
+        let (stdout, stderr) = (lossy(&output.stdout), lossy(&output.stderr));
+        Self { out: out.to_owned(), output, stdout, stderr }
+    }
+
+    /// This suite, which must have exited 0: else the test fails with what it printed.
+    pub(crate) fn succeeded(self) -> Self {
+        assert!(self.output.status.success(), "suite failed: {}\n{}\n{}", self.output.status, self.stderr, self.stdout);
+        self
+    }
+
+    /// Its latest `results.json`, checked against the committed schema.
+    pub(crate) fn results(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.out.join("latest/results.json")).expect("results.json");
+        let results = serde_json::from_str(&text).expect("results.json is JSON");
+        assert_schema(&results, None);
+        results
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// Every CPU this process may use, as a list.
 pub(crate) fn all_cpus() -> CpuList {
     let cpus = affinity_of(0).expect("own affinity");
