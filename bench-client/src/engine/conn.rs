@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::counters::Counts;
 use super::http2::Session;
 use super::stats::FailureKind;
 use super::tls::Stream;
@@ -69,6 +70,23 @@ pub(super) struct Conn {
     pub(super) listed_free: bool,
     /// When it last had nothing to do: established, or its last response read.
     pub(super) idle_since: Instant,
+}
+
+impl Conn {
+    /// After a read that settled responses (it had served `served` before):
+    /// idle from `done`, and its first answer ends its TLS handshake.
+    pub(super) fn answered(&mut self, served: u64, done: Instant, counts: &mut Counts) {
+        if self.served == served {
+            return;
+        }
+        self.idle_since = done;
+        if served == 0
+            && let Some(resumed) = self.stream.as_ref().and_then(Stream::resumed)
+        {
+            counts.tls_handshakes += 1;
+            counts.tls_resumed += u64::from(resumed);
+        }
+    }
 }
 
 /// Why a connection is dropped.

@@ -134,19 +134,7 @@ mod tests {
     use crate::model::Framework;
     use crate::results::fixtures::results;
 
-    fn pair(framework: Framework, against: Framework, ratio: f64, low: f64, high: f64) -> Rival {
-        let cpu_ratio = Ratio { ratio, low: Some(low), high: Some(high) };
-        Rival {
-            route: "/plaintext".into(),
-            framework,
-            against,
-            rounds: 6,
-            cpu_ratio,
-            rate_ratio: cpu_ratio.inverse(),
-            tie_margin_percent: 5.0,
-            standing: cpu_ratio.standing(5.0),
-        }
-    }
+    use crate::results::fixtures::plaintext_pair as pair;
 
     #[test]
     fn the_costlier_framework_is_named_first_with_its_ratio_and_interval() {

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use super::{
-    LoadReport, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer, Meta, Results, RunRecord,
-    SCHEMA_VERSION, deltas,
+    LoadReport, MEMORY_SCHEMA_VERSION, MemoryRepeat, MemoryReport, MemoryServer, Meta, Ratio, Results, Rival,
+    RunRecord, SCHEMA_VERSION, deltas,
 };
 use crate::engine::{LoadSettings, Outcome, RunStats, Segment, Timing};
 use crate::measure::{CpuWindows, Measured, RunFigures, Start};
@@ -193,5 +193,20 @@ pub fn memory_report() -> MemoryReport {
             }],
             error: None,
         }],
+    }
+}
+
+/// A pair on `/plaintext` over 6 rounds, its CPU ratio `ratio [low … high]`, a tie within 5 %.
+pub fn plaintext_pair(framework: Framework, against: Framework, ratio: f64, low: f64, high: f64) -> Rival {
+    let cpu_ratio = Ratio { ratio, low: Some(low), high: Some(high) };
+    Rival {
+        route: "/plaintext".into(),
+        framework,
+        against,
+        rounds: 6,
+        cpu_ratio,
+        rate_ratio: cpu_ratio.inverse(),
+        tie_margin_percent: 5.0,
+        standing: cpu_ratio.standing(5.0),
     }
 }

@@ -261,19 +261,7 @@ mod tests {
 
     #[test]
     fn a_standing_holds_where_both_sessions_give_it_and_a_pair_turned_round_matches() {
-        let pair = |framework, against, ratio: f64, low: f64, high: f64| {
-            let cpu_ratio = Ratio { ratio, low: Some(low), high: Some(high) };
-            Rival {
-                route: "/plaintext".into(),
-                framework,
-                against,
-                rounds: 6,
-                cpu_ratio,
-                rate_ratio: cpu_ratio.inverse(),
-                tie_margin_percent: 5.0,
-                standing: cpu_ratio.standing(5.0),
-            }
-        };
+        let pair = crate::results::fixtures::plaintext_pair;
         let first = [
             pair(Framework::Axum, Framework::Rocket, 0.5, 0.45, 0.55),
             pair(Framework::Actix, Framework::Axum, 1.04, 1.01, 1.07),

@@ -101,14 +101,7 @@ fn assert_accounting(s: &RunStats) {
     let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
     assert_eq!(windows, s.successful());
     assert_eq!(failed, s.failures.requests());
-    assert_eq!(
-        s.counts.sent,
-        s.counts.warmup_completed
-            + s.successful()
-            + s.failures.requests()
-            + s.counts.in_flight_at_deadline
-            + s.counts.retried
-    );
+    crate::util::assert_sent_adds_up(s);
 }
 
 #[test]

@@ -92,6 +92,17 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Every request written is settled once: in the warm-up, as a success
+/// or a failure in a window, in flight at the deadline, or written again.
+pub(crate) fn assert_sent_adds_up(s: &bench_client::engine::RunStats) {
+    let settled = s.counts.warmup_completed
+        + s.successful()
+        + s.failures.requests()
+        + s.counts.in_flight_at_deadline
+        + s.counts.retried;
+    assert_eq!(s.counts.sent, settled, "every write counted, every request settled once: {:?}", s.counts);
+}
+
 /// Every CPU this process may use, as a list.
 pub(crate) fn all_cpus() -> CpuList {
     let cpus = affinity_of(0).expect("own affinity");

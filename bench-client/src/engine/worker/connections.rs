@@ -66,18 +66,8 @@ impl Worker<'_> {
     /// Settles every request outstanding on connection `i` as a failure of
     /// `kind` in the window of `now` (during the warm-up: as warm-up).
     pub(super) fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let window = self.window_of(now);
-        for o in self.conns[i].outstanding.drain(..) {
-            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
-                match window {
-                    None => {
-                        stats.counts.warmup_completed += 1;
-                        stats.warmup_failed += 1;
-                    }
-                    Some(w) => stats.record_failure(Some(w), kind),
-                }
-            }
-        }
+        let all = self.conns[i].outstanding.len();
+        self.fail_first(i, all, now, kind);
     }
 
     /// The server closed connection `i` between responses: counts the churn,
@@ -113,10 +103,15 @@ impl Worker<'_> {
     /// HTTP/2: settles the requests on a stream of connection `i` as
     /// failures of `kind` (those waiting for a stream keep their place).
     pub(super) fn fail_streams(&mut self, i: usize, now: Instant, kind: FailureKind) {
+        let on_streams = self.conns[i].outstanding.partition_point(|o| o.stream != UNASSIGNED);
+        self.fail_first(i, on_streams, now, kind);
+    }
+
+    /// Settles the first `n` outstanding requests of connection `i` as
+    /// failures of `kind` (in the warm-up: warm-up failures).
+    fn fail_first(&mut self, i: usize, n: usize, now: Instant, kind: FailureKind) {
         let window = self.window_of(now);
-        let c = &mut self.conns[i];
-        let on_streams = c.outstanding.partition_point(|o| o.stream != UNASSIGNED);
-        for o in c.outstanding.drain(..on_streams) {
+        for o in self.conns[i].outstanding.drain(..n) {
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
                 match window {
                     None => {

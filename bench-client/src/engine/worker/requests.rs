@@ -266,17 +266,8 @@ impl Worker<'_> {
             c.start = 0;
             c.end = 0;
         }
-        if c.served != served {
-            // Its last response: an end of stream read with it is judged from here.
-            c.idle_since = done;
-            if served == 0
-                && let Some(resumed) = c.stream.as_ref().and_then(|s| s.resumed())
-            {
-                // Its first answer: the handshake is done.
-                self.stats.counts.tls_handshakes += 1;
-                self.stats.counts.tls_resumed += u64::from(resumed);
-            }
-        }
+        // After its last response, an end of stream read with it is judged from `done`.
+        c.answered(served, done, &mut self.stats.counts);
         let done = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
         if stray {
             let route = c.route;

@@ -165,15 +165,7 @@ impl Worker<'_> {
             }
         }
         self.events = events;
-        if c.served != served {
-            c.idle_since = done;
-            if served == 0
-                && let Some(resumed) = c.stream.as_ref().and_then(|s| s.resumed())
-            {
-                self.stats.counts.tls_handshakes += 1;
-                self.stats.counts.tls_resumed += u64::from(resumed);
-            }
-        }
+        c.answered(served, done, &mut self.stats.counts);
         let on_streams = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
         let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
         if c.h2.as_ref().is_some_and(|s| s.is_spent()) && !on_streams {
