@@ -191,10 +191,11 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// One connection of the loop: plain TCP, or TLS over it.
+/// One connection of the loop: plain TCP, or TLS over it (with whether the
+/// end of a resumed session's certificate is still to be checked).
 pub(super) enum Stream {
     Plain(TcpStream),
-    Tls(Box<(TcpStream, ClientConnection)>),
+    Tls(Box<(TcpStream, ClientConnection, bool)>),
 }
 
 /// A TLS error, as the read or write that met it returns it: the loop
@@ -215,7 +216,7 @@ impl Stream {
     pub(super) fn new(tcp: TcpStream, tls: Option<&TlsClient>) -> io::Result<Self> {
         Ok(match tls {
             None => Self::Plain(tcp),
-            Some(client) => Self::Tls(Box::new((tcp, client.connection()?))),
+            Some(client) => Self::Tls(Box::new((tcp, client.connection()?, client.trust != Trust::Any))),
         })
     }
 
@@ -253,7 +254,7 @@ impl Stream {
     /// Writes what TLS records wait, until the socket would block.
     pub(super) fn write_pending(&mut self) -> io::Result<()> {
         let Self::Tls(tls) = self else { return Ok(()) };
-        let (tcp, conn) = &mut **tls;
+        let (tcp, conn, _) = &mut **tls;
         write_records(tcp, conn)
     }
 
@@ -285,7 +286,7 @@ impl Stream {
     /// records read from it. `Ok(0)` is the end of the stream; an end
     /// without TLS's close_notify is an `UnexpectedEof` error.
     pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let (tcp, conn) = match self {
+        let (tcp, conn, unchecked) = match self {
             Self::Plain(tcp) => return tcp.read(buf),
             Self::Tls(tls) => &mut **tls,
         };
@@ -307,6 +308,12 @@ impl Stream {
                 return Err(io::Error::other(TlsFailure(e)));
             }
             written?;
+            if *unchecked && !conn.is_handshaking() {
+                *unchecked = false;
+                if let Some(e) = resumed_past_its_certificate(conn) {
+                    return Err(io::Error::other(TlsFailure(e)));
+                }
+            }
             if ended {
                 return match conn.reader().read(buf) {
                     Err(e) if e.kind() == ErrorKind::WouldBlock => Err(ErrorKind::UnexpectedEof.into()),
@@ -315,6 +322,37 @@ impl Stream {
             }
         }
     }
+}
+
+/// A resumed session carries the certificate of the handshake it resumes,
+/// which rustls does not check again: past the certificate's notAfter it
+/// fails as that full handshake would now (RFC 8446 §4.6.1 bounds a
+/// ticket's life by the certificate's). `None` for a full handshake, a
+/// certificate still valid, or one whose end cannot be read.
+fn resumed_past_its_certificate(conn: &ClientConnection) -> Option<rustls::Error> {
+    if conn.handshake_kind() != Some(rustls::HandshakeKind::Resumed) {
+        return None;
+    }
+    let not_after = not_after_s(conn.peer_certificates()?.first()?)?;
+    let expired = UnixTime::now().as_secs() > not_after;
+    expired.then_some(rustls::Error::InvalidCertificate(rustls::CertificateError::Expired))
+}
+
+/// The notAfter of certificate `der`, seconds since the Unix epoch; the
+/// thread's last certificate is read once (every connection to a server
+/// carries the same one).
+fn not_after_s(der: &[u8]) -> Option<u64> {
+    thread_local! {
+        static LAST: std::cell::RefCell<(Vec<u8>, Option<u64>)> = const { std::cell::RefCell::new((Vec::new(), None)) };
+    }
+    LAST.with_borrow_mut(|(last, not_after)| {
+        if last.as_slice() != der {
+            let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+            *not_after = u64::try_from(cert.validity().not_after.timestamp()).ok();
+            *last = der.to_vec();
+        }
+        *not_after
+    })
 }
 
 /// Writes `conn`'s waiting records to `tcp` until it would block.

@@ -336,7 +336,10 @@ fn one_concurrent_stream_granted_is_never_exceeded() {
     let (seen, unacked_seen) = (Arc::clone(&exceeded), Arc::clone(&unacked));
     // SETTINGS_MAX_CONCURRENT_STREAMS 1; before answering, a look at whether
     // another stream opened meanwhile.
+    let heads = Arc::new(AtomicU64::new(0));
+    let heads_read = Arc::clone(&heads);
     let addr = h2_server(&[(0x3, 1)], move |peer, stream, _| {
+        heads_read.fetch_add(1, Ordering::Relaxed);
         if !peer.acked {
             unacked_seen.store(true, Ordering::Relaxed);
         }
@@ -356,6 +359,11 @@ fn one_concurrent_stream_granted_is_never_exceeded() {
     assert!(f.successful >= 50, "{}", f.successful);
     assert_eq!(f.failed_total, 0, "{:?}", f.failed);
     assert_adds_up(&f, "one stream");
+    // Sent and in flight: only requests written on a stream, never the 7 per connection that
+    // waited for one (RFC 9113 §5.1.2), so at most one per connection at the deadline.
+    assert!(f.counts.in_flight_at_deadline <= 2, "{:?}", f.counts);
+    let heads = heads.load(Ordering::Relaxed);
+    assert!(f.counts.sent <= heads + 2, "{} sent, {heads} requests the server read", f.counts.sent);
 }
 
 #[test]

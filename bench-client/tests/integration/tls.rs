@@ -84,6 +84,37 @@ fn load_over_tls_verifies_every_body_trusting_the_ca_file_it_is_given() {
     assert!(line.contains("invalid peer certificate") && line.contains(&url), "{line}");
 }
 
+/// RFC 8446 §4.6.1: a resumed session lives no longer than its certificate.
+/// A server whose certificate ends 4 s after it is made, every connection
+/// after preflight's resuming: those resumed past the end fail as `tls`, exit 1.
+#[test]
+fn a_session_resumed_past_its_certificates_end_fails_as_tls() {
+    let _shared = util::shared();
+    let dir = util::temp_dir("tls-expiring");
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    (params.not_before, params.not_after) = (now - time::Duration::days(1), now + time::Duration::seconds(4));
+    let key = rcgen::KeyPair::generate().unwrap();
+    let identity = TlsIdentity { cert_pem: params.self_signed(&key).unwrap().pem(), key_pem: key.serialize_pem() };
+    let (cert, key) = identity_files(&dir, &identity);
+    let args = ["--tls", "--tls-cert", &cert, "--tls-key", &key].map(str::to_owned);
+    let server = ServerProcess::start(&util::server_binary("axum"), &args, &util::all_cpus()).unwrap();
+    let url = format!("https://127.0.0.1:{}/plaintext", server.addr.port());
+    let json = dir.join("expiring.json");
+    let mut argv = vec!["load", &url, "--ca", &cert, "-c", "2", "--requests-per-connection", "5"];
+    argv.extend(["-d", "6s", "--warmup", "0s", "--window", "1s", "--json", json.to_str().unwrap()]);
+    let out = util::client(&argv);
+    assert_eq!(out.status.code(), Some(1), "failures fail the run: {}", String::from_utf8_lossy(&out.stderr));
+    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k}: {f}"));
+    let sum = |k: &str| f[k].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum::<u64>();
+    assert_eq!((sum("windows"), sum("windows_failed")), (n("successful"), n("failed_total")), "{f}");
+    assert!(n("successful") > 0 && n("tls_resumed") > 0, "valid until its end, resumed: {f}");
+    assert_eq!(f["failed_total"], f["failed"]["tls"], "{f}");
+    let (ok, failed) = (&f["windows"][5], &f["windows_failed"][5]);
+    assert!(ok == 0 && failed.as_u64() > Some(0), "the last second, past the end, is all failures: {f}");
+}
+
 /// A TLS server of its own: preflight's connections present the
 /// certificate the client trusts, every later one another; each answers
 /// `Hello, World!` to every request head it reads.

@@ -65,9 +65,14 @@ impl Worker<'_> {
 
     /// Settles every request outstanding on connection `i` as a failure of
     /// `kind` in the window of `now` (during the warm-up: as warm-up).
+    /// HTTP/2: those waiting for a stream were never written, and keep their place.
     pub(super) fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let all = self.conns[i].outstanding.len();
-        self.fail_first(i, all, now, kind);
+        let outstanding = &self.conns[i].outstanding;
+        let written = match self.servers[i % self.pools].2 {
+            Protocol::Http1 => outstanding.len(),
+            Protocol::Http2 => outstanding.partition_point(|o| o.stream != UNASSIGNED),
+        };
+        self.fail_first(i, written, now, kind);
     }
 
     /// The server closed connection `i` between responses: counts the churn,
@@ -79,19 +84,25 @@ impl Worker<'_> {
     pub(super) fn retry_outstanding(&mut self, i: usize) {
         self.stats.counts.closed_by_server += 1;
         let c = &mut self.conns[i];
-        let written = if c.h2.is_some() {
+        let multiplexed = c.h2.is_some();
+        let written = if multiplexed {
             c.outstanding.partition_point(|o| o.stream != UNASSIGNED)
         } else {
             c.outstanding.len().saturating_sub(c.unwritten / self.request_lens[c.route])
         };
         for o in c.outstanding.iter_mut().take(written) {
             self.stats.counts.retried += 1;
-            self.stats.counts.sent += 1;
             if let Some(r) = self.by_route.get_mut(o.route) {
                 r.counts.retried += 1;
             }
-            if let Some(r) = self.by_route.get_mut(c.route) {
-                r.counts.sent += 1;
+            if multiplexed {
+                // `sent` again once on a stream of the next connection.
+                self.unsent += 1;
+            } else {
+                self.stats.counts.sent += 1;
+                if let Some(r) = self.by_route.get_mut(c.route) {
+                    r.counts.sent += 1;
+                }
             }
             o.route = c.route;
         }

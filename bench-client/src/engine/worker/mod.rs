@@ -112,6 +112,9 @@ pub(super) struct Worker<'a> {
     /// This thread's share of `LoadSettings::requests`: no request is
     /// written beyond it, and the loop ends once it succeeded.
     quota: Option<u64>,
+    /// HTTP/2: requests queued that wait for a stream, not yet written (and
+    /// so not yet `sent`): within the quota beside those in flight.
+    unsent: u64,
     /// When the connection slots are checked for having been established
     /// once (the measure start, or the end of the first window without a
     /// warm-up); `None` once checked.
@@ -208,6 +211,7 @@ impl<'a> Worker<'a> {
             },
             live,
             quota: None,
+            unsent: 0,
             next_live_latency: times.measure_start + s.timing.window(),
             ramp_check: Some(if s.timing.warmup().is_zero() {
                 times.measure_start + s.timing.window()
@@ -374,8 +378,17 @@ impl<'a> Worker<'a> {
             self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
         }
         let stopped_at = Instant::now().min(self.times.end);
-        self.stats.counts.in_flight_at_deadline = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
-        for o in self.conns.iter().flat_map(|c| &c.outstanding) {
+        // In flight: written and not answered. HTTP/2's requests still waiting for a stream
+        // were never written (nor counted `sent`).
+        let pools = self.pools;
+        let servers = &self.servers;
+        let written = self.conns.iter().enumerate().flat_map(|(i, c)| {
+            let multiplexed = servers[i % pools].2 == Protocol::Http2;
+            c.outstanding.iter().filter(move |o| !multiplexed || o.stream != UNASSIGNED)
+        });
+        self.stats.counts.in_flight_at_deadline = 0;
+        for o in written {
+            self.stats.counts.in_flight_at_deadline += 1;
             if let Some(r) = self.by_route.get_mut(o.route) {
                 r.counts.in_flight_at_deadline += 1;
             }

@@ -52,8 +52,8 @@ impl Worker<'_> {
         }
         if let Some(quota) = self.quota {
             // Measured successes and requests in flight stay within the quota.
-            room = room
-                .min(usize::try_from(quota.saturating_sub(self.stats.succeeded_or_in_flight())).unwrap_or(usize::MAX));
+            let taken = self.stats.succeeded_or_in_flight() + self.unsent;
+            room = room.min(usize::try_from(quota.saturating_sub(taken)).unwrap_or(usize::MAX));
         }
         let n = match &self.schedule {
             None => room,
@@ -79,11 +79,14 @@ impl Worker<'_> {
             let stream = if multiplexed { UNASSIGNED } else { 0 };
             c.outstanding.push_back(Outstanding { due, sent: now, route, stream });
         }
-        self.stats.counts.sent += n as u64;
-        if let Some(r) = self.by_route.get_mut(route) {
-            r.counts.sent += n as u64;
-        }
-        if !multiplexed {
+        if multiplexed {
+            // `sent` once written on a stream of its own (`open_streams`).
+            self.unsent += n as u64;
+        } else {
+            self.stats.counts.sent += n as u64;
+            if let Some(r) = self.by_route.get_mut(route) {
+                r.counts.sent += n as u64;
+            }
             c.unwritten += n * self.request_lens[route];
         }
         // Room for another request: below the pipeline, and below the

@@ -30,6 +30,12 @@ impl Worker<'_> {
             }
             o.stream = session.open(o.route, routes);
             o.sent = now;
+            // Written now: sent (again, for a request retried).
+            self.unsent -= 1;
+            self.stats.counts.sent += 1;
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.counts.sent += 1;
+            }
         }
         c.unwritten = session.unwritten().len();
     }
@@ -119,11 +125,10 @@ impl Worker<'_> {
                     // again, on the next connection.
                     for o in c.outstanding.iter_mut().filter(|o| o.stream != UNASSIGNED && o.stream > last_stream) {
                         o.stream = UNASSIGNED;
+                        self.unsent += 1;
                         self.stats.counts.retried += 1;
-                        self.stats.counts.sent += 1;
                         if let Some(r) = self.by_route.get_mut(o.route) {
                             r.counts.retried += 1;
-                            r.counts.sent += 1;
                         }
                     }
                     continue;
@@ -134,11 +139,10 @@ impl Worker<'_> {
                         let mut o = c.outstanding.remove(k).expect("found above");
                         o.stream = UNASSIGNED;
                         c.outstanding.push_back(o);
+                        self.unsent += 1;
                         self.stats.counts.retried += 1;
-                        self.stats.counts.sent += 1;
                         if let Some(r) = self.by_route.get_mut(o.route) {
                             r.counts.retried += 1;
-                            r.counts.sent += 1;
                         }
                         requeued = true;
                     }
