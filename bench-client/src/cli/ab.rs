@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use anyhow::ensure;
+use anyhow::{bail, ensure};
 use clap::Args;
 
 use super::Outcome;
@@ -20,6 +20,7 @@ use crate::suite::SuitePlan;
 use crate::suite::ab::{self, AbPlan, Revision, Side};
 use crate::suite::ab_count;
 use crate::suite::command;
+use crate::suite::deps::Deps;
 
 /// Flags of `ab`, as typed.
 #[derive(Debug, Args)]
@@ -30,10 +31,17 @@ pub struct AbArgs {
     /// The candidate: `worktree` (the working tree, uncommitted changes included) or a git revision.
     #[arg(help_heading = "The two sides", long, default_value = "worktree")]
     pub after: String,
+    /// BEFORE built with other versions of its dependencies, e.g. 'axum=0.8.1,hyper=1.5.0' (each
+    /// `cargo update -p NAME --precise VERSION`), or a Cargo.lock file; in a worktree of --before.
+    #[arg(help_heading = "The two sides", long, value_name = "NAME=VERSION,…|LOCKFILE", value_parser = Deps::parse)]
+    pub before_deps: Option<Deps>,
+    /// AFTER built with other versions of its dependencies, as --before-deps (--after then names a revision).
+    #[arg(help_heading = "The two sides", long, value_name = "NAME=VERSION,…|LOCKFILE", value_parser = Deps::parse)]
+    pub after_deps: Option<Deps>,
     /// The baseline as any server: a shell command with {addr} (or {port}, and {host}) where it is to
     /// listen, a free loopback address for each start, e.g. 'my-server --listen {addr}'; with
     /// --after-cmd and --routes, instead of --before/--after/--frameworks/--layers.
-    #[arg(help_heading = "The two sides", long, requires_all = ["after_cmd", "routes"], conflicts_with_all = ["before", "after", "frameworks", "layers", "layers_before", "layers_after"])]
+    #[arg(help_heading = "The two sides", long, requires_all = ["after_cmd", "routes"], conflicts_with_all = ["before", "after", "before_deps", "after_deps", "frameworks", "layers", "layers_before", "layers_after"])]
     pub before_cmd: Option<String>,
     /// The candidate as any server, as --before-cmd.
     #[arg(help_heading = "The two sides", long, requires = "before_cmd")]
@@ -160,8 +168,21 @@ impl AbArgs {
                     })
                     .collect::<anyhow::Result<Vec<_>>>()?;
                 let layers = |side: Option<u16>| side.unwrap_or(self.layers);
-                let before = Side { revision: Revision::parse(&self.before), layers: layers(self.layers_before) };
-                let after = Side { revision: Revision::parse(&self.after), layers: layers(self.layers_after) };
+                let revision = |flag: &str, name: &str, deps: Option<Deps>| match (Revision::parse(name), deps) {
+                    (Revision::Git(name, _), deps) => Ok(Revision::Git(name, deps)),
+                    (_, Some(_)) => {
+                        bail!("--{flag}-deps: the working tree builds as it is; name a revision (--{flag} HEAD)")
+                    }
+                    (revision, None) => Ok(revision),
+                };
+                let before = Side {
+                    revision: revision("before", &self.before, self.before_deps)?,
+                    layers: layers(self.layers_before),
+                };
+                let after = Side {
+                    revision: revision("after", &self.after, self.after_deps)?,
+                    layers: layers(self.layers_after),
+                };
                 (before, after, self.frameworks.frameworks, routes)
             }
         };

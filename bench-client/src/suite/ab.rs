@@ -23,6 +23,7 @@ use anyhow::{Context, ensure};
 
 use super::build::{build_in, target_dir, workspace_root};
 use super::command;
+use super::deps::Deps;
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::schedule::{Sliced, Slot, Step};
 use super::servers::{ServerFlags, Started, start_healthy};
@@ -36,8 +37,9 @@ use crate::results::{self, AbChange, AbMeta, Delta, Meta, RunRecord};
 pub enum Revision {
     /// The working tree as it is, uncommitted changes included.
     WorkTree,
-    /// A git revision (`HEAD~1`, a branch, a commit).
-    Git(String),
+    /// A git revision (`HEAD~1`, a branch, a commit), with other versions
+    /// of its dependencies when given (`--before-deps`).
+    Git(String, Option<Deps>),
     /// Any server, started by this shell command (`--before-cmd`), its
     /// placeholders replaced for each start ([`command::expand`]).
     Command(String),
@@ -48,7 +50,7 @@ impl Revision {
     pub fn parse(text: &str) -> Self {
         match text {
             "worktree" | "." | "WORKTREE" => Self::WorkTree,
-            other => Self::Git(other.to_owned()),
+            other => Self::Git(other.to_owned(), None),
         }
     }
 
@@ -56,7 +58,8 @@ impl Revision {
     pub fn label(&self) -> String {
         match self {
             Self::WorkTree => "the working tree".to_owned(),
-            Self::Git(r) | Self::Command(r) => r.clone(),
+            Self::Git(r, None) | Self::Command(r) => r.clone(),
+            Self::Git(r, Some(deps)) => format!("{r} with {}", deps.label()),
         }
     }
 }
@@ -229,21 +232,35 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
             ensure!(built(&dir), "no servers of the working tree in {} (drop --no-build)", dir.display());
             Ok(("worktree".to_owned(), dir))
         }
-        Revision::Git(name) => {
+        Revision::Git(name, deps) => {
             let commit = git(&["rev-parse", "--verify", &format!("{name}^{{commit}}")])
                 .with_context(|| format!("{name} is not a git revision of this repository"))?;
             let dir = target_dir().join("ab").join(&commit).join(profile.target_dir());
-            if built(&dir) {
+            if deps.is_none() && built(&dir) {
                 return Ok((commit, dir));
             }
-            ensure!(plan.build, "no servers of {name} in {} (drop --no-build)", dir.display());
             let src = target_dir().join("ab-src").join(&commit);
             let _ = git(&["worktree", "remove", "--force", &src.to_string_lossy()]);
             git(&["worktree", "add", "--detach", &src.to_string_lossy(), &commit])?;
-            let result = build_in(&src, Some(&shared), profile, &plan.frameworks).and_then(|()| copy_out(&dir));
+            let result = (|| {
+                // Other versions: applied to the worktree's lockfile, the build kept under its hash.
+                let (commit, dir) = match deps {
+                    None => (commit, dir),
+                    Some(deps) => {
+                        let lock = deps.apply(&src).map_err(Refused)?;
+                        let key = format!("{commit}-{lock}");
+                        let dir = target_dir().join("ab").join(&key).join(profile.target_dir());
+                        (key, dir)
+                    }
+                };
+                if !built(&dir) {
+                    ensure!(plan.build, "no servers of {} in {} (drop --no-build)", revision.label(), dir.display());
+                    build_in(&src, Some(&shared), profile, &plan.frameworks).and_then(|()| copy_out(&dir))?;
+                }
+                Ok((commit, dir))
+            })();
             let _ = git(&["worktree", "remove", "--force", &src.to_string_lossy()]);
-            result?;
-            Ok((commit, dir))
+            result
         }
     }
 }

@@ -20,6 +20,7 @@ mod build;
 pub mod command;
 mod counted;
 mod counted_suite;
+pub mod deps;
 mod measuring;
 mod memory;
 mod meta;

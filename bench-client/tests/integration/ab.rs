@@ -366,3 +366,22 @@ fn at_a_fixed_load_a_latency_change_the_rate_cannot_show_is_called() {
     assert_eq!(p50["blocks"], 4 * 2, "4 rounds of 500 ms in blocks 0 1 1 0 of 125 ms slices: {p50}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--before-deps`: a version that does not resolve is refused in one line
+/// naming it and cargo's error, exit 2, before anything is built or measured;
+/// the working tree, built as it is, takes no other versions.
+#[test]
+fn a_dependency_version_that_does_not_resolve_is_refused_in_one_line_before_any_build() {
+    let target = util::temp_dir("ab-deps-target");
+    let out = util::temp_dir("ab-deps-out");
+    let argv = "--before HEAD --before-deps axum=0.0.999 --profile dev --frameworks axum --routes /plaintext";
+    let output = ab(&argv.split_whitespace().collect::<Vec<_>>(), &out, Some(&target));
+    let err = util::one_line_exit(&output, 2);
+    assert!(err.contains("BEFORE: axum=0.0.999 does not resolve: cargo says \"error: "), "{err}");
+    assert!(!target.join("debug").exists(), "nothing built: {err}");
+    let worktrees = std::fs::read_dir(target.join("ab-src")).map_or(0, |d| d.count());
+    assert_eq!(worktrees, 0, "the worktree is removed: {err}");
+    let argv = "--after-deps axum=0.8.1 --profile dev --frameworks axum --routes /plaintext";
+    let err = util::one_line_exit(&ab(&argv.split_whitespace().collect::<Vec<_>>(), &out, Some(&target)), 2);
+    assert!(err.contains("--after-deps: the working tree builds as it is; name a revision (--after HEAD)"), "{err}");
+}
