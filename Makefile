@@ -57,7 +57,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
            --pairing $(PAIRING) $(if $(NO_BUILD),--no-build) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
            $(if $(COUNT),--count $(if $(NO_PERF),--no-perf)) $(if $(TCP_NODELAY),--tcp-nodelay)
 
-.PHONY: help ab count memory mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
+.PHONY: help ab count versions memory mutants bench bench-debug bench-all bench-micro calibrate flamegraph perf test build-client fmt clippy doc \
         two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
@@ -132,6 +132,14 @@ count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system
 	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,--routes $(ROUTES)) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
+
+# Did upgrading make it slower: FRAMEWORK's server built with each of RELEASES (oldest first) of
+# CRATE (default: the framework's own), each in a worktree of HEAD with `cargo update --precise`,
+# then counted as `make count` counts, each release against the one before it and the newest.
+versions: prereqs-count $(BUILD_CLIENT) ## Counts per request of FRAMEWORK over RELEASES=a,b,… of CRATE (default: the framework's own)
+	$(CLIENT) versions --framework $(FRAMEWORK) $(if $(CRATE),--crate $(CRATE)) --releases $(RELEASES) --routes $(ROUTES) \
+	  --requests $(REQUESTS) --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) \
+	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf)
 
 memory: $(BUILD_CLIENT) ## Resident memory (idle, busy) and live heap (idle, memcheck) per connection, 1 to 4096, and kept after the load, per framework
 	$(CLIENT) memory --profile $(PROFILE) --frameworks $(FRAMEWORKS) --server-cpus $(SERVER_CPUS) \

@@ -24,6 +24,7 @@ mod merge;
 mod render;
 mod responder;
 mod suite;
+mod versions;
 mod watch;
 
 use std::process::ExitCode;
@@ -45,6 +46,7 @@ pub use self::merge::MergeArgs;
 pub use self::render::{FrontTable, ReportArgs};
 pub use self::responder::ResponderArgs;
 pub use self::suite::{PairingChoice, ProfilerChoice, SuiteArgs};
+pub use self::versions::VersionsArgs;
 pub use self::watch::WatchArgs;
 use crate::measure::BarrierError;
 use crate::runner;
@@ -103,6 +105,17 @@ pub enum Commands {
     #[command(after_help = "Examples:\n  bench-client memory   (what `make memory` runs)\n  \
         bench-client memory --frameworks axum --connections 1,256,1024 --repeats 5")]
     Memory(MemoryArgs),
+    /// Did upgrading make it slower: one framework's server built with each release of a crate
+    /// (the framework's own, or one it builds on), all counted in one session as `count` counts,
+    /// each release against the one before it and the newest.
+    ///
+    /// Exit codes: 0 no release counts significantly more instructions per request than the one
+    /// before it (or than the newest) beyond --threshold-percent; 1 one does, or a failure; 2 bad
+    /// input or a release that does not resolve; 130 stopped.
+    #[command(after_help = "Examples:
+  bench-client versions --framework axum --releases 0.8.1,0.8.4,0.8.9
+          bench-client versions --framework axum --crate hyper --releases 1.6.0,1.7.0   (what axum builds on)")]
+    Versions(VersionsArgs),
     /// A front-page table of a suite's results file: each route's cost per framework, fastest first
     /// (--table floors), or the changes (--table changes), under what and when it was measured.
     #[command(after_help = "Example:\n  bench-client report results/latest --table floors")]
@@ -307,6 +320,10 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Memory(MemoryArgs { from: Some(path), chart, .. }) => memory::render(&path, chart.as_deref()),
+        Commands::Versions(args) => match args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))) {
+            Ok((plan, ci)) => versions::run(&plan, &ci, stop),
+            Err(e) => report(&e, Outcome::Usage),
+        },
         Commands::Memory(args) => match args.plan() {
             Ok(plan) => memory::run(&plan, stop),
             Err(e) => report(&e, Outcome::Usage),

@@ -203,18 +203,37 @@ fn git(args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// What building a side's servers takes: the profile, the frameworks, and
+/// whether cargo may build (`--no-build`: only what is built already).
+#[derive(Debug, Clone, Copy)]
+pub struct Builder<'a> {
+    /// The cargo profile.
+    pub profile: crate::model::Profile,
+    /// The servers built.
+    pub frameworks: &'a [Framework],
+    /// Cargo builds what is not built yet.
+    pub build: bool,
+}
+
+impl<'a> Builder<'a> {
+    /// What `plan` builds.
+    pub fn of(plan: &'a SuitePlan) -> Self {
+        Self { profile: plan.profile, frameworks: &plan.frameworks, build: plan.build }
+    }
+}
+
 /// The commit of `revision` (`worktree` for the working tree), and the
 /// folder holding its server binaries, built if needed.
 ///
 /// # Errors
 /// An unknown revision, a worktree that cannot be made, a failed build.
-pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(String, PathBuf)> {
+pub fn binaries_of(revision: &Revision, plan: &Builder) -> anyhow::Result<(String, PathBuf)> {
     let profile = plan.profile;
     let shared = target_dir();
     let built = |dir: &Path| plan.frameworks.iter().all(|f| dir.join(f.binary()).is_file());
     let copy_out = |to: &Path| -> anyhow::Result<()> {
         std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-        for f in &plan.frameworks {
+        for f in plan.frameworks {
             let from = shared.join(profile.target_dir()).join(f.binary());
             std::fs::copy(&from, to.join(f.binary()))
                 .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
@@ -226,7 +245,7 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
         Revision::WorkTree => {
             let dir = target_dir().join("ab").join("worktree").join(profile.target_dir());
             if plan.build {
-                build_in(&workspace_root(), Some(&shared), profile, &plan.frameworks)?;
+                build_in(&workspace_root(), Some(&shared), profile, plan.frameworks)?;
                 copy_out(&dir)?;
             }
             ensure!(built(&dir), "no servers of the working tree in {} (drop --no-build)", dir.display());
@@ -255,7 +274,7 @@ pub fn binaries_of(revision: &Revision, plan: &SuitePlan) -> anyhow::Result<(Str
                 };
                 if !built(&dir) {
                     ensure!(plan.build, "no servers of {} in {} (drop --no-build)", revision.label(), dir.display());
-                    build_in(&src, Some(&shared), profile, &plan.frameworks).and_then(|()| copy_out(&dir))?;
+                    build_in(&src, Some(&shared), profile, plan.frameworks).and_then(|()| copy_out(&dir))?;
                 }
                 Ok((commit, dir))
             })();
@@ -316,8 +335,9 @@ pub struct Refused(anyhow::Error);
 /// cannot be created. Later errors are recorded per framework.
 pub fn run(plan: &AbPlan, stop: &AtomicBool) -> anyhow::Result<SuiteOutcome> {
     let base = &plan.base;
-    let (before_commit, before_bins) = binaries_of(&plan.before.revision, base).context("BEFORE")?;
-    let (after_commit, after_bins) = binaries_of(&plan.after.revision, base).context("AFTER")?;
+    let builder = Builder::of(base);
+    let (before_commit, before_bins) = binaries_of(&plan.before.revision, &builder).context("BEFORE")?;
+    let (after_commit, after_bins) = binaries_of(&plan.after.revision, &builder).context("AFTER")?;
     let meta = AbMeta {
         before: plan.before.revision.label(),
         before_commit,

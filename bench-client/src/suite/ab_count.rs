@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::ab::{AbPlan, Revision, Side, binaries_of};
+use super::ab::{AbPlan, Builder, Revision, Side, binaries_of};
 use super::counted::{CountPlan, CountedServer};
 use super::plan::CountSettings;
 
@@ -32,7 +32,7 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
     let resolve = |side: &Side| -> anyhow::Result<Option<PathBuf>> {
         match &side.revision {
             Revision::Command(_) => Ok(None),
-            revision => Ok(Some(binaries_of(revision, &plan.base)?.1)),
+            revision => Ok(Some(binaries_of(revision, &Builder::of(&plan.base))?.1)),
         }
     };
     let sides = [("before", &plan.before, resolve(&plan.before)?), ("after", &plan.after, resolve(&plan.after)?)];

@@ -31,6 +31,7 @@ mod schedule;
 mod servers;
 mod session;
 mod variants;
+pub mod versions;
 
 use std::sync::atomic::AtomicBool;
 

@@ -385,3 +385,27 @@ fn a_dependency_version_that_does_not_resolve_is_refused_in_one_line_before_any_
     let err = util::one_line_exit(&ab(&argv.split_whitespace().collect::<Vec<_>>(), &out, Some(&target)), 2);
     assert!(err.contains("--after-deps: the working tree builds as it is; name a revision (--after HEAD)"), "{err}");
 }
+
+/// `versions`: a release that does not resolve is one line naming it and
+/// cargo's error, exit 2, before anything is built or counted; fewer than
+/// two releases, or one that is not a version, are refused as they are typed.
+#[test]
+fn versions_refuses_a_release_that_does_not_resolve_in_one_line_before_any_build() {
+    let target = util::temp_dir("versions-target");
+    let out = util::temp_dir("versions-out");
+    let versions = |releases: &str| {
+        let mut command = Command::new(util::CLIENT);
+        command.args(["versions", "--framework", "axum", "--releases", releases, "--profile", "dev", "--no-perf"]);
+        command.arg("--out").arg(&out).env("CARGO_TARGET_DIR", &target);
+        util::output_within(&mut command, Duration::from_secs(120))
+    };
+    if util::on_path("valgrind").is_some() {
+        let err = util::one_line_exit(&versions("0.0.999,0.8.1"), 2);
+        assert!(err.contains("axum=0.0.999 does not resolve: cargo says \"error: "), "{err}");
+        assert!(!target.join("debug").exists(), "nothing built: {err}");
+    }
+    let err = util::one_line_exit(&versions("0.8.1"), 2);
+    assert!(err.contains("--releases needs two or more releases, oldest first"), "{err}");
+    let err = util::one_line_exit(&versions("0.8.1,latest"), 2);
+    assert!(err.contains("'axum=latest' is not NAME=VERSION"), "{err}");
+}

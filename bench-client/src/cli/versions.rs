@@ -1,0 +1,127 @@
+//! `bench-client versions` (`make versions`): one framework's per-request
+//! counts over releases of a crate it builds on, in one session.
+
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::Outcome;
+use super::args::{DEFAULT_ROUTES, ServedArgs};
+use super::ci::{CiArgs, CiPlan};
+use crate::model::{Framework, Profile};
+use crate::suite::versions::{VersionsPlan, framework_crate};
+use crate::suite::{COUNT_REPEATS, CountPlan};
+
+/// Flags of `versions`, as typed.
+#[derive(Debug, Args)]
+pub struct VersionsArgs {
+    /// The framework whose server is built with each release.
+    #[arg(long, value_enum)]
+    pub framework: Framework,
+    /// The crate whose releases are swept (default: the framework's own, actix-web, axum or
+    /// rocket; or one it builds on, such as hyper or tokio).
+    #[arg(long = "crate", value_name = "NAME")]
+    pub krate: Option<String>,
+    /// Its releases, oldest first, comma-separated (two or more, within what the workspace's
+    /// manifests accept), e.g. 0.8.1,0.8.4,0.8.9.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub releases: Vec<String>,
+    /// Routes to count, comma-separated paths of the route table (default: /plaintext, the devices
+    /// and the state routes).
+    #[arg(long, value_delimiter = ',')]
+    pub routes: Option<Vec<String>>,
+    /// Cargo profile to build and count.
+    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    pub profile: Profile,
+    /// The most requests of a route's short stretch (as `count --requests`).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub requests: u64,
+    /// Repeats of every route's two stretches (as `count --repeats`).
+    #[arg(long, default_value_t = COUNT_REPEATS as u64, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub repeats: u64,
+    /// State layers (server --layers).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: u16,
+    /// An increase of instructions per request beyond this many percent from one release to the
+    /// next (or to the newest), with an interval wholly above zero, exits 1.
+    #[arg(long, default_value = "0", value_parser = super::args::percent)]
+    pub threshold_percent: f64,
+    /// Count without perf (as `count --no-perf`).
+    #[arg(long)]
+    pub no_perf: bool,
+    /// CPUs, run folders, building.
+    #[command(flatten, next_help_heading = "Servers, CPUs and output")]
+    pub served: ServedArgs,
+    /// Files for CI.
+    #[command(flatten, next_help_heading = "CI and gates")]
+    pub ci: CiArgs,
+}
+
+impl VersionsArgs {
+    /// The CI files asked for, checked.
+    ///
+    /// # Errors
+    /// A CI file that cannot be written where asked.
+    pub fn checked_ci(&self) -> anyhow::Result<CiPlan> {
+        CiPlan::new(&self.ci, self.threshold_percent)
+    }
+
+    /// The checked plan.
+    ///
+    /// # Errors
+    /// A route outside the route table, fewer than two releases, a release that is not a version.
+    pub fn plan(self) -> anyhow::Result<VersionsPlan> {
+        let routes = self
+            .routes
+            .unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect())
+            .iter()
+            .map(|path| {
+                common::Route::by_path(path)
+                    .filter(|r| r.path != common::RouteId::Healthz.path())
+                    .with_context(|| format!("--routes {path}: not a route of the route table"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let count = CountPlan {
+            profile: self.profile,
+            servers: Vec::new(),
+            routes,
+            requests: self.requests,
+            repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
+            layers: self.layers,
+            server_cpus: self.served.cpus.server_cpus,
+            build: false,
+            out: self.served.out.checked()?,
+            client_cpus: Some(self.served.cpus.client_cpus),
+            threshold_percent: self.threshold_percent,
+            pairs: Vec::new(),
+            perf: !self.no_perf,
+            http2_streams: Vec::new(),
+            http2_routes: None,
+        };
+        let krate = self.krate.unwrap_or_else(|| framework_crate(self.framework).to_owned());
+        VersionsPlan::new(self.framework, krate, self.releases, count, !self.served.no_build)
+    }
+}
+
+/// Builds every release, then counts them as `count` does (its table, its
+/// file, its CI files and gate). A release that does not resolve is one
+/// line, exit 2, before anything is counted.
+pub(super) fn run(plan: &VersionsPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
+    if let Err(e) = crate::suite::check_tools(plan.count.perf) {
+        return super::report(&e, Outcome::Usage);
+    }
+    match plan.count_plan() {
+        Ok(counted) => {
+            println!(
+                "{} built with {} {}, each counted against the release before it and the newest",
+                plan.framework.name(),
+                plan.krate,
+                plan.releases.join(", ")
+            );
+            super::count::run(&counted, ci, stop)
+        }
+        Err(e) if e.downcast_ref::<crate::suite::ab::Refused>().is_some() => super::report(&e, Outcome::Usage),
+        Err(e) => super::report(&e, Outcome::Failed),
+    }
+}
