@@ -137,7 +137,7 @@ count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system
 # CRATE (default: the framework's own), each in a worktree of HEAD with `cargo update --precise`,
 # then counted as `make count` counts, each release against the one before it and the newest.
 versions: prereqs-count $(BUILD_CLIENT) ## Counts per request of FRAMEWORK over RELEASES=a,b,… of CRATE (default: the framework's own)
-	$(CLIENT) versions --framework $(FRAMEWORK) $(if $(CRATE),--crate $(CRATE)) --releases $(RELEASES) --routes $(ROUTES) \
+	$(CLIENT) versions --profile $(COUNT_PROFILE) --framework $(FRAMEWORK) $(if $(CRATE),--crate $(CRATE)) --releases $(RELEASES) --routes $(ROUTES) \
 	  --requests $(REQUESTS) --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) \
 	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf)
 

@@ -112,9 +112,8 @@ pub enum Commands {
     /// Exit codes: 0 no release counts significantly more instructions per request than the one
     /// before it (or than the newest) beyond --threshold-percent; 1 one does, or a failure; 2 bad
     /// input or a release that does not resolve; 130 stopped.
-    #[command(after_help = "Examples:
-  bench-client versions --framework axum --releases 0.8.1,0.8.4,0.8.9
-          bench-client versions --framework axum --crate hyper --releases 1.6.0,1.7.0   (what axum builds on)")]
+    #[command(after_help = "Examples:\n  bench-client versions --framework axum --releases 0.8.1,0.8.4,0.8.9\n  \
+        bench-client versions --framework axum --crate hyper --releases 1.6.0,1.7.0   (what axum builds on)")]
     Versions(VersionsArgs),
     /// A front-page table of a suite's results file: each route's cost per framework, fastest first
     /// (--table floors), or the changes (--table changes), under what and when it was measured.

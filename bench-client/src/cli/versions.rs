@@ -106,7 +106,7 @@ impl VersionsArgs {
 
 /// Builds every release, then counts them as `count` does (its table, its
 /// file, its CI files and gate). A release that does not resolve is one
-/// line, exit 2, before anything is counted.
+/// line, exit 2, before anything is counted (the releases before it built).
 pub(super) fn run(plan: &VersionsPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
     if let Err(e) = crate::suite::check_tools(plan.count.perf) {
         return super::report(&e, Outcome::Usage);
@@ -121,7 +121,30 @@ pub(super) fn run(plan: &VersionsPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcom
             );
             super::count::run(&counted, ci, stop)
         }
+        // A cargo stopped by Ctrl-C did not refuse the release.
+        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => super::report(&e, Outcome::Interrupted),
         Err(e) if e.downcast_ref::<crate::suite::ab::Refused>().is_some() => super::report(&e, Outcome::Usage),
         Err(e) => super::report(&e, Outcome::Failed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The committed sweep renders in its README as `count --from` prints
+    /// it, and every change its prose quotes is one of the table's.
+    #[test]
+    fn the_committed_axum_sweep_renders_in_its_readme_and_every_change_said_is_the_tables() {
+        let run = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-06-versions-axum");
+        let table = super::super::count::rendered(&run.join("count.json")).unwrap();
+        let readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        assert!(readme.contains(table.trim()), "the run's tables differ from:\n{table}");
+        let prose = readme.split("```").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(prose.matches(" % [").count(), 4, "four changes quoted: {prose}");
+        for (at, _) in prose.match_indices(" % [") {
+            let start = prose[..at].rfind(' ').map_or(0, |s| s + 1);
+            let end = at + prose[at..].find(']').unwrap() + 1;
+            let change = &prose[start..end];
+            assert!(table.contains(change), "not a change of the table: {change}");
+        }
     }
 }

@@ -258,6 +258,7 @@ pub fn binaries_of(revision: &Revision, plan: &Builder) -> anyhow::Result<(Strin
             if deps.is_none() && built(&dir) {
                 return Ok((commit, dir));
             }
+            ensure!(plan.build || deps.is_some(), "no servers of {name} in {} (drop --no-build)", dir.display());
             let src = target_dir().join("ab-src").join(&commit);
             let _ = git(&["worktree", "remove", "--force", &src.to_string_lossy()]);
             git(&["worktree", "add", "--detach", &src.to_string_lossy(), &commit])?;

@@ -100,19 +100,32 @@ fn a_session_resumed_past_its_certificates_end_fails_as_tls() {
     let args = ["--tls", "--tls-cert", &cert, "--tls-key", &key].map(str::to_owned);
     let server = ServerProcess::start(&util::server_binary("axum"), &args, &util::all_cpus()).unwrap();
     let url = format!("https://127.0.0.1:{}/plaintext", server.addr.port());
-    let json = dir.join("expiring.json");
-    let mut argv = vec!["load", &url, "--ca", &cert, "-c", "2", "--requests-per-connection", "5"];
-    argv.extend(["-d", "6s", "--warmup", "0s", "--window", "1s", "--json", json.to_str().unwrap()]);
-    let out = util::client(&argv);
-    assert_eq!(out.status.code(), Some(1), "failures fail the run: {}", String::from_utf8_lossy(&out.stderr));
-    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k}: {f}"));
-    let sum = |k: &str| f[k].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum::<u64>();
-    assert_eq!((sum("windows"), sum("windows_failed")), (n("successful"), n("failed_total")), "{f}");
-    assert!(n("successful") > 0 && n("tls_resumed") > 0, "valid until its end, resumed: {f}");
-    assert_eq!(f["failed_total"], f["failed"]["tls"], "{f}");
-    let (ok, failed) = (&f["windows"][5], &f["windows_failed"][5]);
-    assert!(ok == 0 && failed.as_u64() > Some(0), "the last second, past the end, is all failures: {f}");
+    // HTTP/1.1 and HTTP/2 at once: over HTTP/2 the refused session fails before its first stream.
+    let load = |protocol: &[&str]| {
+        let json = dir.join(format!("expiring{}.json", protocol.len()));
+        let mut argv = vec!["load", &url, "--ca", &cert, "-c", "2", "--requests-per-connection", "5"];
+        argv.extend(["-d", "6s", "--warmup", "0s", "--window", "1s", "--json", json.to_str().unwrap()]);
+        let out = util::client(&[&argv[..], protocol].concat());
+        let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        (out.status.code(), f)
+    };
+    let runs = std::thread::scope(|s| {
+        let http2 = s.spawn(|| load(&["--http2"]));
+        [load(&[]), http2.join().unwrap()]
+    });
+    for (code, f) in runs {
+        assert_eq!(code, Some(1), "failures fail the run: {f}");
+        let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k}: {f}"));
+        let sum = |k: &str| f[k].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum::<u64>();
+        assert_eq!((sum("windows"), sum("windows_failed")), (n("successful"), n("failed_total")), "{f}");
+        assert!(n("successful") > 0 && n("tls_resumed") > 0, "valid until its end, resumed: {f}");
+        assert_eq!(f["failed_total"], f["failed"]["tls"], "{f}");
+        let (ok, failed) = (&f["windows"][5], &f["windows_failed"][5]);
+        assert!(ok == 0 && failed.as_u64() > Some(0), "the last second, past the end, is all failures: {f}");
+        let c = &f;
+        let settled = ["warmup_completed", "successful", "failed_total", "in_flight_at_deadline", "retried"];
+        assert_eq!(n("sent"), settled.iter().map(|k| n(k)).sum::<u64>(), "every request settled once: {c}");
+    }
 }
 
 /// A TLS server of its own: preflight's connections present the

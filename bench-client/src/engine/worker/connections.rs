@@ -48,7 +48,7 @@ impl Worker<'_> {
     }
 
     /// A connection attempt failed: counted, retried after a pause; requests
-    /// waiting for it (from a closed connection) fail as `io`.
+    /// waiting for it (from a closed connection, or for its first stream) fail as `io`.
     pub(super) fn connect_failed(&mut self, i: usize, now: Instant) {
         self.confirm(i);
         if now >= self.times.end {
@@ -65,14 +65,23 @@ impl Worker<'_> {
 
     /// Settles every request outstanding on connection `i` as a failure of
     /// `kind` in the window of `now` (during the warm-up: as warm-up).
-    /// HTTP/2: those waiting for a stream were never written, and keep their place.
+    /// HTTP/2: those waiting for a stream fail with it too, counted `sent`
+    /// as they fail (as HTTP/1.1 counts a request it queued): a connection
+    /// that fails before its first stream fails its requests, not silently.
     pub(super) fn fail_outstanding(&mut self, i: usize, now: Instant, kind: FailureKind) {
-        let outstanding = &self.conns[i].outstanding;
-        let written = match self.servers[i % self.pools].2 {
-            Protocol::Http1 => outstanding.len(),
-            Protocol::Http2 => outstanding.partition_point(|o| o.stream != UNASSIGNED),
-        };
-        self.fail_first(i, written, now, kind);
+        let c = &self.conns[i];
+        if self.servers[i % self.pools].2 == Protocol::Http2 {
+            let first = c.outstanding.partition_point(|o| o.stream != UNASSIGNED);
+            for o in c.outstanding.range(first..) {
+                self.unsent -= 1;
+                self.stats.counts.sent += 1;
+                if let Some(r) = self.by_route.get_mut(o.route) {
+                    r.counts.sent += 1;
+                }
+            }
+        }
+        let all = c.outstanding.len();
+        self.fail_first(i, all, now, kind);
     }
 
     /// The server closed connection `i` between responses: counts the churn,

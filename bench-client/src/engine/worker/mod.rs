@@ -408,7 +408,8 @@ impl<'a> Worker<'a> {
         }
         if let Some(s) = &self.schedule {
             let unsent = s.pending(stopped_at);
-            self.stats.counts.unsent_at_deadline += unsent;
+            // HTTP/2: taken from the schedule, still waiting for a stream (or to be written again).
+            self.stats.counts.unsent_at_deadline += unsent + self.unsent;
             if let Some(since) = self.starved_since {
                 // Due after the last connection was taken: waiting on the server.
                 self.stats.counts.waited_on_server +=
@@ -422,7 +423,9 @@ impl<'a> Worker<'a> {
     /// the latency buckets when `latency` (a walk over the histogram).
     fn publish(&self, latency: bool) {
         let Some(slot) = self.live else { return };
-        let in_flight = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        // Written and not settled: HTTP/2's requests waiting for a stream are not written yet.
+        let queued: u64 = self.conns.iter().map(|c| c.outstanding.len() as u64).sum();
+        let in_flight = queued.saturating_sub(self.unsent);
         let open = self.conns.iter().filter(|c| matches!(c.phase, Phase::Open)).count() as u64;
         slot.publish(&self.stats, in_flight, open);
         if latency {
