@@ -66,6 +66,10 @@ pub struct CountArgs {
     /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
+    /// With --from a `versions` sweep: draw its timeline (instructions per request per release, a
+    /// line per route) into this SVG file instead.
+    #[arg(long, value_name = "SVG", requires = "from")]
+    pub chart: Option<std::path::PathBuf>,
     /// Where the servers run, where the folder goes, whether to build.
     #[command(flatten)]
     pub served: ServedArgs,
@@ -162,8 +166,27 @@ impl CountArgs {
     }
 }
 
-/// `--from FILE`: prints its tables; 2 when it cannot be read.
-pub(super) fn render(path: &std::path::Path) -> Outcome {
+/// `--from FILE`: prints its tables, or with `chart` draws a sweep's
+/// timeline there; 2 when it cannot be read or is no sweep.
+pub(super) fn render(path: &std::path::Path, chart: Option<&std::path::Path>) -> Outcome {
+    if let Some(svg) = chart {
+        let drawn = crate::results::read_count(path).and_then(|counted| {
+            crate::sys::prepare_file("--chart", svg)?;
+            anyhow::ensure!(
+                report::charts::draw_versions(svg, &counted)?,
+                "{} is not a `versions` sweep: no timeline to draw",
+                path.display()
+            );
+            Ok(())
+        });
+        return match drawn {
+            Ok(()) => {
+                println!("chart: {}", svg.display());
+                Outcome::Success
+            }
+            Err(e) => super::report(&e, Outcome::Usage),
+        };
+    }
     match rendered(path) {
         Ok(text) => {
             println!("{text}");

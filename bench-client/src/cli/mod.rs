@@ -313,7 +313,7 @@ pub fn run(cli: Cli, stop: &AtomicBool) -> Outcome {
             Err(e) => report(&e, Outcome::Usage),
         },
         Commands::Report(args) => render::run(&args),
-        Commands::Count(CountArgs { from: Some(path), .. }) => count::render(&path),
+        Commands::Count(CountArgs { from: Some(path), chart, .. }) => count::render(&path, chart.as_deref()),
         Commands::Count(args) => match args.checked_ci().and_then(|ci| Ok((args.plan()?, ci))) {
             Ok((plan, ci)) => count::run(&plan, &ci, stop),
             Err(e) => report(&e, Outcome::Usage),

@@ -20,9 +20,11 @@ pub struct VersionsArgs {
     #[arg(long, value_enum)]
     pub framework: Framework,
     /// The crate whose releases are swept (default: the framework's own, actix-web, axum or
-    /// rocket; or one it builds on, such as hyper or tokio).
-    #[arg(long = "crate", value_name = "NAME")]
-    pub krate: Option<String>,
+    /// rocket; or one it builds on, such as hyper or tokio); several, comma-separated, when they
+    /// are released together, each pinned to the release in the order given
+    /// (rocket,rocket_codegen,rocket_http).
+    #[arg(long = "crate", value_name = "NAME", value_delimiter = ',')]
+    pub crates: Vec<String>,
     /// Its releases, oldest first, comma-separated (two or more, within what the workspace's
     /// manifests accept), e.g. 0.8.1,0.8.4,0.8.9.
     #[arg(long, value_delimiter = ',', required = true)]
@@ -99,8 +101,9 @@ impl VersionsArgs {
             http2_streams: Vec::new(),
             http2_routes: None,
         };
-        let krate = self.krate.unwrap_or_else(|| framework_crate(self.framework).to_owned());
-        VersionsPlan::new(self.framework, krate, self.releases, count, !self.served.no_build)
+        let crates =
+            if self.crates.is_empty() { vec![framework_crate(self.framework).to_owned()] } else { self.crates };
+        VersionsPlan::new(self.framework, crates, self.releases, count, !self.served.no_build)
     }
 }
 
@@ -116,7 +119,7 @@ pub(super) fn run(plan: &VersionsPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcom
             println!(
                 "{} built with {} {}, each counted against the release before it and the newest",
                 plan.framework.name(),
-                plan.krate,
+                plan.crates.join(", "),
                 plan.releases.join(", ")
             );
             super::count::run(&counted, ci, stop)
@@ -140,6 +143,22 @@ mod tests {
         assert!(readme.contains(table.trim()), "the run's tables differ from:\n{table}");
         let prose = readme.split("```").next().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(prose.matches(" % [").count(), 4, "four changes quoted: {prose}");
+        // Its timeline is the one `count --from count.json --chart` draws, a line per route.
+        let svg = std::env::temp_dir().join(format!("versions-{}.svg", std::process::id()));
+        let counted = crate::results::read_count(&run.join("count.json")).unwrap();
+        assert!(crate::report::charts::draw_versions(&svg, &counted).unwrap());
+        let drawn = std::fs::read_to_string(&svg).unwrap();
+        let _ = std::fs::remove_file(&svg);
+        assert_eq!(drawn, std::fs::read_to_string(run.join("versions.svg")).unwrap(), "versions.svg is redrawn");
+        let doc = roxmltree::Document::parse(&drawn).unwrap();
+        let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        for said in ["0.8.1", "0.8.3", "0.8.5", "0.8.7", "0.8.9", "/plaintext", "/api/devices/preserialized"] {
+            assert!(texts.iter().any(|t| t.trim() == said), "{said} on the chart: {texts:?}");
+        }
+        assert!(readme.contains("![axum's instructions per request per release](versions.svg)"));
+        // A count of layers is no sweep: nothing drawn.
+        let layers = run.join("../2026-12-06-middleware/count.json");
+        assert!(!crate::report::charts::draw_versions(&svg, &crate::results::read_count(&layers).unwrap()).unwrap());
         for (at, _) in prose.match_indices(" % [") {
             let start = prose[..at].rfind(' ').map_or(0, |s| s + 1);
             let end = at + prose[at..].find(']').unwrap() + 1;

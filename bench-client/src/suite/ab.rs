@@ -275,7 +275,14 @@ pub fn binaries_of(revision: &Revision, plan: &Builder) -> anyhow::Result<(Strin
                 };
                 if !built(&dir) {
                     ensure!(plan.build, "no servers of {} in {} (drop --no-build)", revision.label(), dir.display());
-                    build_in(&src, Some(&shared), profile, plan.frameworks).and_then(|()| copy_out(&dir))?;
+                    let building = build_in(&src, Some(&shared), profile, plan.frameworks);
+                    // Other versions that do not build with this tree are refused as those that do not resolve.
+                    match (building, deps) {
+                        (Err(e), Some(deps)) => {
+                            return Err(Refused(e.context(format!("{} does not build", deps.label()))).into());
+                        }
+                        (building, _) => building.and_then(|()| copy_out(&dir))?,
+                    }
                 }
                 Ok((commit, dir))
             })();

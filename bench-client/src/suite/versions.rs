@@ -16,8 +16,9 @@ use crate::model::Framework;
 pub struct VersionsPlan {
     /// The server built with each release.
     pub framework: Framework,
-    /// The crate whose releases are swept.
-    pub krate: String,
+    /// The crates whose releases are swept, released together (`rocket`,
+    /// `rocket_http`, `rocket_codegen`): each pinned to the same version.
+    pub crates: Vec<String>,
     /// Its releases, oldest first, two or more.
     pub releases: Vec<String>,
     /// How each release's server is counted (its servers and pairs are the releases').
@@ -44,27 +45,33 @@ impl VersionsPlan {
     /// The first release that is not one.
     pub fn new(
         framework: Framework,
-        krate: String,
+        crates: Vec<String>,
         releases: Vec<String>,
         count: CountPlan,
         build: bool,
     ) -> anyhow::Result<Self> {
         ensure!(framework != Framework::Own, "--framework names a framework of the workspace");
         ensure!(releases.len() >= 2, "--releases needs two or more releases, oldest first");
+        ensure!(!crates.is_empty(), "--crate names no crate");
         for release in &releases {
-            Deps::parse(&format!("{krate}={release}")).map_err(|e| anyhow::anyhow!("--releases: {e}"))?;
+            Self::pins(&crates, release).map_err(|e| anyhow::anyhow!("--releases: {e}"))?;
         }
-        Ok(Self { framework, krate, releases, count, build })
+        Ok(Self { framework, crates, releases, count, build })
+    }
+
+    /// Every crate of `crates` at `release`.
+    fn pins(crates: &[String], release: &str) -> Result<Deps, String> {
+        Deps::parse(&crates.iter().map(|c| format!("{c}={release}")).collect::<Vec<_>>().join(","))
     }
 
     /// The server's name for the `i`th release: `axum 0.8.1`, or `axum
     /// hyper=1.5.0` for another crate; `#2` on a release named again.
     fn name(&self, i: usize) -> String {
         let release = &self.releases[i];
-        let mut name = if self.krate == framework_crate(self.framework) {
+        let mut name = if self.crates[0] == framework_crate(self.framework) {
             format!("{} {release}", self.framework.name())
         } else {
-            format!("{} {}={release}", self.framework.name(), self.krate)
+            format!("{} {}={release}", self.framework.name(), self.crates[0])
         };
         let before = self.releases[..i].iter().filter(|r| *r == release).count();
         if before > 0 {
@@ -85,7 +92,7 @@ impl VersionsPlan {
         let builder = Builder { profile: self.count.profile, frameworks: &frameworks, build: self.build };
         let mut servers = Vec::new();
         for (i, release) in self.releases.iter().enumerate() {
-            let deps = Deps::Precise(vec![(self.krate.clone(), release.clone())]);
+            let deps = Self::pins(&self.crates, release).map_err(|e| anyhow::anyhow!("--releases: {e}"))?;
             let (_, dir) = binaries_of(&Revision::Git("HEAD".to_owned(), Some(deps)), &builder)?;
             let binary = dir.join(self.framework.binary());
             servers.push(CountedServer {
@@ -117,6 +124,7 @@ mod tests {
     }
 
     fn plan(krate: &str, releases: &[&str]) -> anyhow::Result<VersionsPlan> {
+        let crates = krate.split(',').map(str::to_owned).collect();
         let count = CountPlan {
             profile: crate::model::Profile::Release,
             servers: Vec::new(),
@@ -135,7 +143,7 @@ mod tests {
             http2_routes: None,
         };
         let releases = releases.iter().map(|r| (*r).to_owned()).collect();
-        VersionsPlan::new(Framework::Axum, krate.to_owned(), releases, count, false)
+        VersionsPlan::new(Framework::Axum, crates, releases, count, false)
     }
 
     #[test]
@@ -143,6 +151,13 @@ mod tests {
         let sweep = plan("axum", &["0.8.1", "0.8.4", "0.8.1"]).unwrap();
         assert_eq!([sweep.name(0), sweep.name(1), sweep.name(2)], ["axum 0.8.1", "axum 0.8.4", "axum 0.8.1 #2"]);
         assert_eq!(plan("hyper", &["1.6.0", "1.7.0"]).unwrap().name(1), "axum hyper=1.7.0");
+        let family = plan("axum,axum-core", &["0.8.1", "0.8.4"]).unwrap();
+        assert_eq!(family.name(0), "axum 0.8.1");
+        assert_eq!(
+            VersionsPlan::pins(&family.crates, "0.8.1").unwrap().label(),
+            "axum=0.8.1, axum-core=0.8.1",
+            "each crate of the family at the release"
+        );
         for (releases, said) in [
             (&["0.8.1"][..], "--releases needs two or more releases"),
             (&["0.8.1", "0.8"][..], "--releases: 'axum=0.8' is not NAME=VERSION"),

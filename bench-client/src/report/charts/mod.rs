@@ -6,7 +6,7 @@ mod plot;
 
 use std::path::Path;
 
-pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, ratios, window_series, xy_lines};
+pub use self::plot::{Bar, Mark, bars, changes, color, latency_curves, ratios, release_lines, window_series, xy_lines};
 use crate::analysis::{self, median};
 use crate::model::{Framework, Scenario};
 use crate::results::{Delta, Held, MemoryReport, Results, RunRecord, sweep};
@@ -337,5 +337,53 @@ pub fn draw_memory(path: &Path, report: &MemoryReport) -> anyhow::Result<bool> {
         y,
         &[series, heap].concat(),
     )?;
+    Ok(true)
+}
+
+/// Draws a `versions` sweep into `path`: instructions per request of each
+/// route over the releases, oldest first (each server named `FRAMEWORK
+/// RELEASE`, as `versions` names them); false (nothing drawn) for a count
+/// of anything else.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_versions(path: &Path, report: &crate::results::CountReport) -> anyhow::Result<bool> {
+    let mut releases: Vec<(&str, &str)> = Vec::new();
+    let mut routes: Vec<&str> = Vec::new();
+    for row in &report.rows {
+        let Some((framework, release)) = row.framework.split_once(' ') else { return Ok(false) };
+        // A release (`0.8.1`, or `hyper=1.7.0` for another crate), not a layer (`axum trace`).
+        if !(release.starts_with(|c: char| c.is_ascii_digit()) || release.contains('=')) {
+            return Ok(false);
+        }
+        if !releases.contains(&(framework, release)) {
+            releases.push((framework, release));
+        }
+        if !routes.contains(&row.route.as_str()) {
+            routes.push(&row.route);
+        }
+    }
+    let framework = releases.first().map(|r| r.0);
+    if releases.len() < 2 || releases.iter().any(|r| Some(r.0) != framework) {
+        return Ok(false);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut series = Vec::new();
+    for route in routes {
+        let of = |(f, r): &(&str, &str)| {
+            report.rows.iter().find(|row| row.framework == format!("{f} {r}") && row.route == route)
+        };
+        let values: Option<Vec<f64>> =
+            releases.iter().map(|r| of(r).map(|row| mean(&row.instructions_per_request))).collect();
+        if let Some(values) = values {
+            series.push((route.to_owned(), values));
+        }
+    }
+    if series.is_empty() {
+        return Ok(false);
+    }
+    let names: Vec<String> = releases.iter().map(|r| r.1.to_owned()).collect();
+    let title = format!("{}: instructions per request per release, mean of the repeats", framework.unwrap_or_default());
+    release_lines(path, &title, "instructions per request", &names, &series)?;
     Ok(true)
 }

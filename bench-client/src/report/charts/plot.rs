@@ -385,6 +385,40 @@ pub fn xy_lines(
     })
 }
 
+/// Lines through one value per release, `releases` named on the x axis
+/// oldest first, one line per named series (a value per release).
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn release_lines(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    releases: &[String],
+    series: &[(String, Vec<f64>)],
+) -> anyhow::Result<()> {
+    let values = || series.iter().flat_map(|s| s.1.iter().copied());
+    let (low, high) = values().fold((f64::MAX, 0.0_f64), |(l, h), v| (l.min(v), h.max(v)));
+    let pad = ((high - low) * 0.15).max(high * 0.005);
+    let x = -0.5..releases.len() as f64 - 0.5;
+    canvas(path, title, (x, (low - pad).max(0.0)..high + pad), SeriesLabelPosition::UpperRight, |chart| {
+        let name = |x: &f64| releases.get(x.round() as usize).cloned().unwrap_or_default();
+        let mesh = &mut chart.configure_mesh();
+        mesh.x_labels(releases.len()).x_label_formatter(&name).x_desc("release").y_desc(y_desc);
+        mesh.draw().map_err(err(path))?;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let points: Vec<(f64, f64)> = values.iter().enumerate().map(|(k, &v)| (k as f64, v)).collect();
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
+                .map_err(err(path))?
+                .label(label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+            chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
