@@ -107,8 +107,9 @@ ROUTES ?= /plaintext,/api/devices,/api/devices/preserialized,/api/devices/cached
 # (ROUTES then any paths of theirs). AA=N: N sessions of AFTER against itself (this runner's
 # false alarms and resolution, docs/CI.md).
 AB_SIDES = $(if $(BEFORE_CMD),--before-cmd "$(BEFORE_CMD)" --after-cmd "$(AFTER_CMD)",\
-  --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --frameworks $(FRAMEWORKS) --layers $(LAYERS))
-ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> (or BEFORE_CMD/AFTER_CMD) side by side
+  --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --frameworks $(FRAMEWORKS) --layers $(LAYERS) \
+  $(if $(BEFORE_DEPS),--before-deps '$(BEFORE_DEPS)') $(if $(AFTER_DEPS),--after-deps '$(AFTER_DEPS)'))
+ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> (or BEFORE_CMD/AFTER_CMD; BEFORE_DEPS=axum=0.8.1) side by side
 	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \

@@ -313,4 +313,21 @@ impl Worker<'_> {
             }
         }
     }
+
+    /// At the deadline: the requests in flight, written and not answered
+    /// (HTTP/2's still waiting for a stream were never written, nor `sent`).
+    pub(super) fn count_in_flight(&mut self) {
+        let (pools, servers) = (self.pools, &self.servers);
+        let written = self.conns.iter().enumerate().flat_map(|(i, c)| {
+            let multiplexed = servers[i % pools].2 == Protocol::Http2;
+            c.outstanding.iter().filter(move |o| !multiplexed || o.stream != UNASSIGNED)
+        });
+        self.stats.counts.in_flight_at_deadline = 0;
+        for o in written {
+            self.stats.counts.in_flight_at_deadline += 1;
+            if let Some(r) = self.by_route.get_mut(o.route) {
+                r.counts.in_flight_at_deadline += 1;
+            }
+        }
+    }
 }

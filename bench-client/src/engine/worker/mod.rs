@@ -378,21 +378,7 @@ impl<'a> Worker<'a> {
             self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
         }
         let stopped_at = Instant::now().min(self.times.end);
-        // In flight: written and not answered. HTTP/2's requests still waiting for a stream
-        // were never written (nor counted `sent`).
-        let pools = self.pools;
-        let servers = &self.servers;
-        let written = self.conns.iter().enumerate().flat_map(|(i, c)| {
-            let multiplexed = servers[i % pools].2 == Protocol::Http2;
-            c.outstanding.iter().filter(move |o| !multiplexed || o.stream != UNASSIGNED)
-        });
-        self.stats.counts.in_flight_at_deadline = 0;
-        for o in written {
-            self.stats.counts.in_flight_at_deadline += 1;
-            if let Some(r) = self.by_route.get_mut(o.route) {
-                r.counts.in_flight_at_deadline += 1;
-            }
-        }
+        self.count_in_flight();
         // HTTP/2: the streams still open are reset before the connections close, so that none is
         // left open (answered, never ended by the client) on the server's side.
         // Best effort, once: what is measured is settled already.
