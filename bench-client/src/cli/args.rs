@@ -20,6 +20,25 @@ use crate::sys::CpuList;
 pub(super) const DEFAULT_ROUTES: [&str; 6] =
     ["/plaintext", "/api/devices", "/api/devices/preserialized", "/api/devices/cached", "/state/fat", "/state/arc"];
 
+/// `--routes` of the commands that count: paths of the route table (not
+/// `/healthz`), each once, in order; without the flag, [`DEFAULT_ROUTES`].
+///
+/// # Errors
+/// A path that is not a route of the table.
+pub(super) fn counted_routes(routes: Option<Vec<String>>) -> anyhow::Result<Vec<&'static common::Route>> {
+    let paths = routes.unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect());
+    let mut counted = Vec::new();
+    for path in &paths {
+        let route = common::Route::by_path(path)
+            .filter(|r| r.path != common::RouteId::Healthz.path())
+            .with_context(|| format!("--routes {path} is not a route of the table"))?;
+        if !counted.contains(&route) {
+            counted.push(route);
+        }
+    }
+    Ok(counted)
+}
+
 /// Every framework, as `--frameworks` takes them (checked against [`Framework::ALL`] by a test).
 const ALL_FRAMEWORKS: &str = "actix,axum,rocket";
 

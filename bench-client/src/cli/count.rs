@@ -4,11 +4,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, ensure};
+use anyhow::ensure;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{DEFAULT_ROUTES, FrameworksArg, ServedArgs, dedup};
+use super::args::{FrameworksArg, ServedArgs, dedup};
 use super::ci::{CiArgs, CiPlan};
 use crate::model::{Profile, Variant};
 use crate::report;
@@ -110,17 +110,7 @@ impl CountArgs {
     /// # Errors
     /// A route outside the route table (or /healthz); CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<CountPlan> {
-        let paths: Vec<String> =
-            self.routes.unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect());
-        let mut routes = Vec::new();
-        for path in &paths {
-            let route = common::Route::by_path(path)
-                .filter(|r| r.path != common::RouteId::Healthz.path())
-                .with_context(|| format!("--routes {path} is not a route of the table"))?;
-            if !routes.contains(&route) {
-                routes.push(route);
-            }
-        }
+        let mut routes = super::args::counted_routes(self.routes)?;
         ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
         let mut servers = super::args::command_servers(&self.commands)?;

@@ -3,11 +3,10 @@
 
 use std::sync::atomic::AtomicBool;
 
-use anyhow::Context;
 use clap::Args;
 
 use super::Outcome;
-use super::args::{DEFAULT_ROUTES, ServedArgs};
+use super::args::ServedArgs;
 use super::ci::{CiArgs, CiPlan};
 use crate::model::{Framework, Profile};
 use crate::suite::versions::{VersionsPlan, framework_crate};
@@ -75,16 +74,7 @@ impl VersionsArgs {
     /// # Errors
     /// A route outside the route table, fewer than two releases, a release that is not a version.
     pub fn plan(self) -> anyhow::Result<VersionsPlan> {
-        let routes = self
-            .routes
-            .unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect())
-            .iter()
-            .map(|path| {
-                common::Route::by_path(path)
-                    .filter(|r| r.path != common::RouteId::Healthz.path())
-                    .with_context(|| format!("--routes {path}: not a route of the route table"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let routes = super::args::counted_routes(self.routes)?;
         let count = CountPlan {
             profile: self.profile,
             servers: Vec::new(),
