@@ -11,7 +11,8 @@ FRAMEWORKS  ?= actix,axum,rocket
 # SCENARIOS=payload,state,fortunes; the report's "In proportion" table then
 # reads every delta as a share of a /fortunes request. SCENARIOS=memory (alone or
 # beside others) adds what a connection costs in memory, as `make memory` measures it.
-# SCENARIOS=middleware: what each layer a framework offers (--middleware) adds per request.
+# SCENARIOS=middleware: what each layer a framework offers (--middleware) adds per request;
+# SCENARIOS=extractors: what each typed extractor adds over reading the request raw.
 SCENARIOS   ?= payload,state,frameworks
 LAYERS      ?= 10
 SERVER_CPUS ?= 0

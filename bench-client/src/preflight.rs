@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use common::{ROUTES, Route, RouteId};
 
-use crate::engine::{Exchange, ExchangeError, Reply, RouteLoad, Target, http2};
+use crate::engine::{Exchange, ExchangeError, Reply, Request, RouteLoad, Target, http2};
 
 /// How long one preflight request may take, connect included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -148,9 +148,10 @@ pub fn expected(url: &str, target: &Target, status: u16, stop: &AtomicBool) -> a
     let fetched = fetch_until(target, Some(stop))
         .map_err(|e| if e.is::<Error>() { e } else { e.context(format!("cannot reach {} for {url}", target.addr)) })?;
     let mismatch = |diff: String| Error { kind: Kind::Mismatch, message: format!("preflight {url}: {diff}") };
-    if let Some(route) = Route::by_path(&target.path).filter(|_| status == 200 && target.request.is_plain_get()) {
+    let table = |route: &&Route| status == 200 && target.request == Request::of_table(route.request());
+    if let Some(route) = Route::by_path(&target.path).filter(table) {
         return match difference(route, &fetched) {
-            None => Ok(RouteLoad::ok(target.clone(), route.expected_body())),
+            None => Ok(RouteLoad::of_table(target.clone(), route)),
             Some(diff) => Err(mismatch(diff).into()),
         };
     }
@@ -302,7 +303,7 @@ pub fn wait_healthy(target: &Target, timeout: Duration) -> anyhow::Result<()> {
 /// and the difference.
 pub fn check_routes(server: &str, target: &Target) -> anyhow::Result<()> {
     for route in ROUTES {
-        let at = Target { path: route.path.to_owned(), ..target.clone() };
+        let at = RouteLoad::of_table(target.clone(), route).target;
         let got = fetch(&at).with_context(|| format!("preflight {server} {}", route.path))?;
         if let Some(diff) = difference(route, &got) {
             return Err(

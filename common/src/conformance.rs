@@ -31,23 +31,24 @@ pub fn fresh_fortunes() -> (FortuneDb, Fortunes) {
 }
 
 /// Asserts every route of the table, through every layer count of [`LAYERS`],
-/// as `get(layers, path)` answers it: status, `Content-Type`, body.
+/// as `ask(layers, route)` answers the route's request ([`Route::request`]:
+/// its method, and a body with its `Content-Type`): status, `Content-Type`, body.
 ///
 /// # Panics
 /// At the first answer that is not the table's.
-pub async fn assert_every_route<F>(get: impl Fn(usize, &'static str) -> F)
+pub async fn assert_every_route<F>(ask: impl Fn(usize, &'static Route) -> F)
 where
     F: Future<Output = (u16, Option<String>, Vec<u8>)>,
 {
     for layers in LAYERS {
         for route in ROUTES {
-            let (status, content_type, body) = get(layers, route.path).await;
+            let (status, content_type, body) = ask(layers, route).await;
             assert_table_answer(route, layers, status, content_type.as_deref(), &body);
         }
     }
 }
 
-/// Asserts that an answer to `GET route.path` through `layers` layers is the
+/// Asserts that an answer to the request of `route` through `layers` layers is the
 /// route table's: status 200, its content type, its bytes.
 ///
 /// # Panics

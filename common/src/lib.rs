@@ -18,6 +18,7 @@ pub mod config;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod devices;
+pub mod extract;
 pub mod fortunes;
 pub mod middleware;
 pub mod process;
@@ -33,6 +34,6 @@ pub use catalog::{
 pub use config::{Listener, ServerArgs, ServerConfig, parse_args};
 pub use devices::{Device, devices, devices_json, preserialized_devices};
 pub use fortunes::{DatabaseError, FortuneDb, FortuneError, Fortunes, MAX_FORTUNE_BYTES};
-pub use routes::{ContentType, ROUTES, Route, RouteId, UNKNOWN_PATH};
+pub use routes::{ContentType, ROUTES, Route, RouteId, RouteRequest, UNKNOWN_PATH};
 pub use signals::{ShutdownSignals, Stop};
 pub use state::{AppState, FatState, touch};

@@ -3,6 +3,7 @@
 //! test and the bench client's response check all read this one table.
 
 use crate::devices::devices_json;
+use crate::extract::{self, Batch, Params};
 use crate::fortunes::{seed_page, seed_read_body};
 
 /// Body of `GET /healthz`.
@@ -64,6 +65,26 @@ pub enum RouteId {
     /// `GET /blocking/offloaded`: the same call made the way the framework
     /// documents for blocking work (`web::block`, `spawn_blocking`).
     BlockingOffloaded,
+    /// `POST /extract/json`: a 100-byte JSON batch through the framework's `Json<T>`.
+    ExtractJson,
+    /// `POST /extract/json-raw`: the same bytes read raw, `serde_json::from_slice` by hand.
+    ExtractJsonRaw,
+    /// `POST /extract/json-10k`: a 10 KiB JSON batch through `Json<T>`.
+    ExtractJsonLarge,
+    /// `POST /extract/json-10k-raw`: the same bytes read raw.
+    ExtractJsonLargeRaw,
+    /// `GET /extract/path/sensor-0042/7`: two path parameters through the framework's `Path`.
+    ExtractPath,
+    /// `GET /extract/path-raw/sensor-0042/7`: the same read from the raw path.
+    ExtractPathRaw,
+    /// `GET /extract/query?device=sensor-0042&reading=7`: through `Query`.
+    ExtractQuery,
+    /// `GET /extract/query-raw?…`: the same read from the raw query string.
+    ExtractQueryRaw,
+    /// `POST /extract/form`: the same pairs as an urlencoded body, through `Form`.
+    ExtractForm,
+    /// `POST /extract/form-raw`: the same body read raw.
+    ExtractFormRaw,
 }
 
 impl RouteId {
@@ -82,8 +103,47 @@ impl RouteId {
             Self::FortunesCached => "/fortunes/cached",
             Self::BlockingInline => "/blocking/inline",
             Self::BlockingOffloaded => "/blocking/offloaded",
+            Self::ExtractJson => "/extract/json",
+            Self::ExtractJsonRaw => "/extract/json-raw",
+            Self::ExtractJsonLarge => "/extract/json-10k",
+            Self::ExtractJsonLargeRaw => "/extract/json-10k-raw",
+            Self::ExtractPath => "/extract/path/sensor-0042/7",
+            Self::ExtractPathRaw => "/extract/path-raw/sensor-0042/7",
+            Self::ExtractQuery => "/extract/query?device=sensor-0042&reading=7",
+            Self::ExtractQueryRaw => "/extract/query-raw?device=sensor-0042&reading=7",
+            Self::ExtractForm => "/extract/form",
+            Self::ExtractFormRaw => "/extract/form-raw",
         }
     }
+
+    /// The request it is loaded with: a `GET`, or a `POST` of the extractor
+    /// routes' JSON or urlencoded body.
+    pub fn request(self) -> RouteRequest {
+        let post = |content_type, body| RouteRequest { method: "POST", content_type: Some(content_type), body };
+        match self {
+            Self::ExtractJson | Self::ExtractJsonRaw => post(ContentType::Json.as_str(), extract::small_json()),
+            Self::ExtractJsonLarge | Self::ExtractJsonLargeRaw => {
+                post(ContentType::Json.as_str(), extract::large_json())
+            }
+            Self::ExtractForm | Self::ExtractFormRaw => post(FORM, extract::PAIRS.as_bytes()),
+            _ => RouteRequest { method: "GET", content_type: None, body: b"" },
+        }
+    }
+}
+
+/// The `Content-Type` of an urlencoded form body.
+pub const FORM: &str = "application/x-www-form-urlencoded";
+
+/// What a request to a route carries: its method, and with a body, the
+/// body's `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteRequest {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The body's type; `None` without a body.
+    pub content_type: Option<&'static str>,
+    /// The body (empty for a `GET`).
+    pub body: &'static [u8],
 }
 
 /// One row of the route table.
@@ -108,7 +168,20 @@ impl Route {
             RouteId::StateFat | RouteId::StateArc => APP_NAME.as_bytes().to_vec(),
             RouteId::Fortunes | RouteId::FortunesCached => seed_page().to_vec(),
             RouteId::BlockingInline | RouteId::BlockingOffloaded => seed_read_body(),
+            RouteId::ExtractJson | RouteId::ExtractJsonRaw => answer_of(extract::small_json()),
+            RouteId::ExtractJsonLarge | RouteId::ExtractJsonLargeRaw => answer_of(extract::large_json()),
+            RouteId::ExtractPath
+            | RouteId::ExtractPathRaw
+            | RouteId::ExtractQuery
+            | RouteId::ExtractQueryRaw
+            | RouteId::ExtractForm
+            | RouteId::ExtractFormRaw => Params::sent().answer().into_bytes(),
         }
+    }
+
+    /// The request it is loaded with ([`RouteId::request`]).
+    pub fn request(&self) -> RouteRequest {
+        self.id.request()
     }
 
     /// The row for `id`.
@@ -126,9 +199,15 @@ const fn get(id: RouteId, content_type: ContentType) -> Route {
     Route { id, path: id.path(), content_type }
 }
 
-/// Every `GET` route, in the order the README lists them. (`PUT
-/// /api/devices`, which replaces the list, and `POST /fortunes`, which adds
-/// a row, are not in the table: see [`crate::catalog`] and [`crate::fortunes`].)
+/// The answer to a JSON batch the client sends.
+fn answer_of(body: &[u8]) -> Vec<u8> {
+    extract::batch_from_slice(body).map(|b: Batch| b.answer()).expect("the batches sent parse").into_bytes()
+}
+
+/// Every route, in the order the README lists them, each with the request
+/// it is loaded with ([`RouteId::request`]). (`PUT /api/devices`, which
+/// replaces the list, and `POST /fortunes`, which adds a row, are not in the
+/// table: see [`crate::catalog`] and [`crate::fortunes`].)
 pub static ROUTES: &[Route] = &[
     get(RouteId::Healthz, ContentType::TextPlain),
     get(RouteId::Plaintext, ContentType::TextPlain),
@@ -141,6 +220,16 @@ pub static ROUTES: &[Route] = &[
     get(RouteId::FortunesCached, ContentType::Html),
     get(RouteId::BlockingInline, ContentType::Json),
     get(RouteId::BlockingOffloaded, ContentType::Json),
+    get(RouteId::ExtractJson, ContentType::TextPlain),
+    get(RouteId::ExtractJsonRaw, ContentType::TextPlain),
+    get(RouteId::ExtractJsonLarge, ContentType::TextPlain),
+    get(RouteId::ExtractJsonLargeRaw, ContentType::TextPlain),
+    get(RouteId::ExtractPath, ContentType::TextPlain),
+    get(RouteId::ExtractPathRaw, ContentType::TextPlain),
+    get(RouteId::ExtractQuery, ContentType::TextPlain),
+    get(RouteId::ExtractQueryRaw, ContentType::TextPlain),
+    get(RouteId::ExtractForm, ContentType::TextPlain),
+    get(RouteId::ExtractFormRaw, ContentType::TextPlain),
 ];
 
 /// A path no server routes; every server must answer it with 404.
@@ -155,8 +244,8 @@ mod tests {
     fn paths_and_ids_are_unique_and_complete() {
         let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
         let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
-        assert_eq!(paths.len(), 11);
-        assert_eq!(ids.len(), 11);
+        assert_eq!(paths.len(), 21);
+        assert_eq!(ids.len(), 21);
         assert!(Route::by_path(UNKNOWN_PATH).is_none());
     }
 
@@ -175,6 +264,32 @@ mod tests {
         let read = Route::get(RouteId::BlockingInline).expected_body();
         assert!(read.starts_with(br#"{"rows":12,"bytes":"#), "{}", String::from_utf8_lossy(&read));
         assert_eq!(read, Route::get(RouteId::BlockingOffloaded).expected_body());
+        let typed_and_raw = [
+            (RouteId::ExtractJson, RouteId::ExtractJsonRaw, "sensor-0042: 1 readings"),
+            (RouteId::ExtractJsonLarge, RouteId::ExtractJsonLargeRaw, "sensor-0042: 156 readings"),
+            (RouteId::ExtractPath, RouteId::ExtractPathRaw, "sensor-0042: reading 7"),
+            (RouteId::ExtractQuery, RouteId::ExtractQueryRaw, "sensor-0042: reading 7"),
+            (RouteId::ExtractForm, RouteId::ExtractFormRaw, "sensor-0042: reading 7"),
+        ];
+        for (typed, raw, answer) in typed_and_raw {
+            assert_eq!(Route::get(typed).expected_body(), answer.as_bytes(), "{typed:?}");
+            assert_eq!(Route::get(raw).expected_body(), answer.as_bytes(), "{raw:?}");
+            assert_eq!(typed.request(), raw.request(), "{typed:?} and {raw:?} take the same request");
+        }
+    }
+
+    #[test]
+    fn extractor_routes_carry_the_shared_values() {
+        let pairs = crate::extract::PAIRS;
+        assert!(RouteId::ExtractQuery.path().ends_with(&format!("?{pairs}")));
+        assert!(RouteId::ExtractQueryRaw.path().starts_with(crate::extract::QUERY_RAW_PATH));
+        let tail = format!("{}/{}", crate::extract::DEVICE, crate::extract::READING);
+        assert_eq!(RouteId::ExtractPath.path(), format!("{}{tail}", crate::extract::PATH_PREFIX));
+        assert_eq!(RouteId::ExtractPathRaw.path(), format!("{}{tail}", crate::extract::PATH_RAW_PREFIX));
+        let form = RouteId::ExtractForm.request();
+        assert_eq!((form.method, form.content_type, form.body), ("POST", Some(FORM), pairs.as_bytes()));
+        assert_eq!(RouteId::Plaintext.request(), RouteRequest { method: "GET", content_type: None, body: b"" });
+        assert_eq!(RouteId::ExtractJsonLarge.request().content_type, Some("application/json"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! (actix-web's way to run blocking work on a thread pool, off the worker's
 //! event loop); `/fortunes/cached` serves its page without blocking.
 
+mod extract;
 pub mod stack;
 
 use std::process::ExitCode;
@@ -67,7 +68,8 @@ pub fn app(layers: usize, fortunes: Fortunes) -> impl Fn(&mut web::ServiceConfig
             )
             .route(RouteId::FortunesCached.path(), get_or_head().to(fortunes_cached))
             .route(RouteId::BlockingInline.path(), get_or_head().to(blocking_inline))
-            .route(RouteId::BlockingOffloaded.path(), get_or_head().to(blocking_offloaded));
+            .route(RouteId::BlockingOffloaded.path(), get_or_head().to(blocking_offloaded))
+            .configure(extract::routes);
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
     }

@@ -8,9 +8,23 @@ use common::conformance;
 type Answer = (StatusCode, Option<String>, Vec<u8>);
 
 async fn get(layers: usize, path: &str) -> Answer {
+    send(layers, test::TestRequest::get().uri(path)).await
+}
+
+/// The request of `route` (its method, and a body with its type) through `layers` layers.
+async fn ask(layers: usize, route: &common::Route) -> Answer {
+    let ask = route.request();
+    let mut request = test::TestRequest::default().method(Method::from_bytes(ask.method.as_bytes()).unwrap());
+    if let Some(content_type) = ask.content_type {
+        request = request.insert_header((header::CONTENT_TYPE, content_type));
+    }
+    send(layers, request.uri(route.path).set_payload(ask.body)).await
+}
+
+async fn send(layers: usize, request: test::TestRequest) -> Answer {
     let (_db, fortunes) = conformance::fresh_fortunes();
     let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
-    let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
+    let response = test::call_service(&app, request.to_request()).await;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let body = test::read_body(response).await.to_vec();
@@ -19,8 +33,8 @@ async fn get(layers: usize, path: &str) -> Answer {
 
 #[actix_web::test]
 async fn every_route_answers_the_table_byte_for_byte() {
-    conformance::assert_every_route(|layers, path| async move {
-        let (status, content_type, body) = get(layers, path).await;
+    conformance::assert_every_route(|layers, route| async move {
+        let (status, content_type, body) = ask(layers, route).await;
         (status.as_u16(), content_type, body)
     })
     .await;

@@ -37,6 +37,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::tls::TlsListener;
 
+mod extract;
 pub mod stack;
 mod tls;
 
@@ -62,6 +63,7 @@ pub fn app(layers: usize, fortunes: Fortunes) -> Router {
         .merge(fortunes)
         .merge(state_route(RouteId::StateFat, FatState::new(), layers))
         .merge(state_route(RouteId::StateArc, AppState::new(), layers))
+        .merge(extract::routes())
 }
 
 /// One `/state/*` route behind `layers` middleware layers, each obtaining `S`.

@@ -13,6 +13,7 @@
 //! to tokio's blocking thread pool, off the async workers);
 //! `/fortunes/cached` serves its page without blocking.
 
+mod extract;
 pub mod stack;
 
 use std::convert::Infallible;
@@ -59,6 +60,7 @@ pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes)
         .mount(RouteId::FortunesCached.path(), routes![fortunes_cached])
         .mount(RouteId::BlockingInline.path(), routes![blocking_inline])
         .mount(RouteId::BlockingOffloaded.path(), routes![blocking_offloaded]);
+    rocket = extract::mount(rocket);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));

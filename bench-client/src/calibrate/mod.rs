@@ -59,7 +59,7 @@ pub fn measure(plan: &CalibratePlan, stop: &AtomicBool) -> anyhow::Result<Ceilin
     let mut responder = ServerProcess::start(&exe, &args, &plan.server_cpus).context("built-in responder")?;
     plan.client_cpus.pin_current_thread()?;
     let route = Route::get(RouteId::Plaintext);
-    let load = Load::new(RouteLoad::ok(Target::new(responder.addr, route.path), route.expected_body()), plan.settings);
+    let load = Load::new(RouteLoad::of_table(Target::new(responder.addr, route.path), route), plan.settings);
     let run =
         measure::run(&load, Observers { servers: &[responder.pid()], perf: None, live: None }, Start::now(), stop);
     responder.stop();

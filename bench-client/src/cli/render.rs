@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::Outcome;
+use crate::model::Scenario;
 use crate::report;
 
 /// Which table `report` prints.
@@ -28,6 +29,9 @@ pub enum FrontTable {
     /// With the `middleware` scenario: what each layer adds per request in each framework (with
     /// --confirmed-by, the second session's mean beside, and where it leaves the first's interval).
     Middleware,
+    /// With the `extractors` scenario: what each typed extractor adds over reading the request raw,
+    /// in each framework (with --confirmed-by, as for middleware).
+    Extractors,
 }
 
 /// Which chart `report --chart` draws.
@@ -40,6 +44,9 @@ pub enum FrontChart {
     Changes,
     /// With the `middleware` scenario: each layer's change against the bare route, per framework.
     Middleware,
+    /// With the `extractors` scenario: each typed extractor's change against its raw route, per
+    /// framework.
+    Extractors,
 }
 
 /// Flags of `report`, as typed.
@@ -76,6 +83,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
         FrontChart::Frameworks => report::charts::draw_frameworks(output, &results)?,
         FrontChart::Changes => report::charts::draw_changes(output, &results)?,
         FrontChart::Middleware => report::charts::draw_middleware(output, &results)?,
+        FrontChart::Extractors => report::charts::draw_extractors(output, &results)?,
     };
     anyhow::ensure!(
         drew,
@@ -85,6 +93,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
             FrontChart::Frameworks => "frameworks scenario",
             FrontChart::Changes => "delta",
             FrontChart::Middleware => "middleware scenario",
+            FrontChart::Extractors => "extractors scenario",
         }
     );
     Ok(())
@@ -98,8 +107,9 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
     let path = crate::results::results_file(&args.file);
     let results = read_results(&args.file)?;
     anyhow::ensure!(
-        args.confirmed_by.is_none() || matches!(args.table, FrontTable::Frameworks | FrontTable::Middleware),
-        "--confirmed-by holds two sessions against each other: it goes with --table frameworks or middleware"
+        args.confirmed_by.is_none()
+            || matches!(args.table, FrontTable::Frameworks | FrontTable::Middleware | FrontTable::Extractors),
+        "--confirmed-by holds two sessions against each other: it goes with --table frameworks, middleware or extractors"
     );
     let table = match args.table {
         FrontTable::Floors => {
@@ -128,15 +138,19 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
                 path.display()
             );
             let mut http2 = results.clone();
-            http2.deltas.retain(|d| d.scenario == crate::model::Scenario::Http2);
+            http2.deltas.retain(|d| d.scenario == Scenario::Http2);
             format!("{settings}\n{}", report::changes_excerpt(&http2))
         }
-        FrontTable::Middleware => {
+        FrontTable::Middleware | FrontTable::Extractors => {
+            let scenario = match args.table {
+                FrontTable::Middleware => Scenario::Middleware,
+                _ => Scenario::Extractors,
+            };
             let second = args.confirmed_by.as_deref().map(read_results).transpose()?;
-            let table = report::middleware_table(&results, second.as_ref());
+            let table = report::scenario_table(&results, second.as_ref(), scenario);
             anyhow::ensure!(
                 !table.is_empty(),
-                "{}: no middleware scenario (suite --scenarios middleware has it)",
+                "{}: no {scenario} scenario (suite --scenarios {scenario} has it)",
                 path.display()
             );
             return Ok(match &second {

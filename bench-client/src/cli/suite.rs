@@ -408,7 +408,18 @@ mod tests {
             .collect();
         assert_eq!(
             help,
-            ["payload", "state", "fortunes", "blocking", "tls", "http2", "frameworks", "middleware", "memory"]
+            [
+                "payload",
+                "state",
+                "fortunes",
+                "blocking",
+                "tls",
+                "http2",
+                "frameworks",
+                "middleware",
+                "extractors",
+                "memory"
+            ]
         );
     }
 }

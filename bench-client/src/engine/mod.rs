@@ -275,6 +275,13 @@ impl RouteLoad {
     pub fn ok(target: Target, body: Vec<u8>) -> Self {
         Self { target, expected_status: 200, expected_body: body, shape: Shape::default() }
     }
+
+    /// `route` of the table at `target`'s server: the table's request
+    /// ([`Request::of_table`]), successful with status 200 and the table's body.
+    pub fn of_table(target: Target, route: &common::Route) -> Self {
+        let target = Target { path: route.path.to_owned(), request: Request::of_table(route.request()), ..target };
+        Self::ok(target, route.expected_body())
+    }
 }
 
 /// A checked description of one load run: what to fetch, what every

@@ -12,6 +12,7 @@ use super::deltas::{ab_table, delta_table};
 use super::flames::FlameGraphs;
 use super::markdown::{flamegraph_table, profiles_table, profiling_cost_table, proportion_table, sweep_table};
 use super::notes;
+use crate::model::Scenario;
 use crate::results::Results;
 
 /// One section of the answer, in the order every rendering shows them.
@@ -31,6 +32,9 @@ pub enum Section {
     Counted,
     /// With the `middleware` scenario: what each layer adds per request in each framework.
     Middleware,
+    /// With the `extractors` scenario: what each typed extractor adds over
+    /// reading the request raw, in each framework.
+    Extractors,
     /// With the `memory` scenario: what a connection costs each framework in memory.
     Memory,
     /// µs of server CPU per request of every route, and what each delta
@@ -59,13 +63,14 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Frameworks,
         Self::Changes,
         Self::Latency,
         Self::Http2Settings,
         Self::Counted,
         Self::Middleware,
+        Self::Extractors,
         Self::Memory,
         Self::Proportion,
         Self::Sweep,
@@ -86,7 +91,8 @@ impl Section {
             Self::Latency => super::latency_table(results),
             Self::Http2Settings => super::http2_settings_table(results),
             Self::Counted => super::counted_beside_timed(results),
-            Self::Middleware => super::middleware_table(results, None),
+            Self::Middleware => super::scenario_table(results, None, Scenario::Middleware),
+            Self::Extractors => super::scenario_table(results, None, Scenario::Extractors),
             Self::Memory => results.memory.as_ref().map(super::memory_table).unwrap_or_default(),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
@@ -128,7 +134,12 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
         .filter(|section| match (section, on) {
             (Section::Changes | Section::Latency | Section::Http2Settings, _) => timed,
             (
-                Section::Frameworks | Section::Counted | Section::Middleware | Section::Memory | Section::Proportion,
+                Section::Frameworks
+                | Section::Counted
+                | Section::Middleware
+                | Section::Extractors
+                | Section::Memory
+                | Section::Proportion,
                 _,
             ) => !ab,
             (Section::ProfilingCost | Section::Charts, Medium::Terminal) => false,
@@ -163,6 +174,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
             Section::Memory => writeln!(out, "What a connection costs in memory:\n\n{tables}"),
             Section::Middleware => writeln!(out, "What each layer costs:\n\n{tables}"),
+            Section::Extractors => writeln!(out, "What each extractor costs:\n\n{tables}"),
             Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
             Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
@@ -183,6 +195,8 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
     let (memory, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/memory.svg"));
     let (layers, charts): (Vec<&String>, Vec<&String>) =
         charts.into_iter().partition(|c| c.ends_with("/middleware.svg"));
+    let (extractors, charts): (Vec<&String>, Vec<&String>) =
+        charts.into_iter().partition(|c| c.ends_with("/extractors.svg"));
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
             if !charts.is_empty() {
@@ -226,6 +240,16 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                     let _ = writeln!(
                         out,
                         "![each layer's change of successful requests per second, 95 % intervals]({c})\n"
+                    );
+                }
+                write!(out, "{tables}")
+            }
+            Section::Extractors => {
+                out.push_str("\n## What each extractor costs\n\n");
+                for c in &extractors {
+                    let _ = writeln!(
+                        out,
+                        "![each typed extractor's change of successful requests per second over the raw route, 95 % intervals]({c})\n"
                     );
                 }
                 write!(out, "{tables}")
@@ -294,6 +318,7 @@ mod tests {
                 Http2Settings,
                 Counted,
                 Middleware,
+                Extractors,
                 Memory,
                 Proportion,
                 Sweep,

@@ -114,7 +114,7 @@ pub fn load_of(settings: LoadSettings, server: &ServerProcess, route: &Route) ->
 /// `route` of the table on the server at `addr`, with the body a successful
 /// response carries.
 pub fn route_load(addr: SocketAddr, route: &Route) -> RouteLoad {
-    RouteLoad::ok(Target::new(addr, route.path), route.expected_body())
+    RouteLoad::of_table(Target::new(addr, route.path), route)
 }
 
 /// A server of a round, with what a successful response of each route it
@@ -189,7 +189,7 @@ impl Started {
                 Ok(RouteLoad { expected_status: answer.status, ..RouteLoad::ok(target, answer.body.clone()) })
             }
             None => Route::by_path(path)
-                .map(|route| RouteLoad::ok(target, route.expected_body()))
+                .map(|route| RouteLoad::of_table(target, route))
                 .with_context(|| format!("{path}: no answer to verify it against")),
         }
     }

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::process::Command;
 
-use bench_client::engine::{Reply, Target, http2};
+use bench_client::engine::{Reply, RouteLoad, Target, http2};
 use bench_client::preflight;
 use bench_client::sys::ServerProcess;
 
@@ -72,8 +72,16 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
         let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
         let tls_addr = server.tls_addr.expect("the second listening line, https");
         for route in common::ROUTES {
-            let http1: Reply = preflight::fetch(&Target::new(server.addr, route.path))
+            let http1: Reply = preflight::fetch(&RouteLoad::of_table(Target::new(server.addr, "/"), route).target)
                 .unwrap_or_else(|e| panic!("{f} {}: {e:#}", route.path));
+            // The route's request as curl sends it: its method, and a body with its type.
+            let ask = route.request();
+            let body = String::from_utf8(ask.body.to_vec()).unwrap();
+            let content_type = ask.content_type.map(|t| format!("Content-Type: {t}"));
+            let mut asked = vec!["-X", ask.method];
+            if let Some(header) = &content_type {
+                asked.extend(["-H", header, "--data-binary", &body]);
+            }
             assert_eq!(preflight::difference(route, &http1), None, "{f} {} over HTTP/1.1", route.path);
             let expected = |version: &str| Got {
                 status: http1.status,
@@ -81,9 +89,9 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
                 content_type: http1.content_type.clone(),
                 body: http1.body.clone(),
             };
-            let h2c = curl(&["--http2-prior-knowledge"], &url("http", server.addr, route.path));
+            let h2c = curl(&[&asked[..], &["--http2-prior-knowledge"]].concat(), &url("http", server.addr, route.path));
             assert_eq!(h2c, expected("2"), "{f} {} over h2c (prior knowledge)", route.path);
-            let h2 = curl(&["--http2", "--insecure"], &url("https", tls_addr, route.path));
+            let h2 = curl(&[&asked[..], &["--http2", "--insecure"]].concat(), &url("https", tls_addr, route.path));
             assert_eq!(h2, expected("2"), "{f} {} over h2 (ALPN)", route.path);
         }
         // A TLS client that offers only http/1.1 is served HTTP/1.1.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bench_client::engine::{Reply, Target, TlsClient, Trust};
+use bench_client::engine::{Reply, RouteLoad, Target, TlsClient, Trust};
 use bench_client::preflight;
 use bench_client::sys::ServerProcess;
 use common::tls::TlsIdentity;
@@ -30,8 +30,8 @@ fn every_server_answers_every_route_with_the_same_bytes_over_tls() {
         assert_ne!(tls_addr, server.addr, "{f}: two listeners");
         let client = TlsClient::new("127.0.0.1", Trust::Any, true).unwrap();
         for route in common::ROUTES {
-            let plain = get(&Target::new(server.addr, route.path), f);
-            let tls = get(&Target::new(tls_addr, route.path).with_tls(client.clone()), f);
+            let plain = get(&RouteLoad::of_table(Target::new(server.addr, "/"), route).target, f);
+            let tls = get(&RouteLoad::of_table(Target::new(tls_addr, "/"), route).target.with_tls(client.clone()), f);
             assert_eq!(preflight::difference(route, &tls), None, "{f} {} over TLS", route.path);
             assert_eq!(tls.answer(), plain.answer(), "{f} {}: the same status, type and bytes", route.path);
         }

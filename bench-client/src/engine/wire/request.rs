@@ -166,9 +166,19 @@ impl Request {
         self.method == "HEAD"
     }
 
-    /// A plain `GET` (no header added, no body): the route table's request.
+    /// A plain `GET` (no header added, no body): most routes' request.
     pub fn is_plain_get(&self) -> bool {
         *self == Self::get()
+    }
+
+    /// The request the route table loads a route with: its method, and a
+    /// body with its `Content-Type` (`common::RouteId::request`).
+    pub fn of_table(ask: common::RouteRequest) -> Self {
+        if ask.content_type.is_none() && ask.body.is_empty() && ask.method == "GET" {
+            return Self::get();
+        }
+        let headers = ask.content_type.map(|t| vec![("Content-Type".to_owned(), t.to_owned())]).unwrap_or_default();
+        Self { method: ask.method.to_owned(), host: None, headers, body: Some(ask.body.to_vec()) }
     }
 }
 

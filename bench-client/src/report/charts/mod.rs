@@ -58,6 +58,9 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     if draw_middleware(&dir.join(MIDDLEWARE_CHART), results)? {
         written.push(MIDDLEWARE_CHART.to_owned());
     }
+    if draw_extractors(&dir.join(EXTRACTORS_CHART), results)? {
+        written.push(EXTRACTORS_CHART.to_owned());
+    }
     if let Some(memory) = &results.memory
         && draw_memory(&dir.join(MEMORY_CHART), memory)?
     {
@@ -68,6 +71,8 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
 
 /// The chart of the `middleware` scenario, in a run folder.
 const MIDDLEWARE_CHART: &str = "charts/middleware.svg";
+/// The chart of the `extractors` scenario, in a run folder.
+const EXTRACTORS_CHART: &str = "charts/extractors.svg";
 
 /// The chart of the `memory` scenario, in a run folder.
 const MEMORY_CHART: &str = "charts/memory.svg";
@@ -152,6 +157,22 @@ pub fn draw_middleware(path: &Path, results: &Results) -> anyhow::Result<bool> {
     // The layer's name: its label up to the path.
     let name = |d: &Delta| format!("{} {}", d.framework.name(), d.to.split(' ').next().unwrap_or_default());
     changes_by_framework(path, "each layer against the bare route (/api/devices/preserialized), 95 % CI", &of, name)
+}
+
+/// Draws the `extractors` scenario into `path`: per framework, each typed
+/// route's change of successful requests per second over its raw route,
+/// with its interval; `false` (nothing written) without the scenario.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_extractors(path: &Path, results: &Results) -> anyhow::Result<bool> {
+    let of: Vec<&Delta> = results.deltas.iter().filter(|d| d.scenario == Scenario::Extractors).collect();
+    // The typed route's path without its values: `/extract/json-10k`, `/extract/query`.
+    let name = |d: &Delta| {
+        let path = d.to.split('?').next().unwrap_or_default().trim_end_matches("/sensor-0042/7");
+        format!("{} {path}", d.framework.name())
+    };
+    changes_by_framework(path, "each typed extractor against reading the request raw, 95 % CI", &of, name)
 }
 
 /// Draws `deltas` into `path` under `title`, one group per framework, each

@@ -7,9 +7,11 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use clap::ValueEnum;
-use common::RouteId;
-use common::middleware::{self, Middleware};
 use serde::{Deserialize, Serialize};
+
+mod variant;
+
+pub use variant::Variant;
 
 /// A web framework with a server crate in this workspace, or the user's
 /// own server.
@@ -130,6 +132,13 @@ pub enum Scenario {
     /// of them (a server per variant, started anew every round, all pinned
     /// to the same CPUs; the client alternates between them in slices).
     Middleware,
+    /// Each framework's typed extractors against reading the same request
+    /// raw, on one server: `POST` of a JSON body of 102 bytes and of 10 KiB
+    /// (`Json<T>` against `serde_json::from_slice` by hand), and a device
+    /// and a reading in the path, the query and an urlencoded form (`Path`,
+    /// `Query`, `Form` against splitting the raw bytes by hand); each raw
+    /// route paired with its typed one.
+    Extractors,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -153,6 +162,7 @@ impl Scenario {
             Self::Http2 => "http2",
             Self::Frameworks => "frameworks",
             Self::Middleware => "middleware",
+            Self::Extractors => "extractors",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -180,6 +190,7 @@ impl Scenario {
             ],
             Self::Frameworks => &[Variant::Plaintext, Variant::PerRequest, Variant::Preserialized, Variant::Arc],
             Self::Middleware => &Variant::MIDDLEWARE,
+            Self::Extractors => &Variant::EXTRACTORS,
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -187,275 +198,20 @@ impl Scenario {
 
     /// Its deltas, as (baseline, changed) pairs: the first variant against
     /// each other one, except `http2`, whose every HTTP/2 variant is
-    /// compared with HTTP/1.1 on the same listener and route, and
+    /// compared with HTTP/1.1 on the same listener and route, `extractors`,
+    /// whose every typed route is compared with its raw one, and
     /// `frameworks`, which pairs frameworks, not variants (none).
     pub fn pairs(self) -> Vec<(Variant, Variant)> {
         let variants = self.variants();
         match self {
-            Self::Http2 => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
+            Self::Http2 | Self::Extractors => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
             Self::Frameworks => Vec::new(),
             _ => variants[1..].iter().map(|&to| (variants[0], to)).collect(),
         }
     }
 }
 
-/// One route measured within a scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Variant {
-    /// `GET /api/devices`: serialized on every request.
-    PerRequest,
-    /// `GET /api/devices/preserialized`: serialized once at start-up.
-    Preserialized,
-    /// `GET /api/devices/cached`: serialized once per change of the list.
-    Cached,
-    /// `GET /state/fat`: the 35-field state cloned per use.
-    Fat,
-    /// `GET /state/arc`: the same fields behind one `Arc`.
-    Arc,
-    /// `GET /plaintext`: the floor.
-    Plaintext,
-    /// `GET /fortunes`: the table read, sorted and rendered on every request.
-    Fortunes,
-    /// `GET /fortunes/cached`: the page rendered once per change of the table.
-    FortunesCached,
-    /// `GET /blocking/inline`: a blocking call on the async worker.
-    Inline,
-    /// `GET /blocking/offloaded`: the same call offloaded as documented.
-    Offloaded,
-    /// `GET /plaintext` over HTTP, in the `tls` scenario.
-    Http,
-    /// `GET /plaintext` over TLS, on the same server's HTTPS listener.
-    Https,
-    /// `GET /plaintext` over HTTP/2 with prior knowledge (h2c), in the
-    /// `http2` scenario.
-    H2c,
-    /// `GET /plaintext` over HTTP/2 on the HTTPS listener (ALPN `h2`).
-    H2,
-    /// `GET /api/devices` over HTTP/1.1 on the plain listener, in the
-    /// `http2` scenario.
-    DevicesHttp,
-    /// `GET /api/devices` over HTTP/2 with prior knowledge (h2c).
-    DevicesH2c,
-    /// `GET /api/devices` over HTTP/1.1 on the HTTPS listener.
-    DevicesHttps,
-    /// `GET /api/devices` over HTTP/2 on the HTTPS listener (ALPN `h2`).
-    DevicesH2,
-    /// A path of the user's own server (`ab --before-cmd`/`--after-cmd`),
-    /// named by the run's `route`.
-    Own,
-    /// `GET /api/devices/preserialized` on a server with `--middleware none`
-    /// (the `middleware` scenario's requests all send its `REQUEST_HEADERS`).
-    Bare,
-    /// The same through the framework's compression (gzip).
-    Compression,
-    /// The same through a log line per request, into a sink.
-    Trace,
-    /// The same through CORS.
-    Cors,
-    /// The same through a request id.
-    RequestId,
-    /// The same through a timeout.
-    Timeout,
-    /// The same through the security headers.
-    SecurityHeaders,
-    /// The same through every layer the framework offers, stacked.
-    Stacked,
-}
-
-impl Variant {
-    /// Every variant of its own route, in the order of the route table
-    /// (not [`Variant::Http`] and [`Variant::Https`]: `/plaintext` again).
-    pub const ALL: [Self; 10] = [
-        Self::Plaintext,
-        Self::PerRequest,
-        Self::Preserialized,
-        Self::Cached,
-        Self::Fat,
-        Self::Arc,
-        Self::Fortunes,
-        Self::FortunesCached,
-        Self::Inline,
-        Self::Offloaded,
-    ];
-
-    /// Every variant the suite measures: [`Variant::ALL`], then the `tls`
-    /// scenario's two, then the `http2` scenario's others, then the
-    /// `middleware` scenario's.
-    pub const MEASURED: [Self; 26] = {
-        const MORE: [Variant; 16] = [
-            Variant::Http,
-            Variant::Https,
-            Variant::H2c,
-            Variant::H2,
-            Variant::DevicesHttp,
-            Variant::DevicesH2c,
-            Variant::DevicesHttps,
-            Variant::DevicesH2,
-            Variant::Bare,
-            Variant::Trace,
-            Variant::RequestId,
-            Variant::Timeout,
-            Variant::Cors,
-            Variant::SecurityHeaders,
-            Variant::Compression,
-            Variant::Stacked,
-        ];
-        let mut measured = [Self::Plaintext; 26];
-        let mut i = 0;
-        while i < measured.len() {
-            measured[i] = if i < Self::ALL.len() { Self::ALL[i] } else { MORE[i - Self::ALL.len()] };
-            i += 1;
-        }
-        measured
-    };
-
-    /// The `middleware` scenario's variants: the bare server first.
-    pub const MIDDLEWARE: [Self; 8] = [
-        Self::Bare,
-        Self::Trace,
-        Self::RequestId,
-        Self::Timeout,
-        Self::Cors,
-        Self::SecurityHeaders,
-        Self::Compression,
-        Self::Stacked,
-    ];
-
-    /// Its server's `--middleware` in the `middleware` scenario (`None`:
-    /// another scenario's, the framework's defaults), for `framework`:
-    /// `Stacked` is every layer it offers; a layer it does not offer is
-    /// `None` too (that variant is not measured for it).
-    pub fn middleware(self, framework: Framework) -> Option<&'static [Middleware]> {
-        let offered = middleware::offered(framework.name());
-        let one = |m: Middleware| offered.iter().position(|o| *o == m).map(|i| &offered[i..=i]);
-        match self {
-            Self::Bare => Some(&[]),
-            Self::Compression => one(Middleware::Compression),
-            Self::Trace => one(Middleware::Trace),
-            Self::Cors => one(Middleware::Cors),
-            Self::RequestId => one(Middleware::RequestId),
-            Self::Timeout => one(Middleware::Timeout),
-            Self::SecurityHeaders => one(Middleware::SecurityHeaders),
-            Self::Stacked => Some(offered),
-            _ => None,
-        }
-    }
-
-    /// The variant of the route at `path`, if it is one.
-    pub fn of_path(path: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.path() == path)
-    }
-
-    /// Its name in `results.json`, e.g. `per_request`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::PerRequest => "per_request",
-            Self::Preserialized => "preserialized",
-            Self::Cached => "cached",
-            Self::Fat => "fat",
-            Self::Arc => "arc",
-            Self::Plaintext => "plaintext",
-            Self::Fortunes => "fortunes",
-            Self::FortunesCached => "fortunes_cached",
-            Self::Inline => "inline",
-            Self::Offloaded => "offloaded",
-            Self::Http => "http",
-            Self::Https => "https",
-            Self::H2c => "h2c",
-            Self::H2 => "h2",
-            Self::DevicesHttp => "devices_http",
-            Self::DevicesH2c => "devices_h2c",
-            Self::DevicesHttps => "devices_https",
-            Self::DevicesH2 => "devices_h2",
-            Self::Own => "own",
-            Self::Bare => "bare",
-            Self::Compression => "compression",
-            Self::Trace => "trace",
-            Self::Cors => "cors",
-            Self::RequestId => "request_id",
-            Self::Timeout => "timeout",
-            Self::SecurityHeaders => "security_headers",
-            Self::Stacked => "stacked",
-        }
-    }
-
-    /// The route of the table it loads; `None` for [`Variant::Own`].
-    pub fn route(self) -> Option<RouteId> {
-        Some(match self {
-            Self::PerRequest => RouteId::Devices,
-            Self::Preserialized => RouteId::DevicesPreserialized,
-            Self::Cached => RouteId::DevicesCached,
-            Self::Fat => RouteId::StateFat,
-            Self::Arc => RouteId::StateArc,
-            Self::Plaintext => RouteId::Plaintext,
-            Self::Fortunes => RouteId::Fortunes,
-            Self::FortunesCached => RouteId::FortunesCached,
-            Self::Inline => RouteId::BlockingInline,
-            Self::Offloaded => RouteId::BlockingOffloaded,
-            Self::Http | Self::Https | Self::H2c | Self::H2 => RouteId::Plaintext,
-            Self::DevicesHttp | Self::DevicesH2c | Self::DevicesHttps | Self::DevicesH2 => RouteId::Devices,
-            Self::Own => return None,
-            // The middleware scenario's, each through its own server.
-            _ => RouteId::DevicesPreserialized,
-        })
-    }
-
-    /// How runs, deltas and tables name it: its path, with the scheme for
-    /// the `tls` and `http2` scenarios' (`https /plaintext`, `h2c
-    /// /plaintext`), whose paths repeat.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Http => "http /plaintext",
-            Self::Https => "https /plaintext",
-            Self::H2c => "h2c /plaintext",
-            Self::H2 => "h2 /plaintext",
-            Self::DevicesHttp => "http /api/devices",
-            Self::DevicesH2c => "h2c /api/devices",
-            Self::DevicesHttps => "https /api/devices",
-            Self::DevicesH2 => "h2 /api/devices",
-            Self::Bare => "bare /api/devices/preserialized",
-            Self::Compression => "compression /api/devices/preserialized",
-            Self::Trace => "trace /api/devices/preserialized",
-            Self::Cors => "cors /api/devices/preserialized",
-            Self::RequestId => "request-id /api/devices/preserialized",
-            Self::Timeout => "timeout /api/devices/preserialized",
-            Self::SecurityHeaders => "security-headers /api/devices/preserialized",
-            Self::Stacked => "stacked /api/devices/preserialized",
-            _ => self.path(),
-        }
-    }
-
-    /// The variant a [`Variant::label`] names.
-    pub fn of_label(label: &str) -> Option<Self> {
-        Self::MEASURED.into_iter().find(|v| v.label() == label)
-    }
-
-    /// Whether it is loaded over TLS (on the server's HTTPS listener).
-    pub fn tls(self) -> bool {
-        matches!(self, Self::Https | Self::H2 | Self::DevicesHttps | Self::DevicesH2)
-    }
-
-    /// Whether it is loaded over HTTP/2 (h2c on the plain listener, ALPN
-    /// `h2` over TLS).
-    pub fn http2(self) -> bool {
-        matches!(self, Self::H2c | Self::H2 | Self::DevicesH2c | Self::DevicesH2)
-    }
-
-    /// The path of its route, e.g. `/api/devices`; for [`Variant::Own`],
-    /// `(own)`: its runs name their path in `route`.
-    pub fn path(self) -> &'static str {
-        self.route().map_or("(own)", RouteId::path)
-    }
-}
-
 impl fmt::Display for Scenario {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -516,7 +272,8 @@ mod tests {
                 Scenario::Tls,
                 Scenario::Http2,
                 Scenario::Frameworks,
-                Scenario::Middleware
+                Scenario::Middleware,
+                Scenario::Extractors
             ],
             "floor is not a --scenarios value"
         );
@@ -524,7 +281,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&Scenario::Tls.variants()).unwrap(), r#"["http","https"]"#);
         assert_eq!(Scenario::Tls.variants().iter().map(|v| v.tls()).collect::<Vec<_>>(), [false, true]);
         assert!(Scenario::Tls.variants().iter().all(|v| v.path() == "/plaintext"));
-        assert_eq!(Variant::MEASURED[..10], Variant::ALL);
+        assert_eq!(Variant::MEASURED[..20], Variant::ALL);
         let http2: Vec<(&str, &str, bool, bool)> = Scenario::Http2
             .pairs()
             .into_iter()
@@ -554,6 +311,13 @@ mod tests {
         assert_eq!(Variant::Bare.middleware(Framework::Axum), Some(&[][..]));
         assert_eq!(Variant::Plaintext.middleware(Framework::Axum), None);
         assert_eq!(Scenario::Payload.pairs().len(), 2);
+        // Each typed extractor against its raw route, on the same request.
+        for (raw, typed) in Scenario::Extractors.pairs() {
+            let (raw, typed) = (raw.route().unwrap(), typed.route().unwrap());
+            assert_eq!(raw.request(), typed.request(), "{raw:?} {typed:?}");
+            assert!(raw.path().contains("-raw") && !typed.path().contains("-raw"), "{raw:?} {typed:?}");
+        }
+        assert_eq!(Scenario::Extractors.pairs().len(), 5);
         for v in Variant::MEASURED {
             assert!(Variant::MEASURED.iter().filter(|w| w.name() == v.name()).count() == 1, "{v}: one name");
         }

@@ -1,7 +1,8 @@
-//! The `middleware` scenario's answer: what each layer adds to a request in
-//! each framework, in µs of server CPU with its interval over the rounds
-//! and as a share of the bare route's cost; with a second session, whether
-//! it lands where the first did.
+//! The answers of the scenarios that pair one change per row in every
+//! framework: what each middleware layer adds to a request, and what each
+//! typed extractor adds over reading the same request raw, in µs of server
+//! CPU with its interval over the rounds and as a share of the baseline
+//! route's cost; with a second session, whether it lands where the first did.
 
 use std::fmt::Write as _;
 
@@ -9,6 +10,72 @@ use super::format::verdict_within;
 use super::table::Table;
 use crate::model::{Framework, Scenario, Variant};
 use crate::results::{CountReport, Delta, Results, route_costs};
+
+/// What a scenario's table holds: a row per pair of variants.
+struct Rows {
+    /// The scenario.
+    scenario: Scenario,
+    /// Each row: its name, the baseline variant, the changed one.
+    rows: Vec<(String, Variant, Variant)>,
+    /// The baseline every row shares, given a row of its own (the bare
+    /// route of `middleware`); `None`: each row's own.
+    shared: Option<Variant>,
+    /// The first column's heading.
+    heading: &'static str,
+    /// What the table says above it.
+    intro: &'static str,
+}
+
+impl Rows {
+    /// The table of `scenario`, if it has one.
+    fn of(scenario: Scenario) -> Option<Self> {
+        match scenario {
+            Scenario::Middleware => Some(Self {
+                scenario,
+                rows: Variant::MIDDLEWARE[1..]
+                    .iter()
+                    .map(|&v| (v.label().split(' ').next().unwrap_or_default().to_owned(), Variant::Bare, v))
+                    .collect(),
+                shared: Some(Variant::Bare),
+                heading: "layer",
+                intro: "What each layer adds to a request of `/api/devices/preserialized`: µs of server CPU per \
+                        successful request, the layered server's cost minus the bare one's (`--middleware none`) \
+                        in the same alternation, mean over the rounds with its 95 % interval, and (in \
+                        parentheses) as a share of the bare route's cost. Every request sends `Accept-Encoding: \
+                        gzip` and an `Origin`; every response is verified (a gzip body decoded, each header the \
+                        layers add present).",
+            }),
+            Scenario::Extractors => {
+                let json = |body: &[u8]| format!("Json<T>, {} bytes", thousands(body.len() as f64));
+                let names = [
+                    json(common::extract::small_json()),
+                    json(common::extract::large_json()),
+                    "Path".to_owned(),
+                    "Query".to_owned(),
+                    "Form".to_owned(),
+                ];
+                Some(Self {
+                    scenario,
+                    rows: names.into_iter().zip(scenario.pairs()).map(|(n, (raw, typed))| (n, raw, typed)).collect(),
+                    shared: None,
+                    heading: "extractor",
+                    intro: "What each typed extractor adds over reading the same request raw and parsing it by \
+                            hand (`serde_json::from_slice` on the body's bytes; the path, query or form split at \
+                            `/`, `&` and `=`), on one server: µs of server CPU per successful request, the typed \
+                            route's cost minus the raw one's in the same alternation, mean over the rounds with \
+                            its 95 % interval, and (in parentheses) as a share of the raw route's cost. Both \
+                            routes of a row take the same request and give the same answer, verified byte for byte.",
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `framework` offers what `to` loads (a layer it has none of is not measured).
+    fn offered(&self, framework: Framework, to: Variant) -> bool {
+        self.scenario != Scenario::Middleware || to.middleware(framework).is_some()
+    }
+}
 
 /// What a layer adds per request in one session: the mean over rounds and
 /// its 95 % interval, µs (the negated saving of its delta).
@@ -34,78 +101,80 @@ impl Added {
     }
 }
 
-/// The frameworks of `results` with a `middleware` delta, in order.
-fn frameworks(results: &Results) -> Vec<Framework> {
+/// The frameworks of `results` with a delta of `scenario`, in order.
+fn frameworks(results: &Results, scenario: Scenario) -> Vec<Framework> {
     let mut frameworks: Vec<Framework> =
-        results.deltas.iter().filter(|d| d.scenario == Scenario::Middleware).map(|d| d.framework).collect();
+        results.deltas.iter().filter(|d| d.scenario == scenario).map(|d| d.framework).collect();
     frameworks.sort();
     frameworks.dedup();
     frameworks
 }
 
-/// The delta of `layer` in `framework` in `results`, at the session's first
-/// layer count (the table is of one).
-fn delta_of(results: &Results, framework: Framework, layer: Variant) -> Option<&Delta> {
+/// The delta `from` → `to` in `framework` in `results`, at the session's
+/// first layer count (the table is of one).
+fn delta_of(results: &Results, framework: Framework, from: Variant, to: Variant) -> Option<&Delta> {
     let layers = results.meta.layers.first().copied();
     results.deltas.iter().find(|d| {
-        d.framework == framework
-            && d.scenario == Scenario::Middleware
-            && d.to == layer.label()
-            && layers.is_none_or(|l| d.layers == l)
+        d.framework == framework && d.from == from.label() && d.to == to.label() && layers.is_none_or(|l| d.layers == l)
     })
 }
 
-/// What `layer` adds in `framework` in `results`.
-fn added(results: &Results, framework: Framework, layer: Variant) -> Option<Added> {
-    delta_of(results, framework, layer).and_then(Added::of)
+/// What `to` adds over `from` in `framework` in `results`.
+fn added(results: &Results, framework: Framework, from: Variant, to: Variant) -> Option<Added> {
+    delta_of(results, framework, from, to).and_then(Added::of)
 }
 
-/// The middleware table of `results` (empty without the scenario): a row per
-/// layer, a column per framework; with `second`, each cell also gives the
-/// second session's mean and the verdict of the paired change of successful
-/// requests per second (in bold where both sessions give it), and lines
-/// under the table count the verdicts both give and name every cell whose
-/// second mean falls outside the first session's interval.
-pub fn middleware_table(results: &Results, second: Option<&Results>) -> String {
-    let frameworks = frameworks(results);
+/// The table of `scenario` in `results` (`middleware`, `extractors`; empty
+/// for another or without it): a row per pair, a column per framework; with
+/// `second`, each cell also gives the second session's mean and the verdict
+/// of the paired change of successful requests per second (in bold where
+/// both sessions give it), and lines under the table count the verdicts
+/// both give and name every cell whose second mean falls outside the first
+/// session's interval.
+pub fn scenario_table(results: &Results, second: Option<&Results>, scenario: Scenario) -> String {
+    let (Some(spec), frameworks) = (Rows::of(scenario), frameworks(results, scenario)) else {
+        return String::new();
+    };
     if frameworks.is_empty() {
         return String::new();
     }
     let costs = route_costs(results);
     let layers = results.meta.layers.first().copied();
-    let bare = |f: Framework| {
+    let cost = |f: Framework, v: Variant| {
         costs
             .iter()
-            .find(|c| c.framework == f && c.variant == Variant::Bare && layers.is_none_or(|l| c.layers == l))
+            .find(|c| c.framework == f && c.variant == v && layers.is_none_or(|l| c.layers == l))
             .map(|c| c.cost_us)
     };
-    let mut columns = vec!["layer".to_owned()];
+    let mut columns = vec![spec.heading.to_owned()];
     columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut table = Table::new(&columns);
-    let mut row = vec!["bare route, µs per request".to_owned()];
-    row.extend(frameworks.iter().map(|&f| bare(f).map_or_else(|| "-".to_owned(), |us| format!("{us:.2}"))));
-    table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    if let Some(shared) = spec.shared {
+        let mut row = vec!["bare route, µs per request".to_owned()];
+        row.extend(frameworks.iter().map(|&f| cost(f, shared).map_or_else(|| "-".to_owned(), |us| format!("{us:.2}"))));
+        table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    }
     let mut outside = Vec::new();
     let (mut cells, mut agreed) = (0, 0);
-    for layer in &Variant::MIDDLEWARE[1..] {
-        let name = layer.label().split(' ').next().unwrap_or_default();
-        let mut row = vec![name.to_owned()];
+    for (name, from, to) in &spec.rows {
+        let (from, to) = (*from, *to);
+        let mut row = vec![name.clone()];
         for &f in &frameworks {
-            let cell = match (layer.middleware(f), added(results, f, *layer)) {
-                (None, _) => "none offered".to_owned(),
-                (Some(_), None) => "-".to_owned(),
-                (Some(_), Some(a)) => {
+            let cell = match (spec.offered(f, to), added(results, f, from, to)) {
+                (false, _) => "none offered".to_owned(),
+                (true, None) => "-".to_owned(),
+                (true, Some(a)) => {
                     let mut cell = format!("{:+.2} µs", a.mean_us);
                     if let Some((low, high)) = a.interval_us {
                         let _ = write!(cell, " [{low:+.2} … {high:+.2}]");
                     }
-                    if let Some(us) = bare(f) {
+                    if let Some(us) = cost(f, from) {
                         let _ = write!(cell, " ({:+.0} %)", a.mean_us / us * 100.0);
                     }
-                    let other = second.and_then(|s| delta_of(s, f, *layer));
+                    let other = second.and_then(|s| delta_of(s, f, from, to));
                     if let (Some(b), Some(first), Some(other)) =
-                        (other.and_then(Added::of), delta_of(results, f, *layer), other)
+                        (other.and_then(Added::of), delta_of(results, f, from, to), other)
                     {
                         let _ = write!(cell, "; {:+.2}", b.mean_us);
                         // One round in the first session: no interval to hold the second to.
@@ -130,13 +199,7 @@ pub fn middleware_table(results: &Results, second: Option<&Results>) -> String {
         }
         table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
-    let mut out = String::from(
-        "What each layer adds to a request of `/api/devices/preserialized`: µs of server CPU per successful \
-         request, the layered server's cost minus the bare one's (`--middleware none`) in the same alternation, \
-         mean over the rounds with its 95 % interval, and (in parentheses) as a share of the bare route's cost. \
-         Every request sends `Accept-Encoding: gzip` and an `Origin`; every response is verified (a gzip body \
-         decoded, each header the layers add present).",
-    );
+    let mut out = String::from(spec.intro);
     if second.is_some() {
         out.push_str(
             " After the first semicolon: the second session's mean; after the second, the verdict of the paired \
@@ -257,11 +320,11 @@ mod tests {
     #[test]
     fn each_layer_reads_as_the_cost_it_adds_and_a_second_session_is_held_to_the_first_interval() {
         let first = session([1000, 1000, 1000], [800, 790, 810]);
-        let added = added(&first, Framework::Actix, Variant::Trace).unwrap();
+        let added = added(&first, Framework::Actix, Variant::Bare, Variant::Trace).unwrap();
         assert!((added.mean_us - 250.0).abs() < 10.0, "{added:?}");
         let (low, high) = added.interval_us.unwrap();
         assert!(low < added.mean_us && added.mean_us < high);
-        let table = middleware_table(&first, None);
+        let table = scenario_table(&first, None, Scenario::Middleware);
         assert!(table.contains("| bare route, µs per request | 1000.00 |"), "{table}");
         assert!(
             table.contains(&format!("| trace | {:+.2} µs [{low:+.2} … {high:+.2}] (+25 %) |", added.mean_us)),
@@ -269,13 +332,17 @@ mod tests {
         );
         assert!(table.contains("| request-id | none offered |"), "{table}");
         assert!(table.contains("| cors | - |"), "offered, not measured: {table}");
-        let same = middleware_table(&first, Some(&session([1000, 1000, 1000], [801, 799, 800])));
+        let same = scenario_table(&first, Some(&session([1000, 1000, 1000], [801, 799, 800])), Scenario::Middleware);
         assert!(same.contains("lies within the first session's interval in every cell"), "{same}");
         assert!(same.contains("; +250.") || same.contains("; +251.") || same.contains("; +249."), "{same}");
         assert!(same.contains("Both sessions give the same verdict in 1 of 1 cells."), "{same}");
-        let off = middleware_table(&first, Some(&session([1000, 1000, 1000], [500, 500, 500])));
+        let off = scenario_table(&first, Some(&session([1000, 1000, 1000], [500, 500, 500])), Scenario::Middleware);
         assert!(off.contains("lies outside the first's interval in: actix trace."), "{off}");
-        assert_eq!(middleware_table(&fixtures::results(Vec::new()), None), "", "no middleware scenario");
+        assert_eq!(
+            scenario_table(&fixtures::results(Vec::new()), None, Scenario::Middleware),
+            "",
+            "no middleware scenario"
+        );
     }
 
     #[test]
@@ -383,7 +450,7 @@ mod tests {
             assert!(errors.is_empty(), "{file}: {errors:#?}");
         }
         let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
-        let table = middleware_table(&first, Some(&second));
+        let table = scenario_table(&first, Some(&second), Scenario::Middleware);
         let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
         assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
         let (readme, run_text) = (flat(&std::fs::read_to_string(root.join("README.md")).unwrap()), flat(&run_readme));
@@ -396,7 +463,7 @@ mod tests {
         );
         assert!(run_text.contains(&format!("({agreed} of {cells} verdicts agree)")));
         // Compression: each framework's first-session mean on the front page, both sessions' in the run's README.
-        let mean = |r: &Results, f: Framework| added(r, f, Variant::Compression).unwrap().mean_us;
+        let mean = |r: &Results, f: Framework| added(r, f, Variant::Bare, Variant::Compression).unwrap().mean_us;
         let bare = route_costs(&first)
             .iter()
             .find(|c| c.framework == Framework::Actix && c.variant == Variant::Bare)
@@ -425,7 +492,7 @@ mod tests {
         // The bare routes' rates of the two sessions.
         for f in Framework::ALL {
             let rate = |r: &Results| {
-                let d = delta_of(r, f, Variant::Trace).unwrap();
+                let d = delta_of(r, f, Variant::Bare, Variant::Trace).unwrap();
                 let n = d.before_per_s.round() as u64;
                 format!("{},{:03}", n / 1000, n % 1000)
             };
