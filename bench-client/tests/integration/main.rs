@@ -51,6 +51,8 @@ mod load_modes;
 mod malformed;
 // `--middleware`: a response verified through its layers (gzip decoded, headers); the middleware scenario.
 mod middleware;
+// The extractors scenario: each typed extractor against its raw twin, every body verified.
+mod extractors;
 // `memory`: a known 64 KiB per connection measured as such; a dying server, Ctrl-C, the fd limit.
 mod memory;
 // Every output flag checked before the run, folders made; a file failing at the end kept and named.
