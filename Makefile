@@ -111,7 +111,7 @@ AB_SIDES = $(if $(BEFORE_CMD),--before-cmd "$(BEFORE_CMD)" --after-cmd "$(AFTER_
   --before $(BEFORE) --after $(AFTER) --profile $(PROFILE) --frameworks $(FRAMEWORKS) --layers $(LAYERS) \
   $(if $(BEFORE_DEPS),--before-deps '$(BEFORE_DEPS)') $(if $(AFTER_DEPS),--after-deps '$(AFTER_DEPS)'))
 ab: $(BUILD_CLIENT) ## Did my change make it faster? BEFORE=<git ref> AFTER=<git ref|worktree> (or BEFORE_CMD/AFTER_CMD; BEFORE_DEPS=axum=0.8.1) side by side
-	$(CLIENT) ab $(AB_SIDES) --routes $(ROUTES) \
+	$(CLIENT) ab $(AB_SIDES) --routes '$(ROUTES)' \
 	  --duration $(DURATION) --warmup $(WARMUP) --rounds $(ROUNDS) --connections $(CONNECTIONS) \
 	  --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) \
 	  $(if $(AA),--aa $(AA)) $(if $(LOAD_PERCENT),--load-percent $(LOAD_PERCENT)) \
@@ -131,7 +131,7 @@ REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
 count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system calls per request, counted (callgrind, memcheck, perf): PROFILE=debug for the debug build
-	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,--routes $(ROUTES)) --requests $(REQUESTS) \
+	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,--routes '$(ROUTES)') --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
 
@@ -139,7 +139,7 @@ count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system
 # CRATE (default: the framework's own), each in a worktree of HEAD with `cargo update --precise`,
 # then counted as `make count` counts, each release against the one before it and the newest.
 versions: prereqs-count $(BUILD_CLIENT) ## Counts per request of FRAMEWORK over RELEASES=a,b,… of CRATE (default: the framework's own)
-	$(CLIENT) versions --profile $(COUNT_PROFILE) --framework $(FRAMEWORK) $(if $(CRATE),--crate $(CRATE)) --releases $(RELEASES) --routes $(ROUTES) \
+	$(CLIENT) versions --profile $(COUNT_PROFILE) --framework $(FRAMEWORK) $(if $(CRATE),--crate $(CRATE)) --releases $(RELEASES) --routes '$(ROUTES)' \
 	  --requests $(REQUESTS) --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) \
 	  --client-cpus $(CLIENT_CPUS) --out $(OUT) $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf)
 

@@ -88,12 +88,16 @@ pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
     Ok(with_layers(report::count_table(&counted), &counted))
 }
 
-/// `table`, then with `count --middleware`'s rows what each layer adds.
+/// `table`, then with `count --middleware`'s rows what each layer adds, and
+/// with the extractor routes' rows what each typed extractor adds.
 fn with_layers(table: String, counted: &crate::results::CountReport) -> String {
-    match report::middleware_counted_table(counted) {
-        layers if layers.is_empty() => table,
-        layers => format!("{table}\n{layers}"),
+    let mut out = table;
+    for pairs in [report::middleware_counted_table(counted), report::extractors_counted_table(counted)] {
+        if !pairs.is_empty() {
+            out = format!("{out}\n{pairs}");
+        }
     }
+    out
 }
 
 impl CountArgs {

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::format::verdict_within;
 use super::table::Table;
 use crate::model::{Framework, Scenario, Variant};
-use crate::results::{CountReport, Delta, Results, route_costs};
+use crate::results::{CountDelta, CountReport, Delta, Results, route_costs};
 
 /// What a scenario's table holds: a row per pair of variants.
 struct Rows {
@@ -296,6 +296,58 @@ pub fn middleware_counted_table(report: &CountReport) -> String {
     )
 }
 
+/// The extractors table of a `count` of their routes (empty without
+/// them): a row per typed extractor, a column per server counted, each cell
+/// the instructions a request of the typed route adds to its raw twin's,
+/// that change in percent with Welch's interval over the repeats, and the
+/// allocations it adds.
+pub fn extractors_counted_table(report: &CountReport) -> String {
+    let Some(spec) = Rows::of(Scenario::Extractors) else { return String::new() };
+    let row = |server: &str, v: Variant| report.rows.iter().find(|r| r.framework == server && r.route == v.label());
+    let mut servers: Vec<&str> = Vec::new();
+    for r in &report.rows {
+        if !servers.contains(&r.framework.as_str()) {
+            servers.push(&r.framework);
+        }
+    }
+    servers.retain(|s| spec.rows.iter().any(|(_, raw, typed)| row(s, *raw).is_some() && row(s, *typed).is_some()));
+    if servers.is_empty() {
+        return String::new();
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut columns = vec![spec.heading.to_owned()];
+    columns.extend(servers.iter().map(|s| format!("{s}:")));
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut table = Table::new(&columns);
+    for (name, raw, typed) in &spec.rows {
+        let mut cells = vec![name.clone()];
+        for server in &servers {
+            cells.push(match (row(server, *raw), row(server, *typed)) {
+                (Some(b), Some(a)) => {
+                    let c = CountDelta::of(b, a).instructions;
+                    let added = mean(&a.instructions_per_request) - mean(&b.instructions_per_request);
+                    let sign = if added >= 0.0 { "+" } else { "" };
+                    let mut cell = format!("{sign}{} ({:+.1} %", thousands(added), c.change_percent);
+                    if let (Some(low), Some(high)) = (c.ci_low_percent, c.ci_high_percent) {
+                        let _ = write!(cell, " [{low:+.1} … {high:+.1}]");
+                    }
+                    let allocations = mean(&a.allocations_per_request) - mean(&b.allocations_per_request);
+                    let _ = write!(cell, "); {allocations:+.1} allocations");
+                    cell
+                }
+                _ => "-".to_owned(),
+            });
+        }
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    }
+    format!(
+        "What each typed extractor adds over reading the request raw, counted: user-space instructions per \
+         request of the typed route over its raw twin's, that change in percent with Welch's 95 % interval \
+         over the repeats, and the allocations per request it adds.\n\n{}",
+        table.finish()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,16 +480,8 @@ mod tests {
         )));
     }
 
-    /// Text with every run of whitespace one space (a sentence wrapped over lines reads whole).
-    fn flat(text: &str) -> String {
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    }
-
-    #[test]
-    fn the_committed_sessions_validate_render_in_their_readme_and_every_figure_said_is_theirs() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let run = root.join("bench/runs/2026-12-06-middleware");
-        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+    /// Asserts that each gzipped results file of `run` validates against the committed schema.
+    fn assert_valid(run: &std::path::Path, files: &[&str]) {
         let schema: serde_json::Value =
             serde_json::from_str(include_str!("../../../docs/results.schema.json")).expect("the schema is JSON");
         let validator = jsonschema::validator_for(&schema).expect("a valid schema");
@@ -449,6 +493,19 @@ mod tests {
                 validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path())).collect();
             assert!(errors.is_empty(), "{file}: {errors:#?}");
         }
+    }
+
+    /// Text with every run of whitespace one space (a sentence wrapped over lines reads whole).
+    fn flat(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn the_committed_sessions_validate_render_in_their_readme_and_every_figure_said_is_theirs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs/2026-12-06-middleware");
+        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+        assert_valid(&run, &files);
         let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
         let table = scenario_table(&first, Some(&second), Scenario::Middleware);
         let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
@@ -499,5 +556,62 @@ mod tests {
             let said = format!("{} against {}", rate(&first), rate(&second));
             assert!(run_text.contains(&said), "the run's README does not give {f:?}'s bare rates: {said}");
         }
+    }
+
+    #[test]
+    fn the_committed_extractor_sessions_render_in_their_readme_and_every_figure_said_is_theirs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs/2026-12-06-extractors");
+        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+        assert_valid(&run, &files);
+        let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
+        let table = scenario_table(&first, Some(&second), Scenario::Extractors);
+        let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
+        let counted = extractors_counted_table(&crate::results::read_count(&run.join("count.json")).unwrap());
+        assert!(run_readme.contains(counted.trim()), "the run's README differs from:\n{counted}");
+        // The front page: axum's Json<T> on the large body, both sessions; every other cell's bound.
+        let (raw, typed) = (Variant::Json10kRaw, Variant::Json10k);
+        let mean = |r: &Results, f: Framework, from, to| added(r, f, from, to).unwrap().mean_us;
+        let (one, two) = (mean(&first, Framework::Axum, raw, typed), mean(&second, Framework::Axum, raw, typed));
+        let cost =
+            route_costs(&first).iter().find(|c| c.framework == Framework::Axum && c.variant == raw).unwrap().cost_us;
+        let others = Scenario::Extractors
+            .pairs()
+            .into_iter()
+            .flat_map(|pair| Framework::ALL.map(|f| (f, pair)))
+            .filter(|&(f, pair)| !(f == Framework::Axum && pair == (raw, typed)))
+            .flat_map(|(f, (from, to))| [mean(&first, f, from, to), mean(&second, f, from, to)])
+            .fold(0.0_f64, |m, v| m.max(v.abs()));
+        let readme = flat(&std::fs::read_to_string(root.join("README.md")).unwrap());
+        let said = format!(
+            "axum's `Json<T>` adds {one:.0} µs of server CPU per request on a 10,267-byte body ({:.0} % of the raw route; {two:.0} in session 2); every other extractor stays within ±{others:.1} µs in both sessions",
+            one / cost * 100.0
+        );
+        assert!(readme.contains(&said), "README does not say: {said}");
+        assert!(flat(&run_readme).contains(&said), "the run's README does not say: {said}");
+        // The counts said: axum's typed JSON over its raw twin, actix's typed Path.
+        let report = crate::results::read_count(&run.join("count.json")).unwrap();
+        let row = |f: &str, v: Variant| report.rows.iter().find(|r| r.framework == f && r.route == v.label()).unwrap();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (b, a) = (row("axum", raw), row("axum", typed));
+        let more = mean(&a.instructions_per_request) - mean(&b.instructions_per_request);
+        let allocations = mean(&a.allocations_per_request) - mean(&b.allocations_per_request);
+        let percent = CountDelta::of(b, a).instructions.change_percent;
+        let counted = format!(
+            "runs {} more instructions per request ({percent:+.0} %) and makes {} more allocations",
+            thousands(more),
+            thousands(allocations)
+        );
+        assert!(flat(&run_readme).contains(&counted), "the run's README does not say: {counted}");
+        let findings = flat(&std::fs::read_to_string(root.join("docs/FINDINGS.md")).unwrap());
+        let said = format!(
+            "adds {one:.0} and {two:.0} µs of server CPU per request to `serde_json::from_slice` of the same bytes; counted, {percent:+.0} % instructions, {} more allocations",
+            thousands(allocations)
+        );
+        assert!(findings.contains(&said), "FINDINGS does not say: {said}");
+        let (b, a) = (row("actix", Variant::PathRaw), row("actix", Variant::PathParams));
+        let fewer = thousands(mean(&b.instructions_per_request) - mean(&a.instructions_per_request));
+        assert!(flat(&run_readme).contains(&format!("runs {fewer} fewer than splitting the raw path")));
     }
 }
