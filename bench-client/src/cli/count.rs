@@ -10,7 +10,7 @@ use clap::Args;
 use super::Outcome;
 use super::args::{FrameworksArg, ServedArgs, dedup};
 use super::ci::{CiArgs, CiPlan};
-use crate::model::{Profile, Variant};
+use crate::model::{Profile, Scenario, Variant};
 use crate::report;
 use crate::suite::{self, CountPlan, CountedServer};
 
@@ -92,7 +92,7 @@ pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
 /// with the extractor routes' rows what each typed extractor adds.
 fn with_layers(table: String, counted: &crate::results::CountReport) -> String {
     let mut out = table;
-    for pairs in [report::middleware_counted_table(counted), report::extractors_counted_table(counted)] {
+    for pairs in [Scenario::Middleware, Scenario::Extractors].map(|s| report::counted_table(counted, s)) {
         if !pairs.is_empty() {
             out = format!("{out}\n{pairs}");
         }

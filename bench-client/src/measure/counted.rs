@@ -13,10 +13,11 @@
 //! after another on one keep-alive connection, each verified (status and
 //! body byte for byte), through the engine's own [`Protocol`].
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
@@ -77,28 +78,57 @@ impl Vgdb {
         ["--vgdb=yes".to_owned(), format!("--vgdb-prefix={}/vgdb-pipe", dir.display())]
     }
 
-    /// Sends the monitor command `command` and waits for its answer.
+    /// Sends the monitor command `command` and waits for its answer, at most
+    /// [`VGDB_DEADLINE`]. vgdb can miss the wake-up of a process asleep in a
+    /// system call and then wait for ever: a command that may be given twice
+    /// is given again ([`VGDB_ATTEMPTS`] in all); `dump`, which numbers its
+    /// files, is not.
     ///
     /// # Errors
-    /// When `vgdb` cannot be run or does not reach the process.
+    /// When `vgdb` cannot be run, does not reach the process, or never answers.
     pub(super) fn monitor(&self, command: &[&str]) -> anyhow::Result<()> {
-        let out = Command::new("vgdb")
-            .arg(format!("--pid={}", self.pid))
-            .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dir.display()))
-            // Wake a server asleep in a system call after 1 ms, not vgdb's default 100 ms.
-            .arg("--max-invoke-ms=1")
-            .args(command)
-            .output()
-            .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
-        ensure!(
-            out.status.success(),
-            "vgdb {}: {}",
-            command.join(" "),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("no answer")
-        );
-        Ok(())
+        let attempts = if command.first() == Some(&"dump") { 1 } else { VGDB_ATTEMPTS };
+        for _ in 0..attempts {
+            let mut child = Command::new("vgdb")
+                .arg(format!("--pid={}", self.pid))
+                .arg(format!("--vgdb-prefix={}/vgdb-pipe", self.dir.display()))
+                // Wake a server asleep in a system call after 1 ms, not vgdb's default 100 ms.
+                .arg("--max-invoke-ms=1")
+                .args(command)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .context("cannot run vgdb (valgrind's gdbserver client): install valgrind")?;
+            let deadline = Instant::now() + VGDB_DEADLINE;
+            while Instant::now() < deadline {
+                if let Some(status) = child.try_wait()? {
+                    let mut stderr = String::new();
+                    if let Some(mut pipe) = child.stderr.take() {
+                        let _ = pipe.read_to_string(&mut stderr);
+                    }
+                    ensure!(
+                        status.success(),
+                        "vgdb {}: {}",
+                        command.join(" "),
+                        stderr.lines().last().unwrap_or("no answer")
+                    );
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        bail!("vgdb {}: no answer within {} s, {attempts} times", command.join(" "), VGDB_DEADLINE.as_secs())
     }
 }
+
+/// How long a vgdb command may take: a monitor command answers in
+/// milliseconds, a dump of a large process in a second or two.
+const VGDB_DEADLINE: Duration = Duration::from_secs(20);
+
+/// How many times a command that may be given twice is given.
+const VGDB_ATTEMPTS: usize = 3;
 
 /// A server process running under callgrind, driven by `vgdb`.
 #[derive(Debug)]

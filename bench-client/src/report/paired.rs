@@ -236,94 +236,50 @@ fn thousands(n: f64) -> String {
     if n < 0.0 { format!("-{out}") } else { out }
 }
 
-/// The middleware table of a `count --middleware` report (empty for any
-/// other): a row per layer, a column per framework, each cell the
-/// instructions a request through the layer adds to the bare server's, and
-/// that change as a percentage with Welch's interval over the repeats.
-pub fn middleware_counted_table(report: &CountReport) -> String {
+/// The counted table of `scenario` (`middleware`: a `count --middleware`
+/// report; `extractors`: a count of their routes; empty without them): a
+/// row per pair, a column per framework, each cell the instructions a
+/// request of the changed side adds to its baseline's, that change in
+/// percent with Welch's interval over the repeats, and the allocations it
+/// adds; `middleware` first gives the bare route's instructions.
+pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
+    let Some(spec) = Rows::of(scenario) else { return String::new() };
+    // A variant's row: its server (`axum cors`) on the layers' route, or its route on the framework's server.
+    let row = |f: Framework, v: Variant| {
+        report.rows.iter().find(|r| match scenario {
+            Scenario::Middleware => {
+                r.framework == format!("{} {}", f.name(), v.label().split(' ').next().unwrap_or_default())
+            }
+            _ => r.framework == f.name() && r.route == v.label(),
+        })
+    };
     let frameworks: Vec<Framework> = Framework::ALL
         .into_iter()
-        .filter(|f| report.rows.iter().any(|r| r.framework == format!("{} bare", f.name())))
+        .filter(|&f| spec.rows.iter().any(|&(_, from, to)| row(f, from).is_some() && row(f, to).is_some()))
         .collect();
     if frameworks.is_empty() {
         return String::new();
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let bare = |f: Framework| {
-        report
-            .rows
-            .iter()
-            .find(|r| r.framework == format!("{} bare", f.name()))
-            .map(|r| mean(&r.instructions_per_request))
-    };
-    let mut columns = vec!["layer".to_owned()];
+    let mut columns = vec![spec.heading.to_owned()];
     columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut table = Table::new(&columns);
-    let mut row = vec!["bare route, instructions per request".to_owned()];
-    row.extend(frameworks.iter().map(|&f| bare(f).map_or_else(|| "-".to_owned(), thousands)));
-    table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-    for layer in &Variant::MIDDLEWARE[1..] {
-        let name = layer.label().split(' ').next().unwrap_or_default();
-        let mut row = vec![name.to_owned()];
-        for &f in &frameworks {
-            let after = format!("{} {name}", f.name());
-            let delta = report.deltas.iter().find(|d| d.before == format!("{} bare", f.name()) && d.after == after);
-            let cell = match (layer.middleware(f), delta, bare(f)) {
-                (None, _, _) => "none offered".to_owned(),
-                (Some(_), Some(d), Some(bare)) => {
-                    let c = &d.instructions;
-                    let added = bare * c.change_percent / 100.0;
-                    let sign = if added >= 0.0 { "+" } else { "" };
-                    let mut cell = format!("{sign}{} ({:+.1} %", thousands(added), c.change_percent);
-                    if let (Some(low), Some(high)) = (c.ci_low_percent, c.ci_high_percent) {
-                        let _ = write!(cell, " [{low:+.1} … {high:+.1}]");
-                    }
-                    cell.push(')');
-                    cell
-                }
-                _ => "-".to_owned(),
-            };
-            row.push(cell);
-        }
-        table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+    if let Some(shared) = spec.shared {
+        let mut cells = vec!["bare route, instructions per request".to_owned()];
+        cells.extend(
+            frameworks.iter().map(|&f| {
+                row(f, shared).map_or_else(|| "-".to_owned(), |r| thousands(mean(&r.instructions_per_request)))
+            }),
+        );
+        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
-    format!(
-        "What each layer adds to a request of `/api/devices/preserialized`, counted: user-space instructions \
-         per request over the bare server's (`--middleware none`), and that change in percent with Welch's \
-         95 % interval over the repeats.\n\n{}",
-        table.finish()
-    )
-}
-
-/// The extractors table of a `count` of their routes (empty without
-/// them): a row per typed extractor, a column per server counted, each cell
-/// the instructions a request of the typed route adds to its raw twin's,
-/// that change in percent with Welch's interval over the repeats, and the
-/// allocations it adds.
-pub fn extractors_counted_table(report: &CountReport) -> String {
-    let Some(spec) = Rows::of(Scenario::Extractors) else { return String::new() };
-    let row = |server: &str, v: Variant| report.rows.iter().find(|r| r.framework == server && r.route == v.label());
-    let mut servers: Vec<&str> = Vec::new();
-    for r in &report.rows {
-        if !servers.contains(&r.framework.as_str()) {
-            servers.push(&r.framework);
-        }
-    }
-    servers.retain(|s| spec.rows.iter().any(|(_, raw, typed)| row(s, *raw).is_some() && row(s, *typed).is_some()));
-    if servers.is_empty() {
-        return String::new();
-    }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let mut columns = vec![spec.heading.to_owned()];
-    columns.extend(servers.iter().map(|s| format!("{s}:")));
-    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut table = Table::new(&columns);
-    for (name, raw, typed) in &spec.rows {
+    for (name, from, to) in &spec.rows {
         let mut cells = vec![name.clone()];
-        for server in &servers {
-            cells.push(match (row(server, *raw), row(server, *typed)) {
-                (Some(b), Some(a)) => {
+        for &f in &frameworks {
+            cells.push(match (spec.offered(f, *to), row(f, *from), row(f, *to)) {
+                (false, _, _) => "none offered".to_owned(),
+                (true, Some(b), Some(a)) => {
                     let c = CountDelta::of(b, a).instructions;
                     let added = mean(&a.instructions_per_request) - mean(&b.instructions_per_request);
                     let sign = if added >= 0.0 { "+" } else { "" };
@@ -340,10 +296,19 @@ pub fn extractors_counted_table(report: &CountReport) -> String {
         }
         table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
     }
+    let what = match scenario {
+        Scenario::Middleware => {
+            "What each layer adds to a request of `/api/devices/preserialized`, counted: user-space instructions \
+             per request over the bare server's (`--middleware none`)"
+        }
+        _ => {
+            "What each typed extractor adds over reading the request raw, counted: user-space instructions per \
+              request of the typed route over its raw twin's"
+        }
+    };
     format!(
-        "What each typed extractor adds over reading the request raw, counted: user-space instructions per \
-         request of the typed route over its raw twin's, that change in percent with Welch's 95 % interval \
-         over the repeats, and the allocations per request it adds.\n\n{}",
+        "{what}, that change in percent with Welch's 95 % interval over the repeats, and the allocations per \
+         request it adds.\n\n{}",
         table.finish()
     )
 }
@@ -409,7 +374,7 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/runs/2026-12-06-middleware/count.json");
         let report = crate::results::read_count(&path).unwrap();
-        let table = middleware_counted_table(&report);
+        let table = counted_table(&report, Scenario::Middleware);
         let mean = |name: &str| {
             let row = report.rows.iter().find(|r| r.framework == name).unwrap();
             row.instructions_per_request.iter().sum::<f64>() / row.instructions_per_request.len() as f64
@@ -423,7 +388,11 @@ mod tests {
         }
         assert!(table.contains("| request-id | none offered |"), "{table}");
         let plain = path.with_file_name("../2026-12-03-counted/make-count.json");
-        assert_eq!(middleware_counted_table(&crate::results::read_count(&plain).unwrap()), "", "no bare rows");
+        assert_eq!(
+            counted_table(&crate::results::read_count(&plain).unwrap(), Scenario::Middleware),
+            "",
+            "no bare rows"
+        );
     }
 
     #[test]
@@ -568,7 +537,8 @@ mod tests {
         let table = scenario_table(&first, Some(&second), Scenario::Extractors);
         let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
         assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
-        let counted = extractors_counted_table(&crate::results::read_count(&run.join("count.json")).unwrap());
+        let counted =
+            counted_table(&crate::results::read_count(&run.join("count.json")).unwrap(), Scenario::Extractors);
         assert!(run_readme.contains(counted.trim()), "the run's README differs from:\n{counted}");
         // The front page: axum's Json<T> on the large body, both sessions; every other cell's bound.
         let (raw, typed) = (Variant::Json10kRaw, Variant::Json10k);
