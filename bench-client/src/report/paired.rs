@@ -318,6 +318,7 @@ mod tests {
     use super::*;
     use crate::model::Pairing;
     use crate::results::{Over, deltas, fixtures};
+    use std::path::{Path, PathBuf};
 
     /// actix's bare and trace servers over three rounds at these rates (one
     /// server CPU, always busy: a request costs 10⁶ ÷ rate µs).
@@ -449,8 +450,23 @@ mod tests {
         )));
     }
 
+    /// The committed run `name` of `scenario`: the repository's root, the run's folder, its two
+    /// sessions (each validated against the schema), their table and the run's README, which must
+    /// hold the table as rendered.
+    fn committed(name: &str, scenario: Scenario) -> (PathBuf, PathBuf, [Results; 2], String, String) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let run = root.join("bench/runs").join(name);
+        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
+        assert_valid(&run, &files);
+        let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
+        let table = scenario_table(&first, Some(&second), scenario);
+        let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
+        assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
+        (root, run, [first, second], table, run_readme)
+    }
+
     /// Asserts that each gzipped results file of `run` validates against the committed schema.
-    fn assert_valid(run: &std::path::Path, files: &[&str]) {
+    fn assert_valid(run: &Path, files: &[&str]) {
         let schema: serde_json::Value =
             serde_json::from_str(include_str!("../../../docs/results.schema.json")).expect("the schema is JSON");
         let validator = jsonschema::validator_for(&schema).expect("a valid schema");
@@ -471,14 +487,7 @@ mod tests {
 
     #[test]
     fn the_committed_sessions_validate_render_in_their_readme_and_every_figure_said_is_theirs() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let run = root.join("bench/runs/2026-12-06-middleware");
-        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
-        assert_valid(&run, &files);
-        let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
-        let table = scenario_table(&first, Some(&second), Scenario::Middleware);
-        let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
-        assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
+        let (root, _, [first, second], table, run_readme) = committed("2026-12-06-middleware", Scenario::Middleware);
         let (readme, run_text) = (flat(&std::fs::read_to_string(root.join("README.md")).unwrap()), flat(&run_readme));
         // The verdicts both sessions give, as the table counts them.
         let agreed = table.lines().find_map(|l| l.strip_prefix("Both sessions give the same verdict in ")).unwrap();
@@ -529,14 +538,7 @@ mod tests {
 
     #[test]
     fn the_committed_extractor_sessions_render_in_their_readme_and_every_figure_said_is_theirs() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let run = root.join("bench/runs/2026-12-06-extractors");
-        let files = ["session-1.results.json.gz", "session-2.results.json.gz"];
-        assert_valid(&run, &files);
-        let [first, second] = files.map(|f| crate::results::read(&run.join(f)).unwrap());
-        let table = scenario_table(&first, Some(&second), Scenario::Extractors);
-        let run_readme = std::fs::read_to_string(run.join("README.md")).unwrap();
-        assert!(run_readme.contains(table.trim()), "the run's README differs from:\n{table}");
+        let (root, run, [first, second], _, run_readme) = committed("2026-12-06-extractors", Scenario::Extractors);
         let counted =
             counted_table(&crate::results::read_count(&run.join("count.json")).unwrap(), Scenario::Extractors);
         assert!(run_readme.contains(counted.trim()), "the run's README differs from:\n{counted}");

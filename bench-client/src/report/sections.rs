@@ -227,30 +227,28 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                 write!(out, "## Frameworks head to head\n\n{tables}\n")
             }
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
-            Section::Memory => {
-                out.push_str("\n## What a connection costs in memory\n\n");
-                for c in &memory {
-                    let _ = writeln!(out, "![each framework's memory against the keep-alive connections]({c})\n");
-                }
-                write!(out, "{tables}")
-            }
-            Section::Middleware => {
-                out.push_str("\n## What each layer costs\n\n");
-                for c in &layers {
-                    let _ = writeln!(
-                        out,
-                        "![each layer's change of successful requests per second, 95 % intervals]({c})\n"
-                    );
-                }
-                write!(out, "{tables}")
-            }
-            Section::Extractors => {
-                out.push_str("\n## What each extractor costs\n\n");
-                for c in &extractors {
-                    let _ = writeln!(
-                        out,
-                        "![each typed extractor's change of successful requests per second over the raw route, 95 % intervals]({c})\n"
-                    );
+            Section::Memory | Section::Middleware | Section::Extractors => {
+                // Each a heading, its charts, then its table.
+                let (heading, charts, alt) = match section {
+                    Section::Memory => (
+                        "What a connection costs in memory",
+                        &memory,
+                        "each framework's memory against the keep-alive connections",
+                    ),
+                    Section::Middleware => (
+                        "What each layer costs",
+                        &layers,
+                        "each layer's change of successful requests per second, 95 % intervals",
+                    ),
+                    _ => (
+                        "What each extractor costs",
+                        &extractors,
+                        "each typed extractor's change of successful requests per second over the raw route, 95 % intervals",
+                    ),
+                };
+                let _ = write!(out, "\n## {heading}\n\n");
+                for c in charts {
+                    let _ = writeln!(out, "![{alt}]({c})\n");
                 }
                 write!(out, "{tables}")
             }
