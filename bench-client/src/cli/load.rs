@@ -530,7 +530,7 @@ mod request_tests {
             assert_eq!(plan.target.request.method(), "GET", "a body alone keeps GET, as oha and hey");
         }
         std::fs::remove_file(&file).unwrap();
-        assert!(load(&[]).unwrap().target.request.is_plain_get());
+        assert_eq!(load(&[]).unwrap().target.request, crate::engine::Request::get());
     }
 
     #[test]

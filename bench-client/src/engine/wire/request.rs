@@ -166,11 +166,6 @@ impl Request {
         self.method == "HEAD"
     }
 
-    /// A plain `GET` (no header added, no body): most routes' request.
-    pub fn is_plain_get(&self) -> bool {
-        *self == Self::get()
-    }
-
     /// The request the route table loads a route with: its method, and a
     /// body with its `Content-Type` (`common::RouteId::request`).
     pub fn of_table(ask: common::RouteRequest) -> Self {
@@ -215,8 +210,12 @@ mod tests {
         assert_eq!(r.content_length(), Some(0), "a POST without a body says so");
         assert_eq!(Request::new("GET", &[], None).unwrap().content_length(), None);
         assert_eq!(Request::new("DELETE", &[], Some(b"x".to_vec())).unwrap().content_length(), Some(1));
-        assert!(Request::get().is_plain_get());
-        assert!(!Request::new("GET", &headers(&["A: b"]), None).unwrap().is_plain_get());
+        assert_ne!(Request::new("GET", &headers(&["A: b"]), None).unwrap(), Request::get());
+        // The table's requests: a plain GET, or a POST with its body's type.
+        assert_eq!(Request::of_table(common::RouteId::Plaintext.request()), Request::get());
+        let form = Request::of_table(common::RouteId::ExtractForm.request());
+        let typed = headers(&["Content-Type: application/x-www-form-urlencoded"]);
+        assert_eq!(form, Request::new("POST", &typed, Some(b"device=sensor-0042&reading=7".to_vec())).unwrap());
         assert!(Request::new("HEAD", &[], None).unwrap().is_head());
     }
 
