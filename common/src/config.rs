@@ -30,6 +30,11 @@ pub struct ServerArgs {
     /// Middleware layers in front of the two `/state/*` routes (0 allowed).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub layers: u16,
+    /// Routes of each kind, static and with a path parameter, registered ahead of `/scale/target` and
+    /// `/scale/target/{id}` (the `routes` scenario; `common::scale`).
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(0..=i64::from(crate::scale::MAX_FILLER_ROUTES)))]
+    pub filler_routes: u16,
     /// Serve HTTPS on `--addr` instead of HTTP, with a self-signed
     /// certificate generated at start (or `--tls-cert`/`--tls-key`).
     #[arg(long, conflicts_with = "tls_addr")]
@@ -80,6 +85,8 @@ pub struct ServerConfig {
     pub workers: NonZeroUsize,
     /// Middleware layers in front of `/state/*`.
     pub layers: usize,
+    /// Routes of each kind ahead of the scale targets (`--filler-routes`).
+    pub filler_routes: u16,
     /// TCP_NODELAY on every accepted connection (`--tcp-nodelay`).
     pub tcp_nodelay: bool,
     /// The middleware to serve through (`--middleware`); `None`: the
@@ -103,6 +110,7 @@ impl ServerConfig {
             tls: None,
             workers: NonZeroUsize::new(usize::from(args.workers)).unwrap_or(NonZeroUsize::MIN),
             layers: usize::from(args.layers),
+            filler_routes: args.filler_routes,
             tcp_nodelay: args.tcp_nodelay,
             middleware: args.middleware,
         }
@@ -242,6 +250,12 @@ mod tests {
         assert!(bogus.contains("--bogus"), "{bogus}");
         let ok = ServerArgs::try_parse_from(["s", "--layers", "0", "--workers", "4"]).unwrap();
         assert_eq!(ServerConfig::checked(ok).unwrap().layers, 0);
+        let fillers = ServerArgs::try_parse_from(["s", "--filler-routes", "1000"]).unwrap();
+        assert_eq!(
+            (ServerConfig::checked(fillers).unwrap().filler_routes, ServerConfig::default().filler_routes),
+            (1000, 0)
+        );
+        assert!(ServerArgs::try_parse_from(["s", "--filler-routes", "10001"]).is_err());
         let err = ServerArgs::try_parse_from(["s", "--middleware", "gzip"]).unwrap_err();
         assert_eq!(err.exit_code(), i32::from(EXIT_USAGE));
         assert!(first_line(&err).contains("unknown middleware \"gzip\""), "{}", first_line(&err));

@@ -48,6 +48,25 @@ where
     }
 }
 
+/// The filler routes of each kind a server's test starts it with (`--filler-routes`).
+pub const FILLERS: u16 = 3;
+
+/// What a server with [`FILLERS`] filler routes answers `GET` of each path:
+/// the last filler of each kind `filler`, both targets their answers, and
+/// `None` (404) for a filler past the last.
+pub fn scale_answers() -> Vec<(String, Option<String>)> {
+    use crate::scale::{FILLER_BODY, TARGET, TARGET_BODY, TARGET_PARAM_PREFIX, filler_path, target_answer};
+    let (last, past) = (filler_path(FILLERS - 1), filler_path(FILLERS));
+    vec![
+        (last.clone(), Some(FILLER_BODY.to_owned())),
+        (format!("{last}/9"), Some(FILLER_BODY.to_owned())),
+        (TARGET.to_owned(), Some(TARGET_BODY.to_owned())),
+        (format!("{TARGET_PARAM_PREFIX}7"), Some(target_answer(7))),
+        (past.clone(), None),
+        (format!("{past}/9"), None),
+    ]
+}
+
 /// Asserts that an answer to the request of `route` through `layers` layers is the
 /// route table's: status 200, its content type, its bytes.
 ///

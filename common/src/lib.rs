@@ -23,6 +23,7 @@ pub mod fortunes;
 pub mod middleware;
 pub mod process;
 pub mod routes;
+pub mod scale;
 pub mod signals;
 pub mod state;
 pub mod tls;

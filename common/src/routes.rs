@@ -5,6 +5,7 @@
 use crate::devices::devices_json;
 use crate::extract::{self, Batch, Params};
 use crate::fortunes::{seed_page, seed_read_body};
+use crate::scale;
 
 /// Body of `GET /healthz`.
 pub const HEALTHZ_BODY: &str = "OK";
@@ -85,6 +86,12 @@ pub enum RouteId {
     ExtractForm,
     /// `POST /extract/form-raw`: the same body read raw.
     ExtractFormRaw,
+    /// `GET /scale/target`: a static route, after `--filler-routes` others
+    /// ([`crate::scale`]).
+    ScaleStatic,
+    /// `GET /scale/target/42`: a route with a path parameter, after
+    /// `--filler-routes` others of its kind.
+    ScaleParam,
 }
 
 impl RouteId {
@@ -113,6 +120,8 @@ impl RouteId {
             Self::ExtractQueryRaw => "/extract/query-raw?device=sensor-0042&reading=7",
             Self::ExtractForm => "/extract/form",
             Self::ExtractFormRaw => "/extract/form-raw",
+            Self::ScaleStatic => "/scale/target",
+            Self::ScaleParam => "/scale/target/42",
         }
     }
 
@@ -176,6 +185,8 @@ impl Route {
             | RouteId::ExtractQueryRaw
             | RouteId::ExtractForm
             | RouteId::ExtractFormRaw => Params::sent().answer().into_bytes(),
+            RouteId::ScaleStatic => scale::TARGET_BODY.as_bytes().to_vec(),
+            RouteId::ScaleParam => scale::target_answer(SCALE_ID).into_bytes(),
         }
     }
 
@@ -230,7 +241,12 @@ pub static ROUTES: &[Route] = &[
     get(RouteId::ExtractQueryRaw, ContentType::TextPlain),
     get(RouteId::ExtractForm, ContentType::TextPlain),
     get(RouteId::ExtractFormRaw, ContentType::TextPlain),
+    get(RouteId::ScaleStatic, ContentType::TextPlain),
+    get(RouteId::ScaleParam, ContentType::TextPlain),
 ];
+
+/// The id in [`RouteId::ScaleParam`]'s path.
+const SCALE_ID: u32 = 42;
 
 /// A path no server routes; every server must answer it with 404.
 pub const UNKNOWN_PATH: &str = "/no-such-route";
@@ -244,8 +260,8 @@ mod tests {
     fn paths_and_ids_are_unique_and_complete() {
         let paths: HashSet<_> = ROUTES.iter().map(|r| r.path).collect();
         let ids: HashSet<_> = ROUTES.iter().map(|r| r.id).collect();
-        assert_eq!(paths.len(), 21);
-        assert_eq!(ids.len(), 21);
+        assert_eq!(paths.len(), 23);
+        assert_eq!(ids.len(), 23);
         assert!(Route::by_path(UNKNOWN_PATH).is_none());
     }
 
@@ -290,6 +306,15 @@ mod tests {
         assert_eq!((form.method, form.content_type, form.body), ("POST", Some(FORM), pairs.as_bytes()));
         assert_eq!(RouteId::Plaintext.request(), RouteRequest { method: "GET", content_type: None, body: b"" });
         assert_eq!(RouteId::ExtractJsonLarge.request().content_type, Some("application/json"));
+    }
+
+    #[test]
+    fn the_scale_targets_are_the_paths_the_servers_route() {
+        let param = RouteId::ScaleParam.path();
+        assert_eq!(RouteId::ScaleStatic.path(), scale::TARGET);
+        assert_eq!(param, format!("{}{SCALE_ID}", scale::TARGET_PARAM_PREFIX));
+        assert_eq!(Route::get(RouteId::ScaleParam).expected_body(), b"target 42");
+        assert_eq!(Route::get(RouteId::ScaleStatic).expected_body(), b"target");
     }
 
     #[test]

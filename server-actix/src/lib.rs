@@ -11,6 +11,7 @@
 //! event loop); `/fortunes/cached` serves its page without blocking.
 
 mod extract;
+mod scale;
 pub mod stack;
 
 use std::process::ExitCode;
@@ -41,9 +42,14 @@ const SHUTDOWN_TIMEOUT_S: u64 = 1;
 
 /// Returns the function that registers every route of `common::ROUTES` (and
 /// `PUT /api/devices`, `POST /fortunes`), with `layers` state layers in front
-/// of each `/state/*` route, and the states and `fortunes` as app data. Every
-/// worker's `App` calls it; all share one set of states.
-pub fn app(layers: usize, fortunes: Fortunes) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+/// of each `/state/*` route, and the states and `fortunes` as app data, then
+/// `fillers` routes of each kind and the scale targets. Every worker's `App`
+/// calls it; all share one set of states.
+pub fn app(
+    layers: usize,
+    fillers: u16,
+    fortunes: Fortunes,
+) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     let fat = FatState::new();
     let arc = AppState::new();
     let catalog = Arc::new(DeviceCatalog::new());
@@ -72,6 +78,7 @@ pub fn app(layers: usize, fortunes: Fortunes) -> impl Fn(&mut web::ServiceConfig
             .configure(extract::routes);
         state_route::<FatState>(cfg, RouteId::StateFat, layers);
         state_route::<AppState>(cfg, RouteId::StateArc, layers);
+        scale::routes(cfg, fillers);
     }
 }
 
@@ -260,7 +267,7 @@ pub fn run(config: ServerConfig) -> ExitCode {
 }
 
 fn serve(config: ServerConfig, fortunes: Fortunes) -> ExitCode {
-    let routes = app(config.layers, fortunes);
+    let routes = app(config.layers, config.filler_routes, fortunes);
     // Without `--middleware`, the app as actix-web's defaults have it.
     match config.middleware.clone() {
         None => serve_app(config, move || App::new().configure(routes.clone())),

@@ -23,7 +23,7 @@ async fn ask(layers: usize, route: &common::Route) -> Answer {
 
 async fn send(layers: usize, request: test::TestRequest) -> Answer {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
+    let app = test::init_service(App::new().configure(server_actix::app(layers, 0, fortunes))).await;
     let response = test::call_service(&app, request.to_request()).await;
     let status = response.status();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
@@ -48,9 +48,24 @@ async fn unknown_path_is_404() {
 }
 
 #[actix_web::test]
+async fn filler_routes_answer_ahead_of_the_scale_targets() {
+    let (_db, fortunes) = conformance::fresh_fortunes();
+    let app = test::init_service(App::new().configure(server_actix::app(0, conformance::FILLERS, fortunes))).await;
+    for (path, answer) in conformance::scale_answers() {
+        let response = test::call_service(&app, test::TestRequest::get().uri(&path).to_request()).await;
+        let status = response.status();
+        let body = test::read_body(response).await.to_vec();
+        match answer {
+            Some(answer) => assert_eq!((status, body), (StatusCode::OK, answer.into_bytes()), "{path}"),
+            None => assert_eq!(status, StatusCode::NOT_FOUND, "{path}"),
+        }
+    }
+}
+
+#[actix_web::test]
 async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = test::init_service(App::new().configure(server_actix::app(0, fortunes))).await;
+    let app = test::init_service(App::new().configure(server_actix::app(0, 0, fortunes))).await;
     let call = async |method: Method, path: &str, body: Vec<u8>| -> Answer {
         let request = test::TestRequest::default().method(method).uri(path).set_payload(body).to_request();
         let response = test::call_service(&app, request).await;
@@ -75,7 +90,7 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = test::init_service(App::new().configure(server_actix::app(layers, fortunes))).await;
+    let app = test::init_service(App::new().configure(server_actix::app(layers, 0, fortunes))).await;
     common::state::counts::take();
     let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -97,7 +112,8 @@ async fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
     let (_db, fortunes) = conformance::fresh_fortunes();
     for on in conformance::stacks("actix") {
         server_actix::stack::init_trace(&on);
-        let app = test::init_service(server_actix::stack::layered(server_actix::app(0, fortunes.clone()), &on)).await;
+        let app =
+            test::init_service(server_actix::stack::layered(server_actix::app(0, 0, fortunes.clone()), &on)).await;
         let mut request = test::TestRequest::get().uri(conformance::LAYERED_PATH);
         for header in common::middleware::REQUEST_HEADERS {
             request = request.insert_header(header);

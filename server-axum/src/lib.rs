@@ -38,13 +38,15 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use crate::tls::TlsListener;
 
 mod extract;
+mod scale;
 pub mod stack;
 mod tls;
 
 /// Builds the application: every route of `common::ROUTES` (and `PUT
 /// /api/devices`, `POST /fortunes` on `fortunes`), with `layers` state
-/// layers in front of each `/state/*` route.
-pub fn app(layers: usize, fortunes: Fortunes) -> Router {
+/// layers in front of each `/state/*` route and `fillers` routes of each
+/// kind beside the scale targets.
+pub fn app(layers: usize, fillers: u16, fortunes: Fortunes) -> Router {
     let catalog = Router::new()
         .route(RouteId::Devices.path(), get(devices).put(replace_devices))
         .route(RouteId::DevicesCached.path(), get(cached))
@@ -64,6 +66,7 @@ pub fn app(layers: usize, fortunes: Fortunes) -> Router {
         .merge(state_route(RouteId::StateFat, FatState::new(), layers))
         .merge(state_route(RouteId::StateArc, AppState::new(), layers))
         .merge(extract::routes())
+        .merge(scale::routes(fillers))
 }
 
 /// One `/state/*` route behind `layers` middleware layers, each obtaining `S`.
@@ -289,7 +292,7 @@ async fn serve(config: ServerConfig, how: Serve, fortunes: Fortunes) -> ExitCode
     });
     let on = config.middleware.as_deref().unwrap_or_default();
     stack::init_trace(on);
-    let router = stack::layered(app(config.layers, fortunes), on);
+    let router = stack::layered(app(config.layers, config.filler_routes, fortunes), on);
     let mut serving = tokio::task::JoinSet::new();
     for (listener, tcp) in bound {
         let addr = match tcp.local_addr() {

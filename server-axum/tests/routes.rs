@@ -20,7 +20,7 @@ async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> A
 
 async fn get(layers: usize, path: &str) -> Answer {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    call(server_axum::app(layers, fortunes), Method::GET, path, Vec::new()).await
+    call(server_axum::app(layers, 0, fortunes), Method::GET, path, Vec::new()).await
 }
 
 /// The request of `route` (its method, and a body with its type) through `layers` layers.
@@ -31,7 +31,7 @@ async fn ask(layers: usize, route: &common::Route) -> Answer {
     if let Some(content_type) = ask.content_type {
         request = request.header(header::CONTENT_TYPE, content_type);
     }
-    let response = server_axum::app(layers, fortunes).oneshot(request.body(Body::from(ask.body)).unwrap()).await;
+    let response = server_axum::app(layers, 0, fortunes).oneshot(request.body(Body::from(ask.body)).unwrap()).await;
     let response = response.unwrap();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let status = response.status();
@@ -54,10 +54,23 @@ async fn unknown_path_is_404() {
     }
 }
 
+#[tokio::test]
+async fn filler_routes_answer_ahead_of_the_scale_targets() {
+    for (path, answer) in conformance::scale_answers() {
+        let (_db, fortunes) = conformance::fresh_fortunes();
+        let app = server_axum::app(0, conformance::FILLERS, fortunes);
+        let (status, _, body) = call(app, Method::GET, &path, Vec::new()).await;
+        match answer {
+            Some(answer) => assert_eq!((status, body), (StatusCode::OK, answer.into_bytes()), "{path}"),
+            None => assert_eq!(status, StatusCode::NOT_FOUND, "{path}"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = server_axum::app(0, fortunes);
+    let app = server_axum::app(0, 0, fortunes);
     let seed = common::fortunes::seed_page().to_vec();
     for (body, status) in conformance::refused_fortunes() {
         let (got, content_type, reason) = call(app.clone(), Method::POST, "/fortunes", body).await;
@@ -75,7 +88,7 @@ async fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
 async fn counted(layers: usize, path: &str) -> (u64, u64) {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = server_axum::app(layers, fortunes);
+    let app = server_axum::app(layers, 0, fortunes);
     common::state::counts::take();
     let response = app.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -102,7 +115,7 @@ async fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
     let (_db, fortunes) = conformance::fresh_fortunes();
     for on in conformance::stacks("axum") {
         server_axum::stack::init_trace(&on);
-        let app = server_axum::stack::layered(server_axum::app(0, fortunes.clone()), &on);
+        let app = server_axum::stack::layered(server_axum::app(0, 0, fortunes.clone()), &on);
         let mut request = Request::get(conformance::LAYERED_PATH);
         for (name, value) in common::middleware::REQUEST_HEADERS {
             request = request.header(name, value);

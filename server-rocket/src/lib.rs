@@ -14,6 +14,7 @@
 //! `/fortunes/cached` serves its page without blocking.
 
 mod extract;
+mod scale;
 pub mod stack;
 
 use std::convert::Infallible;
@@ -41,9 +42,10 @@ use rocket::{Build, Request, Rocket, State, get, post, put, routes};
 use tokio::io::{AsyncReadExt, sink};
 
 /// Builds the application: every route of `common::ROUTES` (and `PUT
-/// /api/devices`, `POST /fortunes` on `fortunes`) and `layers` state
-/// fairings, on top of `figment` (address, port, workers, …).
-pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes) -> Rocket<Build> {
+/// /api/devices`, `POST /fortunes` on `fortunes`), `fillers` routes of each
+/// kind ahead of the scale targets, and `layers` state fairings, on top of
+/// `figment` (address, port, workers, …).
+pub fn app(figment: rocket::figment::Figment, layers: usize, fillers: u16, fortunes: Fortunes) -> Rocket<Build> {
     let mut rocket = rocket::custom(figment)
         .manage(FatState::new())
         .manage(AppState::new())
@@ -60,7 +62,7 @@ pub fn app(figment: rocket::figment::Figment, layers: usize, fortunes: Fortunes)
         .mount(RouteId::FortunesCached.path(), routes![fortunes_cached])
         .mount(RouteId::BlockingInline.path(), routes![blocking_inline])
         .mount(RouteId::BlockingOffloaded.path(), routes![blocking_offloaded]);
-    rocket = extract::mount(rocket);
+    rocket = scale::mount(extract::mount(rocket), fillers);
     for _ in 0..layers {
         rocket = rocket
             .attach(AdHoc::on_request("state layer", |request, _| Box::pin(async move { state_layer(request).await })));
@@ -328,7 +330,7 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
             let (lifted, lifted_off) = tokio::sync::oneshot::channel();
             let lifted = std::sync::Mutex::new(Some(lifted));
             let rocket = match stack::layered(
-                app(listener_figment(config, listener), config.layers, fortunes.clone()),
+                app(listener_figment(config, listener), config.layers, config.filler_routes, fortunes.clone()),
                 &config.middleware,
             ) {
                 Ok(rocket) => rocket,

@@ -8,9 +8,14 @@ use rocket::local::blocking::Client;
 
 /// A client of the app on a fresh database (removed when the returned owner is dropped).
 fn client(layers: usize) -> (FortuneDb, Client) {
+    client_with_fillers(layers, 0)
+}
+
+/// The same with `fillers` routes of each kind ahead of the scale targets.
+fn client_with_fillers(layers: usize, fillers: u16) -> (FortuneDb, Client) {
     let (db, fortunes) = conformance::fresh_fortunes();
     let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
-    (db, Client::tracked(server_rocket::app(figment, layers, fortunes)).unwrap())
+    (db, Client::tracked(server_rocket::app(figment, layers, fillers, fortunes)).unwrap())
 }
 
 #[test]
@@ -38,6 +43,21 @@ fn unknown_path_is_404() {
     let (_db, client) = client(10);
     for path in conformance::UNROUTED {
         assert_eq!(client.get(path).dispatch().status(), Status::NotFound, "{path}");
+    }
+}
+
+#[test]
+fn filler_routes_answer_ahead_of_the_scale_targets() {
+    let (_db, client) = client_with_fillers(0, conformance::FILLERS);
+    for (path, answer) in conformance::scale_answers() {
+        let response = client.get(path.as_str()).dispatch();
+        let status = response.status();
+        match answer {
+            Some(answer) => {
+                assert_eq!((status, response.into_bytes().unwrap()), (Status::Ok, answer.into_bytes()), "{path}")
+            }
+            None => assert_eq!(status, Status::NotFound, "{path}"),
+        }
     }
 }
 
@@ -88,7 +108,7 @@ fn every_middleware_offered_answers_the_devices_with_what_it_adds() {
         server_rocket::stack::init_trace(&selection);
         let (_db, fortunes) = conformance::fresh_fortunes();
         let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
-        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, fortunes), &selection).unwrap();
+        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, 0, fortunes), &selection).unwrap();
         let client = Client::tracked(rocket).unwrap();
         let mut request = client.get(conformance::LAYERED_PATH);
         for (name, value) in common::middleware::REQUEST_HEADERS {
@@ -110,7 +130,7 @@ fn without_security_headers_a_middleware_stack_has_no_shield_and_without_middlew
     let answer = |selection: common::middleware::Selection| {
         let (_db, fortunes) = conformance::fresh_fortunes();
         let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
-        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, fortunes), &selection).unwrap();
+        let rocket = server_rocket::stack::layered(server_rocket::app(figment, 0, 0, fortunes), &selection).unwrap();
         let client = Client::tracked(rocket).unwrap();
         client.get("/plaintext").dispatch().headers().get_one("X-Content-Type-Options").map(str::to_owned)
     };
