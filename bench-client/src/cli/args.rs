@@ -401,6 +401,7 @@ pub(super) fn command_servers(flags: &[String]) -> anyhow::Result<Vec<crate::sui
             command: line.trim().to_owned(),
             framework: None,
             middleware: None,
+            filler_routes: 0,
         });
     }
     Ok(servers)

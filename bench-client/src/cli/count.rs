@@ -63,6 +63,12 @@ pub struct CountArgs {
     /// and an `Origin`, each answer checked through its layers), each set against the bare one.
     #[arg(long, conflicts_with_all = ["commands", "routes", "http2_streams"])]
     pub middleware: bool,
+    /// Count `/scale/target` and `/scale/target/42` on each framework's server, then on one per
+    /// count given with that many routes of each kind registered ahead of them (`--filler-routes`),
+    /// each set against the framework's own, e.g. 10,100,1000.
+    #[arg(long, value_name = "N", value_delimiter = ',', conflicts_with_all = ["commands", "routes", "http2_streams", "middleware"],
+          value_parser = clap::value_parser!(u16).range(1..=i64::from(common::scale::MAX_FILLER_ROUTES)))]
+    pub filler_routes: Vec<u16>,
     /// Print the tables of this `count.json` and run nothing (the README's tables are rendered so).
     #[arg(long, value_name = "FILE")]
     pub from: Option<std::path::PathBuf>,
@@ -88,11 +94,14 @@ pub(super) fn rendered(path: &std::path::Path) -> anyhow::Result<String> {
     Ok(with_layers(report::count_table(&counted), &counted))
 }
 
-/// `table`, then with `count --middleware`'s rows what each layer adds, and
-/// with the extractor routes' rows what each typed extractor adds.
+/// `table`, then with `count --middleware`'s rows what each layer adds,
+/// with the extractor routes' rows what each typed extractor adds, and with
+/// `count --filler-routes`'s what the routes ahead add.
 fn with_layers(table: String, counted: &crate::results::CountReport) -> String {
     let mut out = table;
-    for pairs in [Scenario::Middleware, Scenario::Extractors].map(|s| report::counted_table(counted, s)) {
+    for pairs in
+        [Scenario::Middleware, Scenario::Extractors, Scenario::Routes].map(|s| report::counted_table(counted, s))
+    {
         if !pairs.is_empty() {
             out = format!("{out}\n{pairs}");
         }
@@ -127,6 +136,17 @@ impl CountArgs {
                     Variant::MIDDLEWARE.iter().filter_map(|&v| CountedServer::layered(f, self.profile, self.layers, v));
                 servers.extend(layered);
                 pairs.extend((bare + 1..servers.len()).map(|after| (bare, after)));
+            }
+        }
+        if !self.filler_routes.is_empty() {
+            routes = [common::RouteId::ScaleStatic, common::RouteId::ScaleParam].map(common::Route::get).to_vec();
+            for f in dedup(self.frameworks.frameworks.clone()) {
+                let own = servers.len();
+                servers.push(CountedServer::framework(f, self.profile, self.layers));
+                for &n in &dedup(self.filler_routes.clone()) {
+                    servers.push(CountedServer::with_fillers(f, self.profile, self.layers, n));
+                    pairs.push((own, servers.len() - 1));
+                }
             }
         }
         if servers.is_empty() {
@@ -201,10 +221,11 @@ pub(super) fn run(plan: &CountPlan, ci: &CiPlan, stop: &AtomicBool) -> Outcome {
             println!("{}", with_layers(report::count_table(&outcome.report), &outcome.report));
             println!("count: {}", outcome.file.display());
             let tracked = report::ci::tracked_counts(&outcome.report);
-            // Instructions per request are judged; the other counts are shown. Layers set against
-            // their bare server (`--middleware`) are what is measured, not a regression.
-            let layered = plan.servers.iter().any(|s| s.middleware.is_some());
-            let judged = if layered { Vec::new() } else { report::ci::judged_counts(&outcome.report) };
+            // Instructions per request are judged; the other counts are shown. Servers set against
+            // their framework's own (`--middleware`, `--filler-routes`) are what is measured, not a
+            // regression.
+            let set_against = plan.servers.iter().any(|s| s.middleware.is_some() || s.filler_routes > 0);
+            let judged = if set_against { Vec::new() } else { report::ci::judged_counts(&outcome.report) };
             let gated = match ci.gate("count", &tracked, &judged) {
                 Ok(n) => n,
                 Err(e) => return super::report(&e, Outcome::Failed),
@@ -272,6 +293,20 @@ mod tests {
             let argv: Vec<&str> = ["count", "--middleware"].iter().chain(conflicting).copied().collect();
             assert!(parsed(&argv).is_err(), "{argv:?}");
         }
+    }
+
+    #[test]
+    fn filler_routes_count_the_scale_targets_against_the_frameworks_own_server() {
+        let Commands::Count(args) = parsed(&["count", "--filler-routes", "10,1000", "--frameworks", "rocket"]).unwrap()
+        else {
+            panic!("count")
+        };
+        let plan = args.plan().unwrap();
+        let names: Vec<&str> = plan.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["rocket", "rocket 10 ahead", "rocket 1000 ahead"]);
+        assert!(plan.servers[2].command.ends_with("--layers 10 --filler-routes 1000"), "{}", plan.servers[2].command);
+        assert_eq!((plan.pairs.as_slice(), plan.routes.len()), ([(0, 1), (0, 2)].as_slice(), 2));
+        assert_eq!(plan.servers.iter().map(|s| s.filler_routes).collect::<Vec<_>>(), [0, 10, 1000]);
     }
 
     #[test]

@@ -109,6 +109,7 @@ impl MemoryArgs {
                     command: format!("{} --addr {{addr}} --workers {workers}", binary.display()),
                     framework: Some(f),
                     middleware: None,
+                    filler_routes: 0,
                 });
             }
         }

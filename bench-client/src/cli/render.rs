@@ -32,6 +32,9 @@ pub enum FrontTable {
     /// With the `extractors` scenario: what each typed extractor adds over reading the request raw,
     /// in each framework (with --confirmed-by, as for middleware).
     Extractors,
+    /// With the `routes` scenario: what 10, 100 and 1,000 routes registered ahead of a route add to
+    /// a request of it, in each framework (with --confirmed-by, as for middleware).
+    Routes,
 }
 
 /// Which chart `report --chart` draws.
@@ -47,6 +50,8 @@ pub enum FrontChart {
     /// With the `extractors` scenario: each typed extractor's change against its raw route, per
     /// framework.
     Extractors,
+    /// With the `routes` scenario: each count of routes ahead against none, per framework.
+    Routes,
 }
 
 /// Flags of `report`, as typed.
@@ -84,6 +89,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
         FrontChart::Changes => report::charts::draw_changes(output, &results)?,
         FrontChart::Middleware => report::charts::draw_middleware(output, &results)?,
         FrontChart::Extractors => report::charts::draw_extractors(output, &results)?,
+        FrontChart::Routes => report::charts::draw_routes(output, &results)?,
     };
     anyhow::ensure!(
         drew,
@@ -94,6 +100,7 @@ pub(super) fn drawn(args: &ReportArgs, chart: FrontChart, output: &std::path::Pa
             FrontChart::Changes => "delta",
             FrontChart::Middleware => "middleware scenario",
             FrontChart::Extractors => "extractors scenario",
+            FrontChart::Routes => "routes scenario",
         }
     );
     Ok(())
@@ -108,8 +115,12 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
     let results = read_results(&args.file)?;
     anyhow::ensure!(
         args.confirmed_by.is_none()
-            || matches!(args.table, FrontTable::Frameworks | FrontTable::Middleware | FrontTable::Extractors),
-        "--confirmed-by holds two sessions against each other: it goes with --table frameworks, middleware or extractors"
+            || matches!(
+                args.table,
+                FrontTable::Frameworks | FrontTable::Middleware | FrontTable::Extractors | FrontTable::Routes
+            ),
+        "--confirmed-by holds two sessions against each other: it goes with --table frameworks, middleware, \
+         extractors or routes"
     );
     let table = match args.table {
         FrontTable::Floors => {
@@ -141,9 +152,10 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
             http2.deltas.retain(|d| d.scenario == Scenario::Http2);
             format!("{settings}\n{}", report::changes_excerpt(&http2))
         }
-        FrontTable::Middleware | FrontTable::Extractors => {
+        FrontTable::Middleware | FrontTable::Extractors | FrontTable::Routes => {
             let scenario = match args.table {
                 FrontTable::Middleware => Scenario::Middleware,
+                FrontTable::Routes => Scenario::Routes,
                 _ => Scenario::Extractors,
             };
             let second = args.confirmed_by.as_deref().map(read_results).transpose()?;

@@ -418,6 +418,7 @@ mod tests {
                 "frameworks",
                 "middleware",
                 "extractors",
+                "routes",
                 "memory"
             ]
         );

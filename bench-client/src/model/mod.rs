@@ -139,6 +139,12 @@ pub enum Scenario {
     /// `Query`, `Form` against splitting the raw bytes by hand); each raw
     /// route paired with its typed one.
     Extractors,
+    /// The same request to the last of many routes: `/scale/target` (static)
+    /// and `/scale/target/42` (a path parameter) on the framework's own
+    /// server against servers with 10, 100 and 1,000 filler routes of each
+    /// kind registered ahead of them (`--filler-routes`; a server per count,
+    /// started anew every round, all pinned to the same CPUs).
+    Routes,
     /// `/plaintext`, the framework's floor.
     #[value(skip)]
     Floor,
@@ -163,6 +169,7 @@ impl Scenario {
             Self::Frameworks => "frameworks",
             Self::Middleware => "middleware",
             Self::Extractors => "extractors",
+            Self::Routes => "routes",
             Self::Floor => "floor",
             Self::Before => "before",
             Self::After => "after",
@@ -191,6 +198,7 @@ impl Scenario {
             Self::Frameworks => &[Variant::Plaintext, Variant::PerRequest, Variant::Preserialized, Variant::Arc],
             Self::Middleware => &Variant::MIDDLEWARE,
             Self::Extractors => &Variant::EXTRACTORS,
+            Self::Routes => &Variant::SCALE,
             Self::Floor => &[Variant::Plaintext],
             Self::Before | Self::After => &Variant::ALL,
         }
@@ -199,12 +207,14 @@ impl Scenario {
     /// Its deltas, as (baseline, changed) pairs: the first variant against
     /// each other one, except `http2`, whose every HTTP/2 variant is
     /// compared with HTTP/1.1 on the same listener and route, `extractors`,
-    /// whose every typed route is compared with its raw one, and
-    /// `frameworks`, which pairs frameworks, not variants (none).
+    /// whose every typed route is compared with its raw one, `routes`,
+    /// whose every count of filler routes is compared with none on the same
+    /// target, and `frameworks`, which pairs frameworks, not variants (none).
     pub fn pairs(self) -> Vec<(Variant, Variant)> {
         let variants = self.variants();
         match self {
             Self::Http2 | Self::Extractors => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
+            Self::Routes => variants.chunks(4).flat_map(|of| of[1..].iter().map(|&to| (of[0], to))).collect(),
             Self::Frameworks => Vec::new(),
             _ => variants[1..].iter().map(|&to| (variants[0], to)).collect(),
         }
@@ -273,7 +283,8 @@ mod tests {
                 Scenario::Http2,
                 Scenario::Frameworks,
                 Scenario::Middleware,
-                Scenario::Extractors
+                Scenario::Extractors,
+                Scenario::Routes
             ],
             "floor is not a --scenarios value"
         );
@@ -318,6 +329,12 @@ mod tests {
             assert!(raw.path().contains("-raw") && !typed.path().contains("-raw"), "{raw:?} {typed:?}");
         }
         assert_eq!(Scenario::Extractors.pairs().len(), 5);
+        // Each count of filler routes against none, on the same target.
+        for (none, many) in Scenario::Routes.pairs() {
+            assert_eq!((none.filler_routes(), none.route()), (Some(0), many.route()), "{none} {many}");
+            assert!(many.filler_routes() > Some(0) && many.label().ends_with(none.path()), "{many}");
+        }
+        assert_eq!(Scenario::Routes.pairs().len(), 6);
         for v in Variant::MEASURED {
             assert!(Variant::MEASURED.iter().filter(|w| w.name() == v.name()).count() == 1, "{v}: one name");
         }

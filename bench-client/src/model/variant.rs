@@ -1,6 +1,6 @@
 //! The variants: each route a scenario measures, named as `results.json`
 //! names it, with the route of the table it loads and how it is loaded
-//! (TLS, HTTP/2, through which middleware).
+//! (TLS, HTTP/2, through which middleware, behind how many routes).
 
 use std::fmt;
 
@@ -92,6 +92,30 @@ pub enum Variant {
     Form,
     /// `POST /extract/form-raw`: the same body read raw.
     FormRaw,
+    /// `GET /scale/target` on the framework's own server (no filler routes).
+    #[serde(rename = "static_0")]
+    Static0,
+    /// The same on a server with `--filler-routes 10` ahead of it.
+    #[serde(rename = "static_10")]
+    Static10,
+    /// The same behind 100.
+    #[serde(rename = "static_100")]
+    Static100,
+    /// The same behind 1,000.
+    #[serde(rename = "static_1000")]
+    Static1000,
+    /// `GET /scale/target/42`, a path parameter, on the framework's own server.
+    #[serde(rename = "param_0")]
+    Param0,
+    /// The same on a server with `--filler-routes 10` ahead of it.
+    #[serde(rename = "param_10")]
+    Param10,
+    /// The same behind 100.
+    #[serde(rename = "param_100")]
+    Param100,
+    /// The same behind 1,000.
+    #[serde(rename = "param_1000")]
+    Param1000,
 }
 
 impl Variant {
@@ -135,11 +159,24 @@ impl Variant {
         Self::Form,
     ];
 
+    /// The `routes` scenario's variants: the static target behind 0, 10,
+    /// 100 and 1,000 filler routes of each kind, then the parameterized one.
+    pub const SCALE: [Self; 8] = [
+        Self::Static0,
+        Self::Static10,
+        Self::Static100,
+        Self::Static1000,
+        Self::Param0,
+        Self::Param10,
+        Self::Param100,
+        Self::Param1000,
+    ];
+
     /// Every variant the suite measures: [`Variant::ALL`], then the `tls`
     /// scenario's two, then the `http2` scenario's others, then the
-    /// `middleware` scenario's.
-    pub const MEASURED: [Self; 36] = {
-        const MORE: [Variant; 16] = [
+    /// `middleware` scenario's, then the `routes` scenario's.
+    pub const MEASURED: [Self; 44] = {
+        const MORE: [Variant; 24] = [
             Variant::Http,
             Variant::Https,
             Variant::H2c,
@@ -156,8 +193,16 @@ impl Variant {
             Variant::SecurityHeaders,
             Variant::Compression,
             Variant::Stacked,
+            Variant::Static0,
+            Variant::Static10,
+            Variant::Static100,
+            Variant::Static1000,
+            Variant::Param0,
+            Variant::Param10,
+            Variant::Param100,
+            Variant::Param1000,
         ];
-        let mut measured = [Self::Plaintext; 36];
+        let mut measured = [Self::Plaintext; 44];
         let mut i = 0;
         while i < measured.len() {
             measured[i] = if i < Self::ALL.len() { Self::ALL[i] } else { MORE[i - Self::ALL.len()] };
@@ -194,6 +239,18 @@ impl Variant {
             Self::Timeout => one(Middleware::Timeout),
             Self::SecurityHeaders => one(Middleware::SecurityHeaders),
             Self::Stacked => Some(offered),
+            _ => None,
+        }
+    }
+
+    /// Its server's `--filler-routes` in the `routes` scenario (`None`:
+    /// another scenario's).
+    pub fn filler_routes(self) -> Option<u16> {
+        match self {
+            Self::Static0 | Self::Param0 => Some(0),
+            Self::Static10 | Self::Param10 => Some(10),
+            Self::Static100 | Self::Param100 => Some(100),
+            Self::Static1000 | Self::Param1000 => Some(1000),
             _ => None,
         }
     }
@@ -243,6 +300,14 @@ impl Variant {
             Self::QueryRaw => "query_raw",
             Self::Form => "form",
             Self::FormRaw => "form_raw",
+            Self::Static0 => "static_0",
+            Self::Static10 => "static_10",
+            Self::Static100 => "static_100",
+            Self::Static1000 => "static_1000",
+            Self::Param0 => "param_0",
+            Self::Param10 => "param_10",
+            Self::Param100 => "param_100",
+            Self::Param1000 => "param_1000",
         }
     }
 
@@ -271,6 +336,8 @@ impl Variant {
             Self::QueryRaw => RouteId::ExtractQueryRaw,
             Self::Form => RouteId::ExtractForm,
             Self::FormRaw => RouteId::ExtractFormRaw,
+            Self::Static0 | Self::Static10 | Self::Static100 | Self::Static1000 => RouteId::ScaleStatic,
+            Self::Param0 | Self::Param10 | Self::Param100 | Self::Param1000 => RouteId::ScaleParam,
             Self::Own => return None,
             // The middleware scenario's, each through its own server.
             _ => RouteId::DevicesPreserialized,
@@ -298,6 +365,14 @@ impl Variant {
             Self::Timeout => "timeout /api/devices/preserialized",
             Self::SecurityHeaders => "security-headers /api/devices/preserialized",
             Self::Stacked => "stacked /api/devices/preserialized",
+            Self::Static0 => "0 ahead /scale/target",
+            Self::Static10 => "10 ahead /scale/target",
+            Self::Static100 => "100 ahead /scale/target",
+            Self::Static1000 => "1000 ahead /scale/target",
+            Self::Param0 => "0 ahead /scale/target/42",
+            Self::Param10 => "10 ahead /scale/target/42",
+            Self::Param100 => "100 ahead /scale/target/42",
+            Self::Param1000 => "1000 ahead /scale/target/42",
             _ => self.path(),
         }
     }

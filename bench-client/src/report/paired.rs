@@ -1,6 +1,7 @@
 //! The answers of the scenarios that pair one change per row in every
 //! framework: what each middleware layer adds to a request, and what each
-//! typed extractor adds over reading the same request raw, in µs of server
+//! typed extractor adds over reading the same request raw, what the routes
+//! registered ahead of a route add to it, in µs of server
 //! CPU with its interval over the rounds and as a share of the baseline
 //! route's cost; with a second session, whether it lands where the first did.
 
@@ -67,6 +68,25 @@ impl Rows {
                             routes of a row take the same request and give the same answer, verified byte for byte.",
                 })
             }
+            Scenario::Routes => Some(Self {
+                scenario,
+                rows: scenario
+                    .pairs()
+                    .into_iter()
+                    .map(|(none, many)| {
+                        let kind = if none.route() == Some(common::RouteId::ScaleStatic) { "static" } else { "param" };
+                        (format!("{kind}, {} ahead", many.filler_routes().unwrap_or_default()), none, many)
+                    })
+                    .collect(),
+                shared: None,
+                heading: "route",
+                intro: "What the routes registered ahead of a route add to a request of it: µs of server CPU per \
+                        successful request of `/scale/target` (static) or `/scale/target/42` (a path parameter) \
+                        on a server with N filler routes of each kind registered first (`--filler-routes N`) \
+                        minus its cost on the framework's own server (none), in the same alternation, mean over \
+                        the rounds with its 95 % interval, and (in parentheses) as a share of the route's cost \
+                        without them. Every answer is verified byte for byte.",
+            }),
             _ => None,
         }
     }
@@ -250,6 +270,9 @@ pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
             Scenario::Middleware => {
                 r.framework == format!("{} {}", f.name(), v.label().split(' ').next().unwrap_or_default())
             }
+            Scenario::Routes => {
+                r.framework == counted_name(f, v.filler_routes().unwrap_or_default()) && r.route == v.path()
+            }
             _ => r.framework == f.name() && r.route == v.label(),
         })
     };
@@ -301,6 +324,10 @@ pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
             "What each layer adds to a request of `/api/devices/preserialized`, counted: user-space instructions \
              per request over the bare server's (`--middleware none`)"
         }
+        Scenario::Routes => {
+            "What the filler routes registered ahead of a route add to a request of it, counted: user-space \
+             instructions per request over the same route's on the framework's own server"
+        }
         _ => {
             "What each typed extractor adds over reading the request raw, counted: user-space instructions per \
               request of the typed route over its raw twin's"
@@ -311,6 +338,15 @@ pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
          request it adds.\n\n{}",
         table.finish()
     )
+}
+
+/// How `count --filler-routes` names a framework's server with `fillers`
+/// filler routes of each kind: `axum` without, `axum 1000 ahead`.
+pub fn counted_name(framework: Framework, fillers: u16) -> String {
+    match fillers {
+        0 => framework.name().to_owned(),
+        n => format!("{} {n} ahead", framework.name()),
+    }
 }
 
 #[cfg(test)]

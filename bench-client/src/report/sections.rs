@@ -35,6 +35,9 @@ pub enum Section {
     /// With the `extractors` scenario: what each typed extractor adds over
     /// reading the request raw, in each framework.
     Extractors,
+    /// With the `routes` scenario: what the routes registered ahead of a
+    /// route add to a request of it, in each framework.
+    Routes,
     /// With the `memory` scenario: what a connection costs each framework in memory.
     Memory,
     /// µs of server CPU per request of every route, and what each delta
@@ -63,7 +66,7 @@ pub enum Medium {
 
 impl Section {
     /// Every section, in order.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Frameworks,
         Self::Changes,
         Self::Latency,
@@ -71,6 +74,7 @@ impl Section {
         Self::Counted,
         Self::Middleware,
         Self::Extractors,
+        Self::Routes,
         Self::Memory,
         Self::Proportion,
         Self::Sweep,
@@ -93,6 +97,7 @@ impl Section {
             Self::Counted => super::counted_beside_timed(results),
             Self::Middleware => super::scenario_table(results, None, Scenario::Middleware),
             Self::Extractors => super::scenario_table(results, None, Scenario::Extractors),
+            Self::Routes => super::scenario_table(results, None, Scenario::Routes),
             Self::Memory => results.memory.as_ref().map(super::memory_table).unwrap_or_default(),
             Self::Proportion => proportion_table(results),
             Self::Sweep => sweep_table(results),
@@ -138,6 +143,7 @@ pub fn sections(results: &Results, on: Medium) -> Vec<Section> {
                 | Section::Counted
                 | Section::Middleware
                 | Section::Extractors
+                | Section::Routes
                 | Section::Memory
                 | Section::Proportion,
                 _,
@@ -175,6 +181,7 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
             Section::Memory => writeln!(out, "What a connection costs in memory:\n\n{tables}"),
             Section::Middleware => writeln!(out, "What each layer costs:\n\n{tables}"),
             Section::Extractors => writeln!(out, "What each extractor costs:\n\n{tables}"),
+            Section::Routes => writeln!(out, "What the routes ahead of a route cost:\n\n{tables}"),
             Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
             Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
@@ -197,6 +204,7 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         charts.into_iter().partition(|c| c.ends_with("/middleware.svg"));
     let (extractors, charts): (Vec<&String>, Vec<&String>) =
         charts.into_iter().partition(|c| c.ends_with("/extractors.svg"));
+    let (routes, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/routes.svg"));
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
             if !charts.is_empty() {
@@ -227,7 +235,7 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                 write!(out, "## Frameworks head to head\n\n{tables}\n")
             }
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
-            Section::Memory | Section::Middleware | Section::Extractors => {
+            Section::Memory | Section::Middleware | Section::Extractors | Section::Routes => {
                 // Each a heading, its charts, then its table.
                 let (heading, charts, alt) = match section {
                     Section::Memory => (
@@ -239,6 +247,11 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
                         "What each layer costs",
                         &layers,
                         "each layer's change of successful requests per second, 95 % intervals",
+                    ),
+                    Section::Routes => (
+                        "What the routes ahead of a route cost",
+                        &routes,
+                        "each count of filler routes' change of successful requests per second over none, 95 % intervals",
                     ),
                     _ => (
                         "What each extractor costs",
@@ -317,6 +330,7 @@ mod tests {
                 Counted,
                 Middleware,
                 Extractors,
+                Routes,
                 Memory,
                 Proportion,
                 Sweep,

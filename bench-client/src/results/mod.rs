@@ -59,11 +59,11 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// 14 the `http2` scenario (its variants, `meta.http2_settings`); 15 the `frameworks` scenario
 /// (`rivals`: every pair of frameworks head to head); 16 the `memory` scenario (`memory`); 17 the
 /// `middleware` scenario (its variants, values only); 18 the `extractors` scenario (its
-/// variants, values only).
-pub const SCHEMA_VERSION: u32 = 18;
+/// variants, values only); 19 the `routes` scenario (its variants, values only).
+pub const SCHEMA_VERSION: u32 = 19;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 17 only added
-/// keys, each with a default when missing, and 7, 14, 17 and 18 values (`merge` needs
+/// keys, each with a default when missing, and 7, 14, 17, 18 and 19 values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 

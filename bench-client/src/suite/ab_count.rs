@@ -54,6 +54,7 @@ pub fn count_plan(plan: &AbPlan, settings: CountSettings) -> anyhow::Result<Coun
                 command,
                 framework: None,
                 middleware: None,
+                filler_routes: 0,
             });
         }
     }

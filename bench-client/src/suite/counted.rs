@@ -127,6 +127,8 @@ pub struct CountedServer {
     /// `common::middleware::REQUEST_HEADERS` and each answer is checked
     /// through the layers; `None`: the route table's answer, plain.
     pub middleware: Option<&'static [Middleware]>,
+    /// Its `--filler-routes` (`count --filler-routes`; 0: none).
+    pub filler_routes: u16,
 }
 
 impl CountedServer {
@@ -138,6 +140,20 @@ impl CountedServer {
             command: format!("{} --addr {{addr}} --workers 1 --layers {layers}", binary.display()),
             framework: Some(framework),
             middleware: None,
+            filler_routes: 0,
+        }
+    }
+
+    /// `framework`'s server as [`CountedServer::framework`] with `fillers`
+    /// routes of each kind ahead of the scale targets, named as
+    /// [`crate::report::counted_name`] says (`axum 1000 ahead`).
+    pub fn with_fillers(framework: Framework, profile: Profile, layers: u16, fillers: u16) -> Self {
+        let plain = Self::framework(framework, profile, layers);
+        Self {
+            name: crate::report::counted_name(framework, fillers),
+            command: format!("{} --filler-routes {fillers}", plain.command),
+            filler_routes: fillers,
+            ..plain
         }
     }
 

@@ -100,6 +100,7 @@ impl MemoryPlan {
                 ),
                 framework: Some(f),
                 middleware: None,
+                filler_routes: 0,
             })
             .collect();
         Self {

@@ -7,6 +7,8 @@
 //! why this shape).
 
 use crate::engine::Slicing;
+use common::middleware::Middleware;
+
 use crate::model::{Framework, Pairing, Scenario, Variant};
 
 /// One run of a round.
@@ -94,35 +96,79 @@ pub fn steps(scenarios: &[Scenario], round_number: u32, pairing: Pairing) -> Vec
     }
 }
 
-/// The `middleware` scenario's variants `framework` offers, in order: the
-/// servers a round of it starts beside the framework's own, server `i + 1`
-/// the `i`-th.
-pub(super) fn middleware_variants(framework: Framework) -> Vec<Variant> {
-    Variant::MIDDLEWARE.into_iter().filter(|v| v.middleware(framework).is_some()).collect()
+/// What a variant's own server is started with beyond the framework's
+/// defaults: the `middleware` scenario's layers, the `routes` scenario's
+/// filler routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct OwnServer {
+    /// Its `--middleware` (empty: `none`); `None`: the framework's defaults.
+    pub(super) middleware: Option<&'static [Middleware]>,
+    /// Its `--filler-routes`.
+    pub(super) filler_routes: u16,
 }
 
-/// `steps` of `framework` with the `middleware` scenario's slots on their
-/// servers ([`middleware_variants`]): those of a layer it does not offer
-/// left out, the block of slices made for the ones left.
-pub(super) fn place_middleware(steps: Vec<Step>, framework: Framework, round: u32) -> Vec<Step> {
-    let offered = middleware_variants(framework);
-    let place = |slot: &Slot| -> Option<Slot> {
-        if slot.scenario != Scenario::Middleware {
-            return Some(*slot);
+/// Where `variant` of `scenario` is measured in `framework`'s rounds:
+/// `Some(None)` on the framework's own server, `Some(Some(own))` on a
+/// server of its own, `None` not at all (a layer the framework does not
+/// offer).
+fn placement(scenario: Scenario, variant: Variant, framework: Framework) -> Option<Option<OwnServer>> {
+    match scenario {
+        Scenario::Middleware => {
+            variant.middleware(framework).map(|on| Some(OwnServer { middleware: Some(on), filler_routes: 0 }))
         }
-        let i = offered.iter().position(|v| *v == slot.variant)?;
-        Some(Slot { server: i + 1, ..*slot })
+        Scenario::Routes => {
+            Some(variant.filler_routes().filter(|n| *n > 0).map(|n| OwnServer { middleware: None, filler_routes: n }))
+        }
+        _ => Some(None),
+    }
+}
+
+/// The servers a round of `framework` starts beside its own for
+/// `scenarios`, in order (server `i + 1` is the `i`-th), each with the
+/// variants it serves.
+pub(super) fn own_servers(scenarios: &[Scenario], framework: Framework) -> Vec<(OwnServer, Vec<Variant>)> {
+    let mut own: Vec<(OwnServer, Vec<Variant>)> = Vec::new();
+    for &scenario in scenarios {
+        for &variant in scenario.variants() {
+            let Some(Some(server)) = placement(scenario, variant, framework) else { continue };
+            match own.iter_mut().find(|(s, _)| *s == server) {
+                Some((_, variants)) => variants.push(variant),
+                None => own.push((server, vec![variant])),
+            }
+        }
+    }
+    own
+}
+
+/// `steps` of `framework` with each slot on its server ([`own_servers`]):
+/// those of a layer it does not offer left out, the block of slices made
+/// again for the ones left.
+pub(super) fn place_on_servers(
+    steps: Vec<Step>,
+    scenarios: &[Scenario],
+    framework: Framework,
+    round: u32,
+) -> Vec<Step> {
+    let own = own_servers(scenarios, framework);
+    let place = |slot: &Slot| -> Option<Slot> {
+        match placement(slot.scenario, slot.variant, framework)? {
+            None => Some(*slot),
+            Some(server) => Some(Slot { server: 1 + own.iter().position(|(s, _)| *s == server)?, ..*slot }),
+        }
     };
     steps
         .into_iter()
         .filter_map(|step| match step {
             Step::Single(slot) => place(&slot).map(Step::Single),
-            Step::Sliced(sliced) if sliced.slots[0].scenario == Scenario::Middleware => {
+            Step::Sliced(sliced) => {
                 let slots: Vec<Slot> = sliced.slots.iter().filter_map(place).collect();
-                let block = Slicing::mirrored_block(slots.len(), round.is_multiple_of(2));
+                let block = match slots.len() {
+                    0 => return None,
+                    n if n == sliced.slots.len() => sliced.block,
+                    n => Slicing::mirrored_block(n, round.is_multiple_of(2)),
+                };
                 Some(Step::Sliced(Sliced { slots, block }))
             }
-            step @ Step::Sliced(_) => Some(step),
         })
         .collect()
 }
@@ -218,7 +264,12 @@ mod tests {
 
     #[test]
     fn middleware_slots_go_to_their_own_servers_and_a_layer_not_offered_is_left_out() {
-        let odd = place_middleware(steps(&[Scenario::Middleware], 1, Pairing::Slices), Framework::Actix, 1);
+        let odd = place_on_servers(
+            steps(&[Scenario::Middleware], 1, Pairing::Slices),
+            &[Scenario::Middleware],
+            Framework::Actix,
+            1,
+        );
         let Step::Sliced(sliced) = &odd[1] else { panic!("{odd:?}") };
         let placed: Vec<(Variant, usize)> = sliced.slots.iter().map(|s| (s.variant, s.server)).collect();
         assert_eq!(
@@ -234,9 +285,27 @@ mod tests {
         );
         assert_eq!(sliced.block, [0, 1, 2, 3, 4, 5, 5, 4, 3, 2, 1, 0]);
         assert!(matches!(odd[0], Step::Single(Slot { server: 0, .. })), "the floor on the framework's own server");
-        assert_eq!(middleware_variants(Framework::Axum).len(), 8);
-        let rounds = place_middleware(steps(&[Scenario::Middleware], 2, Pairing::Rounds), Framework::Rocket, 2);
+        assert_eq!(own_servers(&[Scenario::Middleware], Framework::Axum).len(), 8);
+        let rounds = place_on_servers(
+            steps(&[Scenario::Middleware], 2, Pairing::Rounds),
+            &[Scenario::Middleware],
+            Framework::Rocket,
+            2,
+        );
         assert_eq!(rounds.len(), 1 + 6, "the floor, then rocket's six variants one run each");
+    }
+
+    #[test]
+    fn routes_slots_share_a_server_per_count_of_filler_routes_after_the_middleware_ones() {
+        let scenarios = [Scenario::Middleware, Scenario::Routes];
+        let own = own_servers(&scenarios, Framework::Axum);
+        let fillers: Vec<(u16, usize)> = own.iter().map(|(s, v)| (s.filler_routes, v.len())).collect();
+        assert_eq!(fillers[8..], [(10, 2), (100, 2), (1000, 2)], "{fillers:?}");
+        let placed = place_on_servers(steps(&scenarios, 1, Pairing::Slices), &scenarios, Framework::Axum, 1);
+        let Step::Sliced(routes) = &placed[2] else { panic!("{placed:?}") };
+        let servers: Vec<usize> = routes.slots.iter().map(|s| s.server).collect();
+        assert_eq!(servers, [0, 9, 10, 11, 0, 9, 10, 11], "the 0 variants on the framework's own server");
+        assert_eq!(routes.block.len(), 16);
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct ServerFlags {
     pub tcp_nodelay: bool,
     /// Its `--middleware` (empty: `none`); `None`: the framework's defaults.
     pub middleware: Option<&'static [Middleware]>,
+    /// Its `--filler-routes` (0: none).
+    pub filler_routes: u16,
 }
 
 impl ServerFlags {
@@ -43,6 +45,9 @@ impl ServerFlags {
             let names: Vec<&str> = on.iter().map(|m| m.name()).collect();
             let list = if names.is_empty() { "none".to_owned() } else { names.join(",") };
             args.extend(["--middleware".to_owned(), list]);
+        }
+        if self.filler_routes > 0 {
+            args.extend(["--filler-routes".to_owned(), self.filler_routes.to_string()]);
         }
         args
     }
@@ -225,5 +230,19 @@ pub(super) fn stop_servers(servers: &mut Vec<Started>, progress: &Progress) {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_become_the_servers_arguments() {
+        let flags = ServerFlags { tcp_nodelay: true, filler_routes: 1000, ..ServerFlags::default() };
+        assert_eq!(flags.args(), ["--tcp-nodelay", "--filler-routes", "1000"]);
+        let bare = ServerFlags { middleware: Some(&[]), ..ServerFlags::default() };
+        assert_eq!(bare.args(), ["--middleware", "none"]);
+        assert!(ServerFlags::default().args().is_empty(), "the framework's defaults");
     }
 }

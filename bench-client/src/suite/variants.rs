@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Context;
 
 use super::plan::SuitePlan;
-use super::schedule::{Slot, Step, middleware_variants, place_middleware, rivals, steps};
+use super::schedule::{Slot, Step, own_servers, place_on_servers, rivals, steps};
 use super::servers::{ServerFlags, Started, start_server};
 use super::session::{Design, Servers, Unit};
 use crate::model::{Framework, Scenario};
@@ -60,7 +60,7 @@ impl Design for Variants {
     ) -> anyhow::Result<Servers> {
         let layers = sweep.context("the suite starts a server per layer count")?;
         let tls = plan.scenarios.iter().any(|s| matches!(s, Scenario::Tls | Scenario::Http2));
-        let flags = ServerFlags { tls, tcp_nodelay: plan.tcp_nodelay, middleware: None };
+        let flags = ServerFlags { tls, tcp_nodelay: plan.tcp_nodelay, ..ServerFlags::default() };
         let framework = match unit {
             Unit::One(framework) => framework,
             Unit::Rivals => return start_rivals(plan, layers, flags, round),
@@ -74,15 +74,11 @@ impl Design for Variants {
                 grant: Some(Http2Grant::of(framework, &settings)),
                 ..Started::of_table(framework, process, layers)
             }];
-            if plan.scenarios.contains(&Scenario::Middleware) {
-                started.extend(start_layered(plan, framework, layers)?);
-            }
+            started.extend(start_own(plan, framework, layers)?);
             return Ok(started);
         }
         let mut started = vec![Started::of_table(framework, process, layers)];
-        if plan.scenarios.contains(&Scenario::Middleware) {
-            started.extend(start_layered(plan, framework, layers)?);
-        }
+        started.extend(start_own(plan, framework, layers)?);
         Ok(started)
     }
 
@@ -99,7 +95,9 @@ impl Design for Variants {
 
     fn steps(&self, plan: &SuitePlan, unit: Unit, round: u32) -> Vec<Step> {
         match unit {
-            Unit::One(framework) => place_middleware(steps(&plan.scenarios, round, plan.pairing), framework, round),
+            Unit::One(framework) => {
+                place_on_servers(steps(&plan.scenarios, round, plan.pairing), &plan.scenarios, framework, round)
+            }
             Unit::Rivals => rivals(&plan.scenarios, round, plan.frameworks.len()),
         }
     }
@@ -112,7 +110,9 @@ impl Design for Variants {
     fn slot_columns(&self, slot: &Slot) -> String {
         match slot.scenario {
             Scenario::Frameworks => format!("{:<10} {:<27}", slot.scenario.name(), slot.path),
-            Scenario::Middleware => format!("{:<10} {:<16}", slot.scenario.name(), slot.variant.name()),
+            Scenario::Middleware | Scenario::Routes => {
+                format!("{:<10} {:<16}", slot.scenario.name(), slot.variant.name())
+            }
             _ => format!("{:<8} {:<13}", slot.scenario.name(), slot.variant.name()),
         }
     }
@@ -128,18 +128,25 @@ impl Design for Variants {
     }
 }
 
-/// The `middleware` scenario's servers of `framework`: one per variant it
-/// offers, each with its `--middleware`, pinned to the plan's server CPUs,
-/// its layered route checked in preflight as the load will check it.
-fn start_layered(plan: &SuitePlan, framework: Framework, layers: u16) -> anyhow::Result<Servers> {
+/// The servers of `framework` its variants of the `middleware` and
+/// `routes` scenarios are measured on ([`own_servers`]): one per set of
+/// layers and per count of filler routes, pinned to the plan's server CPUs,
+/// each variant's route checked in preflight as the load will check it.
+fn start_own(plan: &SuitePlan, framework: Framework, layers: u16) -> anyhow::Result<Servers> {
     let mut started = Vec::new();
-    for variant in middleware_variants(framework) {
-        let flags =
-            ServerFlags { tls: false, tcp_nodelay: plan.tcp_nodelay, middleware: variant.middleware(framework) };
+    for (own, variants) in own_servers(&plan.scenarios, framework) {
+        let flags = ServerFlags {
+            tls: false,
+            tcp_nodelay: plan.tcp_nodelay,
+            middleware: own.middleware,
+            filler_routes: own.filler_routes,
+        };
         let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
-        let server = Started { middleware: flags.middleware, ..Started::of_table(framework, process, layers) };
-        let load = server.route_load(variant.path(), variant, plan.tls_resumption)?;
-        preflight::check_load(&format!("{} ({})", server.process.name(), variant.name()), &load)?;
+        let server = Started { middleware: own.middleware, ..Started::of_table(framework, process, layers) };
+        for variant in variants {
+            let load = server.route_load(variant.path(), variant, plan.tls_resumption)?;
+            preflight::check_load(&format!("{} ({})", server.process.name(), variant.name()), &load)?;
+        }
         started.push(server);
     }
     Ok(started)

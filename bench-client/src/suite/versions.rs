@@ -100,6 +100,7 @@ impl VersionsPlan {
                 command: format!("{} --addr {{addr}} --workers 1 --layers {}", binary.display(), self.count.layers),
                 framework: None,
                 middleware: None,
+                filler_routes: 0,
             });
         }
         Ok(CountPlan { servers, pairs: release_pairs(self.releases.len()), ..self.count.clone() })

@@ -61,6 +61,9 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
     if draw_extractors(&dir.join(EXTRACTORS_CHART), results)? {
         written.push(EXTRACTORS_CHART.to_owned());
     }
+    if draw_routes(&dir.join(ROUTES_CHART), results)? {
+        written.push(ROUTES_CHART.to_owned());
+    }
     if let Some(memory) = &results.memory
         && draw_memory(&dir.join(MEMORY_CHART), memory)?
     {
@@ -73,6 +76,8 @@ pub fn suite_charts(dir: &Path, results: &Results) -> anyhow::Result<Vec<String>
 const MIDDLEWARE_CHART: &str = "charts/middleware.svg";
 /// The chart of the `extractors` scenario, in a run folder.
 const EXTRACTORS_CHART: &str = "charts/extractors.svg";
+/// The chart of the `routes` scenario, in a run folder.
+const ROUTES_CHART: &str = "charts/routes.svg";
 
 /// The chart of the `memory` scenario, in a run folder.
 const MEMORY_CHART: &str = "charts/memory.svg";
@@ -173,6 +178,20 @@ pub fn draw_extractors(path: &Path, results: &Results) -> anyhow::Result<bool> {
         format!("{} {path}", d.framework.name())
     };
     changes_by_framework(path, "each typed extractor against reading the request raw, 95 % CI", &of, name)
+}
+
+/// Draws the `routes` scenario into `path`: per framework, each count of
+/// filler routes' change of successful requests per second over none, on
+/// each target, with its interval; `false` (nothing written) without the
+/// scenario.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn draw_routes(path: &Path, results: &Results) -> anyhow::Result<bool> {
+    let of: Vec<&Delta> = results.deltas.iter().filter(|d| d.scenario == Scenario::Routes).collect();
+    // `axum 1000 ahead /scale/target/42`: the label says the count and the target.
+    let name = |d: &Delta| format!("{} {}", d.framework.name(), d.to);
+    changes_by_framework(path, "each count of routes ahead against none, on the same route, 95 % CI", &of, name)
 }
 
 /// Draws `deltas` into `path` under `title`, one group per framework, each
