@@ -43,6 +43,9 @@ COUNT ?=
 PUT_BODY_BYTES ?=
 # MIDDLEWARE=1: `make count` counts each layer a framework offers (--middleware) against its bare server.
 MIDDLEWARE ?=
+# FILLER_ROUTES=10,100,1000: `make count` counts /scale/target and /scale/target/42 behind that many
+# routes of each kind (--filler-routes) against the framework's own server.
+FILLER_ROUTES ?=
 # NO_HEAP=1: `make memory` leaves out the live heap count (a third process per repeat, under memcheck).
 NO_HEAP ?=
 # TCP_NODELAY=1: the servers set TCP_NODELAY on their connections (`suite --tcp-nodelay`); each
@@ -131,7 +134,7 @@ REQUESTS ?= 2000
 REPEATS  ?= 3
 COUNT_PROFILE = $(if $(filter debug,$(PROFILE)),profiling,$(PROFILE))
 count: prereqs-count $(BUILD_CLIENT) ## Instructions, allocations, bytes, system calls per request, counted (callgrind, memcheck, perf): PROFILE=debug for the debug build
-	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,--routes '$(ROUTES)') --requests $(REQUESTS) \
+	$(CLIENT) count --profile $(COUNT_PROFILE) --frameworks $(FRAMEWORKS) $(if $(MIDDLEWARE),--middleware,$(if $(FILLER_ROUTES),--filler-routes $(FILLER_ROUTES),--routes '$(ROUTES)')) --requests $(REQUESTS) \
 	  --repeats $(REPEATS) --layers $(LAYERS) --server-cpus $(SERVER_CPUS) --client-cpus $(CLIENT_CPUS) --out $(OUT) \
 	  $(if $(NO_BUILD),--no-build) $(if $(NO_PERF),--no-perf) $(if $(HTTP2_STREAMS),--http2-streams $(HTTP2_STREAMS))
 
