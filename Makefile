@@ -178,6 +178,10 @@ test: prereqs-test fmt test-scripts ## fmt check, clippy -D warnings, every test
 	$(LINTED) $(CARGO) test --workspace --locked --lib --bins --examples --benches --test routes --test server_edges
 	$(LINTED) $(CARGO) test --workspace --locked --test integration -- --test-threads $(TEST_THREADS)
 	$(LINTED) $(CARGO) test --workspace --doc --locked
+	# The docs of the client and common (the servers' want their frameworks checked: `make doc`).
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p common -p bench-client
+
+doc: ## Every crate's docs, rustdoc warnings as errors (make test checks common's and the client's)
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)

@@ -573,6 +573,64 @@ mod tests {
     }
 
     #[test]
+    fn the_committed_routes_sessions_render_in_their_readme_and_every_figure_said_is_theirs() {
+        let (root, run, [first, second], _, run_readme) = committed("2026-12-07-routes", Scenario::Routes);
+        let report = crate::results::read_count(&run.join("count.json")).unwrap();
+        let counted = counted_table(&report, Scenario::Routes);
+        assert!(run_readme.contains(counted.trim()), "the run's README differs from:\n{counted}");
+        // The front page: 1,000 routes ahead of the static target, both sessions; axum's bound.
+        let mean = |r: &Results, f: Framework, to: Variant| added(r, f, Variant::Static0, to).unwrap().mean_us;
+        let both = |f| (mean(&first, f, Variant::Static1000), mean(&second, f, Variant::Static1000));
+        let ((a1, a2), (r1, r2)) = (both(Framework::Actix), both(Framework::Rocket));
+        let axum = Scenario::Routes
+            .pairs()
+            .into_iter()
+            .flat_map(|(from, to)| [&first, &second].map(|r| added(r, Framework::Axum, from, to).unwrap().mean_us))
+            .fold(0.0_f64, |m, v| m.max(v.abs()));
+        let said = format!(
+            "with 1,000 routes of each kind registered ahead of `/scale/target`, actix-web adds {} µs of server CPU per request ({} in session 2), Rocket {r1:.0} ({r2:.0}); axum stays within ±{axum:.1} µs in both sessions",
+            thousands(a1),
+            thousands(a2)
+        );
+        let readme = flat(&std::fs::read_to_string(root.join("README.md")).unwrap());
+        assert!(readme.contains(&said), "README does not say: {said}");
+        assert!(flat(&run_readme).contains(&said), "the run's README does not say: {said}");
+        // Counted: what each route ahead costs actix-web and Rocket in instructions.
+        let row = |f: Framework, n: u16, v: Variant| {
+            let server = counted_name(f, n);
+            report.rows.iter().find(|r| r.framework == server && r.route == v.path()).unwrap()
+        };
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let per_route = |f| {
+            let (none, many) = (row(f, 0, Variant::Static0), row(f, 1000, Variant::Static1000));
+            (mean(&many.instructions_per_request) - mean(&none.instructions_per_request)) / 2_000.0
+        };
+        let counted = format!(
+            "each of the 2,000 routes ahead of the static target costs actix-web {:.0} instructions and Rocket {:.0}",
+            per_route(Framework::Actix),
+            per_route(Framework::Rocket)
+        );
+        assert!(flat(&run_readme).contains(&counted), "the run's README does not say: {counted}");
+        let findings = flat(&std::fs::read_to_string(root.join("docs/FINDINGS.md")).unwrap());
+        assert!(findings.contains(&counted), "FINDINGS does not say: {counted}");
+        // actix-web built without `unicode` (regex-lite), counted in the same way.
+        let lite = crate::results::read_count(&run.join("count-regex-lite.json")).unwrap();
+        let instructions = |server: &str, v: Variant| {
+            mean(
+                &lite
+                    .rows
+                    .iter()
+                    .find(|r| r.framework == server && r.route == v.path())
+                    .unwrap()
+                    .instructions_per_request,
+            )
+        };
+        let more = instructions("actix 1000 ahead", Variant::Static1000) - instructions("actix", Variant::Static0);
+        let said = format!("{} more instructions per request at 1,000 routes ahead", thousands(more));
+        assert!(findings.contains(&said), "FINDINGS does not say: {said}");
+    }
+
+    #[test]
     fn the_committed_extractor_sessions_render_in_their_readme_and_every_figure_said_is_theirs() {
         let (root, run, [first, second], _, run_readme) = committed("2026-12-06-extractors", Scenario::Extractors);
         let counted =

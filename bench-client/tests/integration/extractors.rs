@@ -1,14 +1,17 @@
-//! The `extractors` scenario: every framework's typed extractors against
-//! their `-raw` twins, on one server each, every `POST` body sent and every
-//! answer verified under load.
+//! The `extractors` and `routes` scenarios in one suite: every framework's
+//! typed extractors against their `-raw` twins on one server, every `POST`
+//! body sent; the same request to the last of many routes on servers started
+//! with `--filler-routes`; every answer verified under load.
 
 use crate::util;
 
 #[test]
-fn the_extractors_scenario_pairs_each_typed_route_with_its_raw_twin_in_every_framework() {
+fn the_extractors_and_routes_scenarios_pair_each_typed_route_with_its_raw_twin_and_each_count_of_routes_ahead_with_none()
+ {
     let _shared = util::shared();
     let out = util::temp_dir("bench-suite-extractors");
-    let args = ["--frameworks", "actix,axum,rocket", "--scenarios", "extractors", "--rounds", "1", "--warmup", "0s"];
+    let args =
+        ["--frameworks", "actix,axum,rocket", "--scenarios", "extractors,routes", "--rounds", "1", "--warmup", "0s"];
     let timing = ["--duration", "500ms", "--window", "500ms", "--slice", "25ms", "--connections", "4"];
     let suite = util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded();
     let results = bench_client::results::read(&out.join("latest")).unwrap();
@@ -16,7 +19,7 @@ fn the_extractors_scenario_pairs_each_typed_route_with_its_raw_twin_in_every_fra
         let pairs: Vec<(&str, &str)> = results
             .deltas
             .iter()
-            .filter(|d| d.framework.name() == framework)
+            .filter(|d| d.framework.name() == framework && d.scenario.name() == "extractors")
             .map(|d| (d.from.as_str(), d.to.as_str()))
             .collect();
         assert_eq!(
@@ -37,9 +40,41 @@ fn the_extractors_scenario_pairs_each_typed_route_with_its_raw_twin_in_every_fra
         let f = &run.figures;
         assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);
     }
+    routes_at_scale(&results);
     suite.results();
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("## What each extractor costs"), "{report}");
     assert!(report.contains("| Json<T>, 10,267 bytes |"), "{report}");
-    assert!(out.join("latest/charts/extractors.svg").is_file());
+    assert!(report.contains("## What the routes ahead of a route cost"), "{report}");
+    assert!(report.contains("| param, 1000 ahead |"), "{report}");
+    for chart in ["extractors", "routes"] {
+        assert!(out.join(format!("latest/charts/{chart}.svg")).is_file(), "{chart}");
+    }
+}
+
+/// The `routes` scenario's deltas and runs: each count of routes ahead
+/// against none, on both targets, in every framework, no request failed.
+fn routes_at_scale(results: &bench_client::results::Results) {
+    for framework in ["actix", "axum", "rocket"] {
+        let pairs: Vec<(&str, &str)> = results
+            .deltas
+            .iter()
+            .filter(|d| d.framework.name() == framework && d.scenario.name() == "routes")
+            .map(|d| (d.from.as_str(), d.to.as_str()))
+            .collect();
+        let (s, p) = ("/scale/target", "/scale/target/42");
+        let ahead = |n: u32, path: &str| format!("{n} ahead {path}");
+        let expected: Vec<(String, String)> = [(s, 10), (s, 100), (s, 1000), (p, 10), (p, 100), (p, 1000)]
+            .iter()
+            .map(|&(path, n)| (ahead(0, path), ahead(n, path)))
+            .collect();
+        let expected: Vec<(&str, &str)> = expected.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(pairs, expected, "{framework}: each count against none, on the same target");
+    }
+    let measured: Vec<_> = results.runs.iter().filter(|r| r.scenario.name() == "routes").collect();
+    assert_eq!(measured.len(), 24, "eight variants in each of three frameworks");
+    for run in measured {
+        let f = &run.figures;
+        assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);
+    }
 }

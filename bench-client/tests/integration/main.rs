@@ -53,7 +53,6 @@ mod malformed;
 mod middleware;
 // The extractors scenario: each typed extractor against its raw twin, every body verified.
 mod extractors;
-mod scale;
 // `memory`: a known 64 KiB per connection measured as such; a dying server, Ctrl-C, the fd limit.
 mod memory;
 // Every output flag checked before the run, folders made; a file failing at the end kept and named.
