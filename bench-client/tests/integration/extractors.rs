@@ -16,14 +16,8 @@ fn the_extractors_and_routes_scenarios_pair_each_typed_route_with_its_raw_twin_a
     let suite = util::Suite::run(&out, &[&args[..], &timing].concat()).succeeded();
     let results = bench_client::results::read(&out.join("latest")).unwrap();
     for framework in ["actix", "axum", "rocket"] {
-        let pairs: Vec<(&str, &str)> = results
-            .deltas
-            .iter()
-            .filter(|d| d.framework.name() == framework && d.scenario.name() == "extractors")
-            .map(|d| (d.from.as_str(), d.to.as_str()))
-            .collect();
         assert_eq!(
-            pairs,
+            pairs(&results, framework, "extractors"),
             [
                 ("/extract/json-raw", "/extract/json"),
                 ("/extract/json-10k-raw", "/extract/json-10k"),
@@ -56,12 +50,6 @@ fn the_extractors_and_routes_scenarios_pair_each_typed_route_with_its_raw_twin_a
 /// against none, on both targets, in every framework, no request failed.
 fn routes_at_scale(results: &bench_client::results::Results) {
     for framework in ["actix", "axum", "rocket"] {
-        let pairs: Vec<(&str, &str)> = results
-            .deltas
-            .iter()
-            .filter(|d| d.framework.name() == framework && d.scenario.name() == "routes")
-            .map(|d| (d.from.as_str(), d.to.as_str()))
-            .collect();
         let (s, p) = ("/scale/target", "/scale/target/42");
         let ahead = |n: u32, path: &str| format!("{n} ahead {path}");
         let expected: Vec<(String, String)> = [(s, 10), (s, 100), (s, 1000), (p, 10), (p, 100), (p, 1000)]
@@ -69,7 +57,11 @@ fn routes_at_scale(results: &bench_client::results::Results) {
             .map(|&(path, n)| (ahead(0, path), ahead(n, path)))
             .collect();
         let expected: Vec<(&str, &str)> = expected.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        assert_eq!(pairs, expected, "{framework}: each count against none, on the same target");
+        assert_eq!(
+            pairs(results, framework, "routes"),
+            expected,
+            "{framework}: each count against none, on the same target"
+        );
     }
     let measured: Vec<_> = results.runs.iter().filter(|r| r.scenario.name() == "routes").collect();
     assert_eq!(measured.len(), 24, "eight variants in each of three frameworks");
@@ -77,4 +69,10 @@ fn routes_at_scale(results: &bench_client::results::Results) {
         let f = &run.figures;
         assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);
     }
+}
+
+/// The deltas of `scenario` in `framework`, as (from, to) labels.
+fn pairs<'a>(results: &'a bench_client::results::Results, framework: &str, scenario: &str) -> Vec<(&'a str, &'a str)> {
+    let of = |d: &&bench_client::results::Delta| d.framework.name() == framework && d.scenario.name() == scenario;
+    results.deltas.iter().filter(of).map(|d| (d.from.as_str(), d.to.as_str())).collect()
 }
