@@ -48,7 +48,7 @@ async fn unknown_path_is_404() {
 }
 
 #[actix_web::test]
-async fn filler_routes_answer_ahead_of_the_scale_targets() {
+async fn filler_routes_answer_beside_the_scale_targets() {
     let (_db, fortunes) = conformance::fresh_fortunes();
     let app = test::init_service(App::new().configure(server_actix::app(0, conformance::FILLERS, fortunes))).await;
     for (path, answer) in conformance::scale_answers() {

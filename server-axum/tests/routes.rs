@@ -55,7 +55,7 @@ async fn unknown_path_is_404() {
 }
 
 #[tokio::test]
-async fn filler_routes_answer_ahead_of_the_scale_targets() {
+async fn filler_routes_answer_beside_the_scale_targets() {
     for (path, answer) in conformance::scale_answers() {
         let (_db, fortunes) = conformance::fresh_fortunes();
         let app = server_axum::app(0, conformance::FILLERS, fortunes);

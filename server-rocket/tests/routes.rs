@@ -47,7 +47,7 @@ fn unknown_path_is_404() {
 }
 
 #[test]
-fn filler_routes_answer_ahead_of_the_scale_targets() {
+fn filler_routes_answer_beside_the_scale_targets() {
     let (_db, client) = client_with_fillers(0, conformance::FILLERS);
     for (path, answer) in conformance::scale_answers() {
         let response = client.get(path.as_str()).dispatch();

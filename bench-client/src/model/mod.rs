@@ -214,7 +214,14 @@ impl Scenario {
         let variants = self.variants();
         match self {
             Self::Http2 | Self::Extractors => variants.chunks(2).map(|pair| (pair[0], pair[1])).collect(),
-            Self::Routes => variants.chunks(4).flat_map(|of| of[1..].iter().map(|&to| (of[0], to))).collect(),
+            Self::Routes => variants
+                .iter()
+                .filter(|to| to.filler_routes() > Some(0))
+                .filter_map(|&to| {
+                    let none = variants.iter().find(|v| v.filler_routes() == Some(0) && v.route() == to.route())?;
+                    Some((*none, to))
+                })
+                .collect(),
             Self::Frameworks => Vec::new(),
             _ => variants[1..].iter().map(|&to| (variants[0], to)).collect(),
         }

@@ -19,7 +19,7 @@ use common::middleware::Middleware;
 
 use super::build::{build, server_binary};
 use super::command;
-use super::servers::{layered_load, route_load};
+use super::servers::{ServerFlags, layered_load, route_load};
 use crate::engine::{Protocol, RouteLoad, Target};
 use crate::measure::{Callgrind, Memcheck, PerfStat, exchange};
 use crate::model::{Framework, Profile, Variant};
@@ -151,7 +151,11 @@ impl CountedServer {
         let plain = Self::framework(framework, profile, layers);
         Self {
             name: crate::report::counted_name(framework, fillers),
-            command: format!("{} --filler-routes {fillers}", plain.command),
+            command: format!(
+                "{} {}",
+                plain.command,
+                ServerFlags { filler_routes: fillers, ..ServerFlags::default() }.args().join(" ")
+            ),
             filler_routes: fillers,
             ..plain
         }

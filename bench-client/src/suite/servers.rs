@@ -33,7 +33,7 @@ pub struct ServerFlags {
 
 impl ServerFlags {
     /// Its command-line flags.
-    fn args(self) -> Vec<String> {
+    pub(super) fn args(self) -> Vec<String> {
         let mut args = Vec::new();
         if self.tls {
             args.extend(["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()]);
