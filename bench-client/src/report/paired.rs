@@ -629,6 +629,22 @@ mod tests {
         let more = instructions("actix 1000 ahead", Variant::Static1000) - instructions("actix", Variant::Static0);
         let said = format!("{} more instructions per request at 1,000 routes ahead", thousands(more));
         assert!(findings.contains(&said), "FINDINGS does not say: {said}");
+        // regex-lite against regex, the same route and count, in the run's README.
+        let regex = per_route(Framework::Actix, 1.0);
+        let times = format!(
+            "{} more instructions per request at 1,000 routes ahead, {:.1} times the `regex` build's",
+            thousands(more),
+            more / regex
+        );
+        assert!(flat(&run_readme).contains(&times), "the run's README does not say: {times}");
+        // FINDINGS' timed figures: both sessions of actix-web and Rocket, and axum's none.
+        let timed = format!(
+            "{} and {} µs of server CPU per request in actix-web, {r1:.0} and {r2:.0} in Rocket",
+            thousands(a1),
+            thousands(a2)
+        );
+        assert!(findings.contains(&timed), "FINDINGS does not say: {timed}");
+        assert!(axum < 0.5, "FINDINGS says none in axum: ±{axum:.2} µs");
     }
 
     #[test]
