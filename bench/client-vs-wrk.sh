@@ -28,8 +28,6 @@
 # here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=bench/lib/count.sh
-. bench/lib/count.sh
 # shellcheck source=bench/lib/server.sh
 . bench/lib/server.sh
 pairs=${1:-3}

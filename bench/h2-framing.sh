@@ -17,15 +17,9 @@
 # Needs: taskset, python3, the build (made here: the servers, bench-client and its example).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=bench/lib/count.sh
-. bench/lib/count.sh
 # shellcheck source=bench/lib/server.sh
 . bench/lib/server.sh
-out=${1:-$(mktemp -d /tmp/h2-framing.XXXXXX)}
-pairs=${2:-3}
-duration_s=${3:-5}
-profile=${PROFILE:-release}
-mkdir -p "$out"
+rounds_args h2-framing "$@"
 build_profile -q -p bench-client --example h2_crate_load
 h2crate=$bin/examples/h2_crate_load
 scratch

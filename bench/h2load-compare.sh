@@ -19,15 +19,9 @@
 # Needs: h2load (nghttp2-client, installed when missing), taskset, python3, the build (made here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=bench/lib/count.sh
-. bench/lib/count.sh
 # shellcheck source=bench/lib/server.sh
 . bench/lib/server.sh
-out=${1:-$(mktemp -d /tmp/h2load.XXXXXX)}
-pairs=${2:-3}
-duration_s=${3:-5}
-profile=${PROFILE:-release}
-mkdir -p "$out"
+rounds_args h2load "$@"
 command -v h2load >/dev/null || { apt-get update -qq && apt-get install -y -qq nghttp2-client; }
 build_profile
 scratch

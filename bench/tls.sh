@@ -25,15 +25,10 @@
 # (built here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=bench/lib/count.sh
-. bench/lib/count.sh
 # shellcheck source=bench/lib/server.sh
 . bench/lib/server.sh
-out=${1:-$(mktemp -d /tmp/tls.XXXXXX)}
-pairs=${2:-3}
-duration_s=${3:-5}
+rounds_args tls "$@"
 connections=64
-mkdir -p "$out"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 build_servers --release
 client=target/release/bench-client

@@ -1,9 +1,24 @@
 # shellcheck shell=bash
 # What the bench scripts that start the frameworks' servers one at a time
 # share (bench/client-vs-wrk.sh, bench/tls.sh, bench/user-kernel.sh,
-# bench/h2-framing.sh, bench/h2load-compare.sh): their build, a temporary
-# folder and the stop of the server running. Sourced from the workspace
-# root; defines functions only.
+# bench/h2-framing.sh, bench/h2load-compare.sh): their arguments, build, a
+# temporary folder, the stop of the server running, and the counts of
+# bench/lib/count.sh. Sourced from the workspace root; defines functions only.
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
+
+# rounds_args NAME [OUT] [PAIRS] [DURATION_S]: a script's arguments, as out
+# (made; a new /tmp/NAME.XXXXXX when not given), pairs (3) and duration_s
+# (5); profile is $PROFILE, release when unset.
+rounds_args() {
+  local name=$1
+  shift
+  out=${1:-$(mktemp -d "/tmp/$name.XXXXXX")}
+  pairs=${2:-3}
+  duration_s=${3:-5}
+  profile=${PROFILE:-release}
+  mkdir -p "$out"
+}
 
 # build_servers [CARGO_FLAG…]: bench-client and the three servers,
 # `cargo build --locked CARGO_FLAG… -q` (e.g. --release).

@@ -31,28 +31,9 @@ pub struct CountArgs {
     /// interval wholly above zero, exits 1.
     #[arg(long, default_value = "0", value_parser = super::args::percent)]
     pub threshold_percent: f64,
-    /// Routes to count, comma-separated paths of the route table (default: /plaintext, the devices
-    /// and the state routes).
-    #[arg(long, value_delimiter = ',')]
-    pub routes: Option<Vec<String>>,
-    /// Cargo profile to build and count.
-    #[arg(long, value_enum, default_value_t = Profile::Release)]
-    pub profile: Profile,
-    /// The most requests of a route's short stretch (the long one has twice as many; the difference
-    /// over them is one request's cost); a heavy route gets fewer, sized to about 24 million
-    /// instructions, at least 200.
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    pub requests: u64,
-    /// Repeats of every route's two stretches: their spread is the count's own noise.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=1000))]
-    pub repeats: u64,
-    /// State layers (server --layers).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
-    pub layers: u16,
-    /// Count without perf: no system calls, context switches or page faults of the native
-    /// process (where perf is missing or may not count them); the rest as usual.
-    #[arg(long)]
-    pub no_perf: bool,
+    /// What is counted and how: routes, build, stretches, layers, perf.
+    #[command(flatten)]
+    pub counting: CountingArgs,
     /// Also count every route over HTTP/2 with prior knowledge (h2c), once per value with that many
     /// requests in flight at once on the connection (streams), e.g. 1,16: a row each (`h2c
     /// /plaintext`, `h2c x16 /plaintext`), and each set against the route over HTTP/1.1.
@@ -83,6 +64,60 @@ pub struct CountArgs {
     /// --cmd, a JUnit test case per route, failed when its instructions grow beyond --threshold-percent).
     #[command(flatten, next_help_heading = "CI and gates")]
     pub ci: CiArgs,
+}
+
+/// What `count` and `versions` count and how, as typed.
+#[derive(Debug, Args)]
+pub struct CountingArgs {
+    /// Routes to count, comma-separated paths of the route table (default: /plaintext, the devices
+    /// and the state routes).
+    #[arg(long, value_delimiter = ',')]
+    pub routes: Option<Vec<String>>,
+    /// Cargo profile to build and count.
+    #[arg(long, value_enum, default_value_t = Profile::Release)]
+    pub profile: Profile,
+    /// The most requests of a route's short stretch (the long one has twice as many; the difference
+    /// over them is one request's cost); a heavy route gets fewer, sized to about 24 million
+    /// instructions, at least 200.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub requests: u64,
+    /// Repeats of every route's two stretches: their spread is the count's own noise.
+    #[arg(long, default_value_t = crate::suite::COUNT_REPEATS as u64, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub repeats: u64,
+    /// State layers (server --layers).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub layers: u16,
+    /// Count without perf: no system calls, context switches or page faults of the native
+    /// process (where perf is missing or may not count them); the rest as usual.
+    #[arg(long)]
+    pub no_perf: bool,
+}
+
+impl CountingArgs {
+    /// A plan counting no server yet with `served`'s CPUs, folder and
+    /// building, gated at `threshold_percent`.
+    ///
+    /// # Errors
+    /// A route outside the route table (or /healthz); an output folder that cannot be used.
+    pub(super) fn plan(self, served: &ServedArgs, threshold_percent: f64) -> anyhow::Result<CountPlan> {
+        Ok(CountPlan {
+            profile: self.profile,
+            pairs: Vec::new(),
+            servers: Vec::new(),
+            threshold_percent,
+            routes: super::args::counted_routes(self.routes)?,
+            requests: self.requests,
+            repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
+            layers: self.layers,
+            server_cpus: served.cpus.server_cpus.clone(),
+            build: !served.no_build,
+            out: served.out.checked()?,
+            client_cpus: Some(served.cpus.client_cpus.clone()),
+            perf: !self.no_perf,
+            http2_streams: Vec::new(),
+            http2_routes: None,
+        })
+    }
 }
 
 /// The tables of the `count.json` at `path`, as `count` printed them.
@@ -123,28 +158,28 @@ impl CountArgs {
     /// # Errors
     /// A route outside the route table (or /healthz); CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<CountPlan> {
-        let mut routes = super::args::counted_routes(self.routes)?;
         ensure!(!self.frameworks.frameworks.is_empty(), "--frameworks names no framework");
         self.served.cpus.check()?;
+        let (profile, layers) = (self.counting.profile, self.counting.layers);
+        let mut plan = self.counting.plan(&self.served, self.threshold_percent)?;
         let mut servers = super::args::command_servers(&self.commands)?;
         let mut pairs = Vec::new();
         if self.middleware {
-            routes = vec![common::Route::get(common::RouteId::DevicesPreserialized)];
+            plan.routes = vec![common::Route::get(common::RouteId::DevicesPreserialized)];
             for f in dedup(self.frameworks.frameworks.clone()) {
                 let bare = servers.len();
-                let layered =
-                    Variant::MIDDLEWARE.iter().filter_map(|&v| CountedServer::layered(f, self.profile, self.layers, v));
+                let layered = Variant::MIDDLEWARE.iter().filter_map(|&v| CountedServer::layered(f, profile, layers, v));
                 servers.extend(layered);
                 pairs.extend((bare + 1..servers.len()).map(|after| (bare, after)));
             }
         }
         if !self.filler_routes.is_empty() {
-            routes = [common::RouteId::ScaleStatic, common::RouteId::ScaleParam].map(common::Route::get).to_vec();
+            plan.routes = [common::RouteId::ScaleStatic, common::RouteId::ScaleParam].map(common::Route::get).to_vec();
             for f in dedup(self.frameworks.frameworks.clone()) {
                 let own = servers.len();
-                servers.push(CountedServer::framework(f, self.profile, self.layers));
+                servers.push(CountedServer::framework(f, profile, layers));
                 for &n in &dedup(self.filler_routes.clone()) {
-                    servers.push(CountedServer::with_fillers(f, self.profile, self.layers, n));
+                    servers.push(CountedServer::with_fillers(f, profile, layers, n));
                     pairs.push((own, servers.len() - 1));
                 }
             }
@@ -152,7 +187,7 @@ impl CountArgs {
         if servers.is_empty() {
             for f in self.frameworks.frameworks {
                 if !servers.iter().any(|s| s.framework == Some(f)) {
-                    servers.push(CountedServer::framework(f, self.profile, self.layers));
+                    servers.push(CountedServer::framework(f, profile, layers));
                 }
             }
         }
@@ -160,23 +195,9 @@ impl CountArgs {
         if servers.len() == 2 && !self.commands.is_empty() {
             pairs.push((0, 1));
         }
-        Ok(CountPlan {
-            profile: self.profile,
-            pairs,
-            servers,
-            threshold_percent: self.threshold_percent,
-            routes,
-            requests: self.requests,
-            repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
-            layers: self.layers,
-            server_cpus: self.served.cpus.server_cpus,
-            build: !self.served.no_build,
-            out: self.served.out.checked()?,
-            client_cpus: Some(self.served.cpus.client_cpus),
-            perf: !self.no_perf,
-            http2_streams: dedup(self.http2_streams.iter().map(|&n| usize::from(n)).collect()),
-            http2_routes: None,
-        })
+        plan.http2_streams = dedup(self.http2_streams.iter().map(|&n| usize::from(n)).collect());
+        (plan.servers, plan.pairs) = (servers, pairs);
+        Ok(plan)
     }
 }
 

@@ -8,9 +8,9 @@ use clap::Args;
 use super::Outcome;
 use super::args::ServedArgs;
 use super::ci::{CiArgs, CiPlan};
-use crate::model::{Framework, Profile};
+use super::count::CountingArgs;
+use crate::model::Framework;
 use crate::suite::versions::{VersionsPlan, framework_crate};
-use crate::suite::{COUNT_REPEATS, CountPlan};
 
 /// Flags of `versions`, as typed.
 #[derive(Debug, Args)]
@@ -28,30 +28,14 @@ pub struct VersionsArgs {
     /// manifests accept), e.g. 0.8.1,0.8.4,0.8.9.
     #[arg(long, value_delimiter = ',', required = true)]
     pub releases: Vec<String>,
-    /// Routes to count, comma-separated paths of the route table (default: /plaintext, the devices
-    /// and the state routes).
-    #[arg(long, value_delimiter = ',')]
-    pub routes: Option<Vec<String>>,
-    /// Cargo profile to build and count.
-    #[arg(long, value_enum, default_value_t = Profile::Release)]
-    pub profile: Profile,
-    /// The most requests of a route's short stretch (as `count --requests`).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
-    pub requests: u64,
-    /// Repeats of every route's two stretches (as `count --repeats`).
-    #[arg(long, default_value_t = COUNT_REPEATS as u64, value_parser = clap::value_parser!(u64).range(2..=1000))]
-    pub repeats: u64,
-    /// State layers (server --layers).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
-    pub layers: u16,
+    /// What is counted and how (as `count`'s flags).
+    #[command(flatten)]
+    pub counting: CountingArgs,
     /// An increase of instructions per request beyond this many percent from one release to the
     /// next (or to the newest), with an interval wholly above zero, exits 1 (at 0, a change of
     /// 0.05 % that the repeats resolve does).
     #[arg(long, default_value = "1", value_parser = super::args::percent)]
     pub threshold_percent: f64,
-    /// Count without perf (as `count --no-perf`).
-    #[arg(long)]
-    pub no_perf: bool,
     /// CPUs, run folders, building.
     #[command(flatten, next_help_heading = "Servers, CPUs and output")]
     pub served: ServedArgs,
@@ -74,24 +58,8 @@ impl VersionsArgs {
     /// # Errors
     /// A route outside the route table, fewer than two releases, a release that is not a version.
     pub fn plan(self) -> anyhow::Result<VersionsPlan> {
-        let routes = super::args::counted_routes(self.routes)?;
-        let count = CountPlan {
-            profile: self.profile,
-            servers: Vec::new(),
-            routes,
-            requests: self.requests,
-            repeats: usize::try_from(self.repeats).unwrap_or(usize::MAX),
-            layers: self.layers,
-            server_cpus: self.served.cpus.server_cpus,
-            build: false,
-            out: self.served.out.checked()?,
-            client_cpus: Some(self.served.cpus.client_cpus),
-            threshold_percent: self.threshold_percent,
-            pairs: Vec::new(),
-            perf: !self.no_perf,
-            http2_streams: Vec::new(),
-            http2_routes: None,
-        };
+        let mut count = self.counting.plan(&self.served, self.threshold_percent)?;
+        count.build = false;
         let crates =
             if self.crates.is_empty() { vec![framework_crate(self.framework).to_owned()] } else { self.crates };
         VersionsPlan::new(self.framework, crates, self.releases, count, !self.served.no_build)

@@ -180,6 +180,9 @@ counters! {
     warmup_completed: WarmupCompleted, "requests", Request, Shown,
         "Requests settled during the warm-up, by a response or a failure of any kind (not measured)",
         label: None, shortfall: None, metric: None;
+    warmup_failed_protocol: WarmupFailedProtocol, "requests", Request, Shown,
+        "Of warmup_completed, the requests that failed as protocol: also in failed.protocol (a server's broken protocol rule counts whatever the phase), not in failed_total",
+        label: Some("protocol failures in the warm-up"), shortfall: None, metric: None;
     in_flight_at_deadline: InFlightAtDeadline, "requests", Request, Shown,
         "Requests without a complete response at the deadline (or whose response completed after it): neither successes nor failures",
         label: None, shortfall: None, metric: None;

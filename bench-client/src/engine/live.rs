@@ -85,9 +85,11 @@ pub struct LiveTotals {
 }
 
 impl LiveTotals {
-    /// Measured failed requests (the kinds that are requests).
+    /// Measured failed requests (the kinds that are requests, but the
+    /// warm-up's protocol failures among them).
     pub fn failed(&self) -> u64 {
-        KINDS.iter().zip(self.failures).filter(|(k, _)| k.request).map(|(_, n)| n).sum()
+        let all: u64 = KINDS.iter().zip(self.failures).filter(|(k, _)| k.request).map(|(_, n)| n).sum();
+        all.saturating_sub(self.counts.warmup_failed_protocol)
     }
 }
 

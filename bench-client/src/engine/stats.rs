@@ -233,7 +233,9 @@ impl FailureKind {
 pub struct RunStats {
     /// Per measured window, in order.
     pub windows: Vec<Window>,
-    /// Failures by kind, measured windows only (connect: whole run).
+    /// Failures by kind, measured windows only; connect, stray and goaway
+    /// (connections), and protocol, whole run (the warm-up's protocol
+    /// failures also in `counts.warmup_failed_protocol`).
     pub failures: Failures,
     /// The run's counters (declared in [`super::counters::COUNTERS`]): whole
     /// run, or this route's for a route of a sliced run (see their scope).
@@ -299,7 +301,8 @@ impl RunStats {
     /// success or failure, in flight, or written again as a retry).
     pub fn succeeded_or_in_flight(&self) -> u64 {
         let c = &self.counts;
-        c.sent.saturating_sub(c.warmup_completed + self.failures.requests() + c.retried)
+        let measured_failures = self.failures.requests().saturating_sub(c.warmup_failed_protocol);
+        c.sent.saturating_sub(c.warmup_completed + measured_failures + c.retried)
     }
 
     /// Successful requests over all measured windows.

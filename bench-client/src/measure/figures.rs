@@ -265,7 +265,10 @@ impl RunFigures {
             successful,
             failed_total,
             failed: s.failures.clone(),
-            transition_completed: s.successful() + s.failures.requests() - successful - failed_total,
+            transition_completed: s.successful() + s.failures.requests()
+                - s.counts.warmup_failed_protocol
+                - successful
+                - failed_total,
             counts: Counts::of_route(&s.counts, &conn.counts),
             churn_allowed: false,
             connections_requested: settings.connections.get() as u64,

@@ -87,7 +87,20 @@ impl RunFigures {
             let total = sum(&self.windows_failed);
             return Err(format!("`failed_total` is {} but `windows_failed` add up to {total}", self.failed_total));
         }
-        let by_kind = self.failed.requests_wide();
+        if self.counts.warmup_failed_protocol > self.counts.warmup_completed {
+            return Err(format!(
+                "`warmup_failed_protocol` is {} but `warmup_completed` only {}",
+                self.counts.warmup_failed_protocol, self.counts.warmup_completed
+            ));
+        }
+        if self.counts.warmup_failed_protocol > self.failed.protocol {
+            return Err(format!(
+                "`warmup_failed_protocol` is {} but `failed.protocol` only {}",
+                self.counts.warmup_failed_protocol, self.failed.protocol
+            ));
+        }
+        // The warm-up's protocol failures are among the kinds, not in the windows.
+        let by_kind = self.failed.requests_wide() - u128::from(self.counts.warmup_failed_protocol);
         let failed_total = u128::from(self.failed_total);
         if by_kind < failed_total || by_kind > failed_total + u128::from(self.transition_completed) {
             return Err(format!("`failed` by kind add up to {by_kind}, not to `failed_total` {failed_total}"));
@@ -216,6 +229,18 @@ mod tests {
             ),
             "a retry is one more write"
         );
+        assert!(err(|f| f.counts.warmup_failed_protocol = f.counts.warmup_completed + 1).contains("only"));
+        let mut warm = good.clone();
+        warm.counts.warmup_failed_protocol = 1;
+        assert!(warm.counts.warmup_completed >= 1, "{:?}", warm.counts);
+        assert!(
+            warm.clone()
+                .check(true)
+                .unwrap_err()
+                .contains("`warmup_failed_protocol` is 1 but `failed.protocol` only 0")
+        );
+        warm.failed.protocol = 1;
+        assert_eq!(warm.check(true), Ok(()), "a protocol failure of the warm-up is a kind, not in `failed_total`");
         assert!(err(|f| f.latency_us.as_mut().unwrap().p50 = 1_000_000).contains("percentiles are not in order"));
         assert!(err(|f| f.latency_us = None).contains("`latency_us` is absent with 400 successful"));
         assert!(err(|f| f.duration_s = -1.0).contains("`duration_s` is -1"));

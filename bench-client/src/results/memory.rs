@@ -235,6 +235,21 @@ mod tests {
         Resident { rss_kib, pss_kib: None, private_dirty_kib: None }
     }
 
+    /// A server of one repeat read idle only: its baseline, then `idle` (KiB each).
+    fn idle_only(name: &str, baseline: u64, idle: &[u64], error: Option<&str>) -> MemoryServer {
+        let repeat = MemoryRepeat {
+            idle_baseline: held(baseline),
+            idle: idle.iter().map(|&kib| held(kib)).collect(),
+            busy_baseline: None,
+            busy: vec![],
+            busy_held: vec![],
+            idle_held: vec![],
+            kept: None,
+            heap: None,
+        };
+        MemoryServer { name: name.into(), repeats: vec![repeat], error: error.map(Into::into) }
+    }
+
     #[test]
     fn a_connection_costs_the_slope_between_the_fewest_and_the_most_and_kept_is_over_the_baseline() {
         let connections = [1, 65, 1025];
@@ -275,20 +290,7 @@ mod tests {
         assert_eq!(heap_mib.iter().map(|p| p.0).collect::<Vec<_>>(), [1, 65, 1025]);
         assert!((heap_mib[2].1 - (10_240.0 * 100.0 + 3072.0 + 1025.0 * 65_536.0) / 1_048_576.0).abs() < 1e-9);
         // A repeat cut short after one count has no slope; one after two counts has its own.
-        let cut = MemoryServer {
-            name: "cut".into(),
-            repeats: vec![MemoryRepeat {
-                idle_baseline: held(100),
-                idle: vec![held(164)],
-                busy_baseline: None,
-                busy: vec![],
-                busy_held: vec![],
-                idle_held: vec![],
-                kept: None,
-                heap: None,
-            }],
-            error: Some("died".into()),
-        };
+        let cut = idle_only("cut", 100, &[164], Some("died"));
         assert_eq!(cut.kib_per_connection(Held::Idle, &connections), None);
         assert_eq!(cut.kept_mib(), None);
         assert_eq!(cut.heap_kib_per_connection(&connections), None, "no heap points");
@@ -306,20 +308,7 @@ mod tests {
         assert!((closed.heap_kib_per_connection(&asked).unwrap().mean - 20.0).abs() < 1e-9);
         assert_eq!(closed.fewest_held(&asked), Some((513, 1025)));
         assert_eq!(server.fewest_held(&connections), None, "every connection held");
-        let two = MemoryServer {
-            name: "two".into(),
-            repeats: vec![MemoryRepeat {
-                idle_baseline: held(0),
-                idle: vec![held(0), held(6400)],
-                busy_baseline: None,
-                busy: vec![],
-                busy_held: vec![],
-                idle_held: vec![],
-                kept: None,
-                heap: None,
-            }],
-            error: None,
-        };
+        let two = idle_only("two", 0, &[0, 6400], None);
         assert_eq!(two.kib_per_connection(Held::Idle, &connections).unwrap().mean, 100.0, "over 1 → 65");
     }
 }

@@ -59,8 +59,9 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// 14 the `http2` scenario (its variants, `meta.http2_settings`); 15 the `frameworks` scenario
 /// (`rivals`: every pair of frameworks head to head); 16 the `memory` scenario (`memory`); 17 the
 /// `middleware` scenario (its variants, values only); 18 the `extractors` scenario (its
-/// variants, values only); 19 the `routes` scenario (its variants, values only).
-pub const SCHEMA_VERSION: u32 = 19;
+/// variants, values only); 19 the `routes` scenario (its variants, values only); 20 the warm-up's
+/// protocol failures in `failed.protocol` (`warmup_failed_protocol`).
+pub const SCHEMA_VERSION: u32 = 20;
 
 /// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 17 only added
 /// keys, each with a default when missing, and 7, 14, 17, 18 and 19 values (`merge` needs

@@ -4,7 +4,7 @@
 //! std `TcpListener`), every failure accounted for by kind and never a hang:
 //! `GOAWAY` mid-run, `RST_STREAM`, one concurrent stream granted (and its
 //! `SETTINGS` acknowledged first), a window never updated, HTTP/1.1 answered
-//! to the preface, ALPN `h2` refused over TLS.
+//! to the preface, ALPN `h2` refused over TLS, a header block without end.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -26,6 +26,7 @@ const RST_STREAM: u8 = 0x3;
 const SETTINGS: u8 = 0x4;
 const PING: u8 = 0x6;
 const GOAWAY: u8 = 0x7;
+const CONTINUATION: u8 = 0x9;
 const END_STREAM: u8 = 0x1;
 const ACK: u8 = 0x1;
 const END_HEADERS: u8 = 0x4;
@@ -35,14 +36,16 @@ const HELLO: &[u8] = b"Hello, World!";
 /// the HTTP/1.1 tests assert.
 fn assert_adds_up(f: &RunFigures, what: &str) {
     let c = &f.counts;
+    // The warm-up's protocol failures are among the kinds and the warm-up's requests.
+    let measured_failures = f.failed.requests() - c.warmup_failed_protocol;
     assert_eq!(
         c.sent,
-        c.warmup_completed + f.successful + f.failed.requests() + c.in_flight_at_deadline + c.retried,
+        c.warmup_completed + f.successful + measured_failures + c.in_flight_at_deadline + c.retried,
         "{what}: every write counted, every request settled once: {f:?}"
     );
     assert_eq!(f.windows.iter().sum::<u64>(), f.successful, "{what}: the windows add up");
     assert_eq!(f.windows_failed.iter().sum::<u64>(), f.failed_total, "{what}: the windows add up");
-    assert_eq!(f.failed_total, f.failed.requests(), "{what}");
+    assert_eq!(f.failed_total, measured_failures, "{what}");
 }
 
 /// `bench-client load URL ARGS… --json FILE`: the exit code and the figures.
@@ -531,4 +534,29 @@ fn one_stalled_stream_is_its_own_timeout_not_its_neighbours() {
     assert_eq!(f.counts.reconnects, 0, "the connections go on: {:?}", f.counts);
     assert!(f.successful >= 1000, "{}", f.successful);
     assert_adds_up(&f, "stalled");
+}
+
+#[test]
+fn a_header_block_past_the_bound_is_a_protocol_failure_counted_even_in_the_warm_up() {
+    // Counts, not speed: beside other tests.
+    let _shared = util::shared();
+    // Once, on the load's stream 3 (preflight uses stream 1 of connections of its own): HEADERS,
+    // then 1.25 MiB of CONTINUATION never ended (the "CONTINUATION flood"), in the warm-up.
+    let flooded = Arc::new(AtomicBool::new(false));
+    let addr = h2_server(&[], move |peer, stream, _| {
+        if stream != 3 || flooded.swap(true, Ordering::SeqCst) {
+            return peer.answer(stream);
+        }
+        let piece = [0u8; 16_384];
+        peer.send(HEADERS, 0, stream, &[0x88]) && (0..80).all(|_| peer.send(CONTINUATION, 0, stream, &piece))
+    });
+    let url = format!("http://{addr}/hello");
+    let args = ["--http2", "--streams", "1", "-c", "1", "-d", "1s", "--warmup", "500ms"];
+    let (code, f, text) = load(&url, &args, "continuation");
+    assert_eq!(code, Some(1), "a broken protocol rule fails the run, whatever its phase: {text}");
+    assert_eq!((f.failed.protocol, f.counts.warmup_failed_protocol), (1, 1), "{:?} {:?}", f.failed, f.counts);
+    assert_eq!(f.failed_total, 0, "the measured windows hold no failure: {:?}", f.windows_failed);
+    assert!(f.counts.reconnects >= 1 && f.successful >= 100, "the run goes on: {:?} {}", f.counts, f.successful);
+    assert!(text.contains("protocol 1") && text.contains("protocol failures in the warm-up 1"), "{text}");
+    assert_adds_up(&f, "continuation");
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
-use super::Worker;
+use super::{Worker, settle};
 use crate::engine::Protocol;
 use crate::engine::conn::{Disconnect, Phase, UNASSIGNED};
 use crate::engine::http2::Session;
@@ -132,15 +132,7 @@ impl Worker<'_> {
     fn fail_first(&mut self, i: usize, n: usize, now: Instant, kind: FailureKind) {
         let window = self.window_of(now);
         for o in self.conns[i].outstanding.drain(..n) {
-            for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(o.route)) {
-                match window {
-                    None => {
-                        stats.counts.warmup_completed += 1;
-                        stats.warmup_failed += 1;
-                    }
-                    Some(w) => stats.record_failure(Some(w), kind),
-                }
-            }
+            settle(&mut self.stats, &mut self.by_route, &o, window, Err(kind), now);
         }
     }
 

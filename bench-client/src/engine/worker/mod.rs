@@ -468,7 +468,8 @@ fn micros(d: Duration) -> u64 {
 
 /// Counts `request`, settled at `done` with `outcome`, in the thread's
 /// totals and its route's: a success or a failure of `window`, or, in the
-/// warm-up (`None`), a completed warm-up request. The one place HTTP/1.1's
+/// warm-up (`None`), a completed warm-up request (a protocol failure also
+/// among the failures, whatever the phase). The one place HTTP/1.1's
 /// responses and HTTP/2's streams are counted.
 #[inline]
 fn settle(
@@ -482,9 +483,15 @@ fn settle(
     for stats in std::iter::once(stats).chain(by_route.get_mut(request.route)) {
         match (window, outcome) {
             (None, Ok(())) => stats.counts.warmup_completed += 1,
-            (None, Err(_)) => {
+            (None, Err(kind)) => {
                 stats.counts.warmup_completed += 1;
                 stats.warmup_failed += 1;
+                // The server broke a rule of the protocol: reported whatever
+                // the phase (the warm-up discards times, not broken rules).
+                if kind == FailureKind::Protocol {
+                    stats.counts.warmup_failed_protocol += 1;
+                    stats.record_failure(None, kind);
+                }
             }
             (Some(w), Ok(())) => stats.record_success(w, micros(done - request.due), micros(done - request.sent)),
             (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),

@@ -374,12 +374,7 @@ pub fn xy_lines(
     canvas(path, title, (0.0..x_max, 0.0..y_max), SeriesLabelPosition::UpperLeft, |chart| {
         chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(err(path))?;
         for (i, (name, points)) in series.iter().enumerate() {
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
-                .map_err(err(path))?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
-            chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+            line_with_points(chart, path, i, name, points)?;
         }
         Ok(())
     })
@@ -408,15 +403,27 @@ pub fn release_lines(
         mesh.draw().map_err(err(path))?;
         for (i, (label, values)) in series.iter().enumerate() {
             let points: Vec<(f64, f64)> = values.iter().enumerate().map(|(k, &v)| (k as f64, v)).collect();
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
-                .map_err(err(path))?
-                .label(label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
-            chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+            line_with_points(chart, path, i, label, &points)?;
         }
         Ok(())
     })
+}
+
+/// Series `i`, named `label` in the legend: a line through `points`, each marked.
+fn line_with_points<X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut Chart<'_, '_, X, Y>,
+    path: &Path,
+    i: usize,
+    label: &str,
+    points: &[(f64, f64)],
+) -> anyhow::Result<()> {
+    chart
+        .draw_series(LineSeries::new(points.iter().copied(), color(i).stroke_width(2)))
+        .map_err(err(path))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], color(i).stroke_width(2)));
+    chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color(i).filled()))).map_err(err(path))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -344,12 +344,18 @@ mod tests {
         let (mut a, mut b) = (clients[0].report.figures.counts, clients[1].report.figures.counts);
         // Counters the accounting identity does not hold to `sent`, each its own value per client.
         for (i, spec) in COUNTERS.iter().enumerate() {
-            if !matches!(spec.counter, Counter::Sent | Counter::WarmupCompleted | Counter::InFlightAtDeadline) {
+            let held =
+                [Counter::Sent, Counter::WarmupCompleted, Counter::WarmupFailedProtocol, Counter::InFlightAtDeadline];
+            if !held.contains(&spec.counter) {
                 *a.get_mut(spec.counter) = 10 + i as u64;
                 *b.get_mut(spec.counter) = 100 * (i as u64 + 1);
             }
         }
         (a.retried, b.retried) = (0, 0);
+        // A warm-up request that failed as protocol: among the warm-up's and the kinds.
+        (a.warmup_failed_protocol, b.warmup_failed_protocol) = (1, 2);
+        clients[0].report.figures.failed.protocol += 1;
+        clients[1].report.figures.failed.protocol += 2;
         (clients[0].report.figures.counts, clients[1].report.figures.counts) = (a, b);
         let m = merge(&clients, None, options(true)).unwrap();
         for spec in COUNTERS {
