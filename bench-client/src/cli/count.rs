@@ -212,23 +212,11 @@ pub(super) fn render(path: &std::path::Path, chart: Option<&std::path::Path>) ->
                 "{} is not a `versions` sweep: no timeline to draw",
                 path.display()
             );
-            Ok(())
+            Ok(format!("chart: {}\n", svg.display()))
         });
-        return match drawn {
-            Ok(()) => {
-                println!("chart: {}", svg.display());
-                Outcome::Success
-            }
-            Err(e) => super::report(&e, Outcome::Usage),
-        };
+        return super::print_or_usage(drawn);
     }
-    match rendered(path) {
-        Ok(text) => {
-            println!("{text}");
-            Outcome::Success
-        }
-        Err(e) => super::report(&e, Outcome::Usage),
-    }
+    super::print_or_usage(rendered(path).map(|text| format!("{text}\n")))
 }
 
 /// Checks the tools, counts, prints the table and where the file went, and

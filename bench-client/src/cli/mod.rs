@@ -229,6 +229,18 @@ fn report(e: &anyhow::Error, outcome: Outcome) -> Outcome {
     outcome
 }
 
+/// Prints `text` as it is (a file's tables, or the line naming what was
+/// written): success; its error as one line: exit 2.
+fn print_or_usage(text: anyhow::Result<String>) -> Outcome {
+    match text {
+        Ok(text) => {
+            print!("{text}");
+            Outcome::Success
+        }
+        Err(e) => report(&e, Outcome::Usage),
+    }
+}
+
 /// Prints the answer of a suite or `ab` session (the terminal's tables)
 /// and the paths of the results and report it wrote.
 fn print_answer(outcome: &crate::suite::SuiteOutcome) {

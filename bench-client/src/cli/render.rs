@@ -205,21 +205,9 @@ pub(super) fn rendered(args: &ReportArgs) -> anyhow::Result<String> {
 /// Prints the table; 2 when the file cannot be read.
 pub(super) fn run(args: &ReportArgs) -> Outcome {
     if let (Some(chart), Some(output)) = (args.chart, &args.output) {
-        return match drawn(args, chart, output) {
-            Ok(()) => {
-                println!("wrote {}", output.display());
-                Outcome::Success
-            }
-            Err(e) => super::report(&e, Outcome::Usage),
-        };
+        return super::print_or_usage(drawn(args, chart, output).map(|()| format!("wrote {}\n", output.display())));
     }
-    match rendered(args) {
-        Ok(text) => {
-            print!("{text}");
-            Outcome::Success
-        }
-        Err(e) => super::report(&e, Outcome::Usage),
-    }
+    super::print_or_usage(rendered(args))
 }
 
 #[cfg(test)]

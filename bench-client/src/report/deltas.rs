@@ -486,21 +486,28 @@ pub fn aa_summary(deltas: &[Delta], sessions: u32) -> String {
 mod tests {
     use super::*;
     use crate::model::Framework;
+    use crate::results::RunRecord;
     use crate::results::fixtures::{results, run};
+
+    /// Three rounds of `f`: `/state/fat` at 1,000 successful and `/state/arc` at
+    /// `arcs[round - 1]`; `per_request` at 1,000 and `preserialized` at 1,100.
+    fn state_and_payload(f: Framework, arcs: [u64; 3]) -> Vec<RunRecord> {
+        let mut runs = Vec::new();
+        for (round, arc) in (1..).zip(arcs) {
+            runs.push(run(f, "state", "fat", round, 1000, true));
+            runs.push(run(f, "state", "arc", round, arc, true));
+            runs.push(run(f, "payload", "per_request", round, 1000, true));
+            runs.push(run(f, "payload", "preserialized", round, 1100, true));
+        }
+        runs
+    }
 
     #[test]
     fn delta_table_names_each_delta_wider_than_the_target_with_the_rounds_it_needs() {
         let f = Framework::Axum;
         // fat → arc: +20 %, +30 %, +25 % over three rounds, a wide interval;
         // per_request → preserialized: exactly +10 % every round, zero width.
-        let mut runs = Vec::new();
-        for (round, arc) in [(1, 1200), (2, 1300), (3, 1250)] {
-            runs.push(run(f, "state", "fat", round, 1000, true));
-            runs.push(run(f, "state", "arc", round, arc, true));
-            runs.push(run(f, "payload", "per_request", round, 1000, true));
-            runs.push(run(f, "payload", "preserialized", round, 1100, true));
-        }
-        let mut r = results(runs);
+        let mut r = results(state_and_payload(f, [1200, 1300, 1250]));
         let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap().clone();
         let half = analysis::half_width_points(&arc.change).unwrap();
         let needed = analysis::rounds_for(3, &arc.change, 1.0, analysis::IntervalOver::Rounds).unwrap();
@@ -526,14 +533,8 @@ mod tests {
     fn rows_read_in_requests_per_second_an_interval_wider_than_the_threshold_is_inconclusive_and_flags_sit_on_their_row()
      {
         let f = Framework::Axum;
-        let mut runs = Vec::new();
         // fat → arc: +0 %, +40 %, −30 %: no change found, a wide interval.
-        for (round, arc) in [(1, 1000), (2, 1400), (3, 700)] {
-            runs.push(run(f, "state", "fat", round, 1000, true));
-            runs.push(run(f, "state", "arc", round, arc, true));
-            runs.push(run(f, "payload", "per_request", round, 1000, true));
-            runs.push(run(f, "payload", "preserialized", round, 1100, true));
-        }
+        let mut runs = state_and_payload(f, [1000, 1400, 700]);
         // One run of the payload scenario measured the client.
         runs[2].figures.client_bound = true;
         let mut r = results(runs);

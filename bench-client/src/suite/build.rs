@@ -43,6 +43,25 @@ pub fn build(profile: Profile, frameworks: &[Framework]) -> anyhow::Result<()> {
     build_in(&workspace_root(), None, profile, frameworks)
 }
 
+/// A counted or measured session's start: the servers of `frameworks` built
+/// in `profile` when `build` (and there are any), then the session's folder
+/// made under `out`. Its start time and its folder.
+///
+/// # Errors
+/// A build that fails; a folder that cannot be made.
+pub(super) fn start_session(
+    frameworks: &[Framework],
+    build_them: bool,
+    profile: Profile,
+    out: &Path,
+) -> anyhow::Result<(std::time::SystemTime, std::path::PathBuf)> {
+    if build_them && !frameworks.is_empty() {
+        build(profile, frameworks)?;
+    }
+    let started = std::time::SystemTime::now();
+    Ok((started, crate::results::create_run_dir(out, profile, started)?))
+}
+
 /// Builds the servers of `frameworks` of the workspace at `root` in
 /// `profile`, into `target` (Cargo's default when `None`).
 ///

@@ -11,13 +11,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use common::Route;
 use common::middleware::Middleware;
 
-use super::build::{build, server_binary};
+use super::build::server_binary;
 use super::command;
 use super::servers::{ServerFlags, layered_load, route_load};
 use crate::engine::{Protocol, RouteLoad, Target};
@@ -224,11 +224,7 @@ pub fn check_valgrind(why: &str) -> anyhow::Result<()> {
 pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome> {
     check_tools(plan.perf)?;
     let frameworks: Vec<Framework> = plan.servers.iter().filter_map(|s| s.framework).collect();
-    if plan.build && !frameworks.is_empty() {
-        build(plan.profile, &frameworks)?;
-    }
-    let started = SystemTime::now();
-    let dir = crate::results::create_run_dir(&plan.out, plan.profile, started)?;
+    let (started, dir) = super::build::start_session(&frameworks, plan.build, plan.profile, &plan.out)?;
     let file = dir.join("count.json");
     let mut report = CountReport {
         schema_version: COUNT_SCHEMA_VERSION,

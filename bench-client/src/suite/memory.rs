@@ -15,7 +15,7 @@
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use common::Route;
@@ -156,11 +156,7 @@ pub struct MemoryOutcome {
 /// (what was measured is in the file the error names).
 pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutcome> {
     let frameworks: Vec<Framework> = plan.servers.iter().filter_map(|s| s.framework).collect();
-    if plan.build && !frameworks.is_empty() {
-        build(plan.profile, &frameworks)?;
-    }
-    let started = SystemTime::now();
-    let dir = crate::results::create_run_dir(&plan.out, plan.profile, started)?;
+    let (started, dir) = build::start_session(&frameworks, plan.build, plan.profile, &plan.out)?;
     let file = dir.join("memory.json");
     let mut report = MemoryReport {
         schema_version: MEMORY_SCHEMA_VERSION,

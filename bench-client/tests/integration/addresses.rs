@@ -7,8 +7,8 @@
 //! in one line with exit 2. The IPv6 cases say so and are skipped on a
 //! machine without an IPv6 loopback.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -187,7 +187,7 @@ fn responder_and_metrics_listen_at_every_form() {
             );
             let metrics = metrics_addr(&stderr);
             assert_eq!(metrics.ip().to_string(), ip, "{} --metrics-addr {form}", argv[0]);
-            let (status, body) = get(metrics, "/metrics");
+            let (status, _, body) = crate::telemetry::get(metrics, "/metrics");
             assert_eq!(status, 200, "{} --metrics-addr {form}: {body}", argv[0]);
             assert!(body.ends_with("# EOF\n"), "{} --metrics-addr {form}: {body}", argv[0]);
             let _ = child.0.kill();
@@ -207,17 +207,6 @@ fn metrics_addr(stderr: &Path) -> SocketAddr {
         assert!(Instant::now() < end, "no metrics line: {text}");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// `GET path` on `addr` (the `Host` header as RFC 3986 writes it): status and body.
-fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    (head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0), body.to_owned())
 }
 
 #[test]

@@ -24,18 +24,26 @@ pub(crate) fn pages() -> Vec<PathBuf> {
         docs.map(|e| PathBuf::from("docs").join(e.expect("entry").file_name()))
             .filter(|p| p.extension().is_some_and(|e| e == "md")),
     );
-    let mut folders = vec![PathBuf::from("bench")];
+    out.extend(files_under("bench", |p| p.file_name().is_some_and(|n| n == "README.md")));
+    out.sort();
+    out
+}
+
+/// The files under `folder` (relative to the root, at any depth) that `keep`
+/// keeps, relative to the root.
+fn files_under(folder: &str, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let root = root();
+    let (mut out, mut folders) = (Vec::new(), vec![PathBuf::from(folder)]);
     while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(root.join(&folder)).expect("bench/ folder") {
+        for entry in std::fs::read_dir(root.join(&folder)).expect("folder") {
             let path = folder.join(entry.expect("entry").file_name());
             if root.join(&path).is_dir() {
                 folders.push(path);
-            } else if path.file_name().is_some_and(|n| n == "README.md") {
+            } else if keep(&path) {
                 out.push(path);
             }
         }
     }
-    out.sort();
     out
 }
 
@@ -225,20 +233,9 @@ fn missing_files(page: &Path, text: &str, files: &[String]) -> Vec<String> {
 /// The files whose prose may point at a page's section: the pages, the
 /// Makefile, and bench-client's source (its help texts and report notes).
 fn pointer_sources() -> Vec<PathBuf> {
-    let root = root();
     let mut out = pages();
     out.push(PathBuf::from("Makefile"));
-    let mut folders = vec![PathBuf::from("bench-client/src")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(root.join(&folder)).expect("source folder") {
-            let path = folder.join(entry.expect("entry").file_name());
-            if root.join(&path).is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
+    out.extend(files_under("bench-client/src", |p| p.extension().is_some_and(|e| e == "rs")));
     out
 }
 

@@ -28,12 +28,7 @@ fn the_extractors_and_routes_scenarios_pair_each_typed_route_with_its_raw_twin_a
             "{framework}: each raw route against its typed twin"
         );
     }
-    let measured: Vec<_> = results.runs.iter().filter(|r| r.scenario.name() == "extractors").collect();
-    assert_eq!(measured.len(), 30, "ten routes in each of three frameworks");
-    for run in measured {
-        let f = &run.figures;
-        assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);
-    }
+    assert_measured_clean(&results, "extractors", 30, "ten routes in each of three frameworks");
     routes_at_scale(&results);
     suite.results();
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
@@ -63,8 +58,13 @@ fn routes_at_scale(results: &bench_client::results::Results) {
             "{framework}: each count against none, on the same target"
         );
     }
-    let measured: Vec<_> = results.runs.iter().filter(|r| r.scenario.name() == "routes").collect();
-    assert_eq!(measured.len(), 24, "eight variants in each of three frameworks");
+    assert_measured_clean(results, "routes", 24, "eight variants in each of three frameworks");
+}
+
+/// `scenario`'s runs in `results`: `n` of them (`what`), each with successes and no failure.
+fn assert_measured_clean(results: &bench_client::results::Results, scenario: &str, n: usize, what: &str) {
+    let measured: Vec<_> = results.runs.iter().filter(|r| r.scenario.name() == scenario).collect();
+    assert_eq!(measured.len(), n, "{what}");
     for run in measured {
         let f = &run.figures;
         assert!(f.successful > 0 && f.failed_total == 0, "{} {}: {f:?}", run.framework.name(), run.route);

@@ -39,10 +39,7 @@ fn browse(chromium: &Path, page: &Path) -> (Vec<String>, f64) {
 
 #[test]
 fn the_report_page_loads_in_chromium_without_console_errors_and_is_not_blank() {
-    let Some(chromium) = util::on_path("chromium") else {
-        println!("skipped: report.html in headless Chromium (apt-get install chromium; .ci/run does)");
-        return;
-    };
+    let Some(chromium) = util::tool_or_skip("chromium", "report.html in headless Chromium") else { return };
     // Chromium takes most of a core for seconds: not beside a test that reads how fast.
     let _shared = util::shared();
     let dir = util::temp_dir("report-html");
@@ -79,10 +76,7 @@ fn the_report_page_loads_in_chromium_without_console_errors_and_is_not_blank() {
 
 #[test]
 fn the_front_page_charts_load_in_chromium_and_are_drawn() {
-    let Some(chromium) = util::on_path("chromium") else {
-        println!("skipped: the front page's charts in headless Chromium (apt-get install chromium; .ci/run does)");
-        return;
-    };
+    let Some(chromium) = util::tool_or_skip("chromium", "the front page's charts in headless Chromium") else { return };
     let _shared = util::shared();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = util::temp_dir("front-page-charts");

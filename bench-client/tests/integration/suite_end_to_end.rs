@@ -29,11 +29,7 @@ fn suite_writes_complete_results_for_every_framework_and_scenario() {
     assert!(stdout.contains("In proportion:") && stdout.contains("| `/fortunes/cached` |"), "{stdout}");
     // A new server process every round: "  server-axum pid P on http://…", one pid per round.
     for server in ["server-actix", "server-axum", "server-rocket"] {
-        let pids: std::collections::BTreeSet<&str> = stderr
-            .lines()
-            .filter_map(|l| l.trim_start().strip_prefix(&format!("{server} pid ")))
-            .filter_map(|rest| rest.split_whitespace().next())
-            .collect();
+        let pids = server_pids(stderr, server);
         assert_eq!(pids.len(), 2, "{server}: a new process each of the 2 rounds: {pids:?}\n{stderr}");
     }
 
@@ -189,11 +185,7 @@ fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
     assert!(stderr.contains("frameworks head to head:"), "{stderr}");
     // Both servers anew every round: three pids each.
     for server in ["server-actix", "server-axum"] {
-        let pids: std::collections::BTreeSet<&str> = stderr
-            .lines()
-            .filter_map(|l| l.trim_start().strip_prefix(&format!("{server} pid ")))
-            .filter_map(|rest| rest.split_whitespace().next())
-            .collect();
+        let pids = server_pids(stderr, server);
         assert_eq!(pids.len(), 3, "{server}: a new process each round: {pids:?}\n{stderr}");
     }
     let results = suite.results();
@@ -223,4 +215,13 @@ fn the_frameworks_scenario_sets_every_pair_head_to_head_route_by_route() {
     assert!(stdout.contains("Frameworks head to head:") && stdout.contains("| `/state/arc` |"), "{stdout}");
     assert!(out.join("latest/charts/frameworks.svg").is_file());
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The pids the suite's lines "  SERVER pid P on http://…" name for `server`.
+fn server_pids<'a>(stderr: &'a str, server: &str) -> std::collections::BTreeSet<&'a str> {
+    stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix(&format!("{server} pid ")))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect()
 }

@@ -27,11 +27,12 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// `GET path` on `addr`: status, headers and body.
+/// `GET path` on `addr` (the `Host` header as RFC 3986 writes it, the
+/// connection closed after the answer): status, headers and body.
 pub(crate) fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = String::new();
     s.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
@@ -301,10 +302,7 @@ fn prometheus_value(addr: SocketAddr, promql: &str) -> Option<f64> {
 
 #[test]
 fn a_real_prometheus_scraping_load_reads_the_runs_counts_and_its_p99_bucket() {
-    let Some(prometheus) = util::on_path("prometheus") else {
-        println!("skipped: a real Prometheus scraping load (apt-get install prometheus; .ci/run does)");
-        return;
-    };
+    let Some(prometheus) = util::tool_or_skip("prometheus", "a real Prometheus scraping load") else { return };
     let _shared = util::shared();
     let dir = util::temp_dir("telemetry-prometheus");
     let (_server, _load, stdout, stderr) = serve_and_load(&dir, "/api/devices", |_| {

@@ -506,6 +506,16 @@ pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
 }
 
+/// The program `name` on the PATH; without it, `None` after a line saying
+/// `what` is skipped (`.ci/run` installs every such program with apt).
+pub(crate) fn tool_or_skip(name: &str, what: &str) -> Option<PathBuf> {
+    let found = on_path(name);
+    if found.is_none() {
+        println!("skipped: {what} (apt-get install {name}; .ci/run does)");
+    }
+    found
+}
+
 /// A server answering `Hello, World!` to every request: its `/hello` URL and
 /// the requests it saw.
 pub(crate) fn counted_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {

@@ -68,37 +68,27 @@ fn canvas_with<X: AsRangedCoord, Y: AsRangedCoord>(
     draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut svg = String::new();
-    draw_into(&mut svg, path, title, (x, y), (legend, y_labels), draw)?;
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err(path))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(y_labels)
+            .build_cartesian_2d(x, y)
+            .map_err(err(path))?;
+        draw(&mut chart)?;
+        chart
+            .configure_series_labels()
+            .position(legend)
+            .border_style(BLACK)
+            .background_style(WHITE)
+            .draw()
+            .map_err(err(path))?;
+        root.present().map_err(err(path))?;
+    }
     Ok(crate::sys::write_or_keep(path, svg.as_bytes())?)
-}
-
-/// [`canvas_with`] drawn into `svg` (`path` names it in errors).
-fn draw_into<X: AsRangedCoord, Y: AsRangedCoord>(
-    svg: &mut String,
-    path: &Path,
-    title: &str,
-    (x, y): (X, Y),
-    (legend, y_labels): (SeriesLabelPosition, u32),
-    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
-    root.fill(&WHITE).map_err(err(path))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(y_labels)
-        .build_cartesian_2d(x, y)
-        .map_err(err(path))?;
-    draw(&mut chart)?;
-    chart
-        .configure_series_labels()
-        .position(legend)
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()
-        .map_err(err(path))?;
-    root.present().map_err(err(path))
 }
 
 /// One bar: a group (framework), a series (variant), a height and an interval.
