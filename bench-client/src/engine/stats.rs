@@ -301,8 +301,14 @@ impl RunStats {
     /// success or failure, in flight, or written again as a retry).
     pub fn succeeded_or_in_flight(&self) -> u64 {
         let c = &self.counts;
-        let measured_failures = self.failures.requests().saturating_sub(c.warmup_failed_protocol);
-        c.sent.saturating_sub(c.warmup_completed + measured_failures + c.retried)
+        c.sent.saturating_sub(c.warmup_completed + self.settled_failures() + c.retried)
+    }
+
+    /// Failed requests settled outside the warm-up: every kind that is a
+    /// request's, but the warm-up's protocol failures (whole run, they are
+    /// the warm-up's requests).
+    pub fn settled_failures(&self) -> u64 {
+        self.failures.requests().saturating_sub(self.counts.warmup_failed_protocol)
     }
 
     /// Successful requests over all measured windows.
@@ -503,36 +509,26 @@ mod tests {
                 a.record_failure(Some(0), *kind);
             }
         }
-        let one_to_seven = Failures {
-            connect: 1,
-            io: 2,
-            timeout: 3,
-            status: BTreeMap::from([(503, 4)]),
-            body: 5,
-            protocol: 6,
-            tls: 7,
-            stray: 8,
-            reset: BTreeMap::from([(7, 9)]),
-            goaway: BTreeMap::from([(11, 10)]),
+        // Kind k of the list above counted k times, each count times `n`.
+        let counted = |n: u64| Failures {
+            connect: n,
+            io: 2 * n,
+            timeout: 3 * n,
+            status: BTreeMap::from([(503, 4 * n)]),
+            body: 5 * n,
+            protocol: 6 * n,
+            tls: 7 * n,
+            stray: 8 * n,
+            reset: BTreeMap::from([(7, 9 * n)]),
+            goaway: BTreeMap::from([(11, 10 * n)]),
         };
+        let one_to_seven = counted(1);
         assert_eq!(a.failures, one_to_seven);
         assert_eq!(a.windows[0].failed, 2 + 3 + 4 + 5 + 6 + 7 + 9, "a connect or stray failure has no window");
         let mut b = a.failures.clone();
         b += &one_to_seven;
         b += &one_to_seven;
-        let three_times = Failures {
-            connect: 3,
-            io: 6,
-            timeout: 9,
-            status: BTreeMap::from([(503, 12)]),
-            body: 15,
-            protocol: 18,
-            tls: 21,
-            stray: 24,
-            reset: BTreeMap::from([(7, 27)]),
-            goaway: BTreeMap::from([(11, 30)]),
-        };
-        assert_eq!(b, three_times);
+        assert_eq!(b, counted(3));
         // Every counter of a run adds up over threads (engine/counters.rs tests each), and so do
         // the warm-up's failures.
         let mut x = RunStats::new(1, false);

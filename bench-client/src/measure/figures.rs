@@ -265,10 +265,8 @@ impl RunFigures {
             successful,
             failed_total,
             failed: s.failures.clone(),
-            transition_completed: s.successful() + s.failures.requests()
-                - s.counts.warmup_failed_protocol
-                - successful
-                - failed_total,
+            transition_completed: (s.successful().saturating_add(s.settled_failures()))
+                .saturating_sub(successful.saturating_add(failed_total)),
             counts: Counts::of_route(&s.counts, &conn.counts),
             churn_allowed: false,
             connections_requested: settings.connections.get() as u64,

@@ -46,7 +46,7 @@ fn flags(results: &Results, d: &Delta) -> String {
         ("drift", any(|f| f.drift)),
         ("short", any(|f| !f.shortfalls().is_empty())),
         ("waited on server", any(|f| f.rate_per_s.is_some() && f.counts.waited_on_server > 0)),
-        ("failures", any(|f| f.failed_total > 0)),
+        ("failures", any(|f| f.failed.requests() > 0)),
     ]
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))

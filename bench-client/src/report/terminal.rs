@@ -296,6 +296,9 @@ pub fn run_line(label: &str, f: &RunFigures) -> String {
     if let Some(stray) = stray(f) {
         line.push_str(&format!("  {stray}"));
     }
+    if f.counts.warmup_failed_protocol > 0 {
+        line.push_str(&format!("  WARM-UP: {} protocol failures", f.counts.warmup_failed_protocol));
+    }
     for shortfall in f.shortfalls() {
         line.push_str(&format!("  SHORT: {shortfall}"));
     }
@@ -406,5 +409,14 @@ mod tests {
         assert!(text.contains("at 11 % busy, responder - %)"), "the responder's CPU not sampled: {text}");
         ceiling.figures.requests_per_s = None;
         assert!(ceiling_line(&ceiling).starts_with("client ceiling: - successful requests/s"));
+    }
+
+    #[test]
+    fn a_suite_run_with_a_protocol_failure_in_its_warm_up_says_so_on_its_line() {
+        let mut f = load_report(0, 1, 1_796_119_201_000, &[100]).figures;
+        assert!(!run_line("axum", &f).contains("WARM-UP"));
+        (f.counts.warmup_failed_protocol, f.failed.protocol) = (1, 1);
+        let run = run_line("axum", &f);
+        assert!(run.contains("      0 failed") && run.ends_with("  WARM-UP: 1 protocol failures"), "{run}");
     }
 }

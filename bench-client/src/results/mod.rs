@@ -63,8 +63,8 @@ use crate::model::{Framework, Pairing, Profile, RunKey, Scenario, Variant};
 /// protocol failures in `failed.protocol` (`warmup_failed_protocol`).
 pub const SCHEMA_VERSION: u32 = 20;
 
-/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 17 only added
-/// keys, each with a default when missing, and 7, 14, 17, 18 and 19 values (`merge` needs
+/// Oldest layout [`read`] still reads: versions 4 to 6, 8 to 11, 13 to 17 and 20 only
+/// added keys, each with a default when missing, and 7, 14, 17, 18 and 19 values (`merge` needs
 /// version 6: histograms).
 pub const OLDEST_READABLE_SCHEMA_VERSION: u32 = 3;
 

@@ -118,7 +118,7 @@ impl Collector for Snapshot {
             counter(
                 e,
                 "bench_client_failures",
-                "Measured failures by kind (connect: attempts; stray: connections given bytes of no response; no request)",
+                "Measured failures by kind (protocol: the warm-up's too; connect: attempts; stray: connections given bytes of no response; no request)",
                 None,
                 &failures,
             )?;

@@ -100,7 +100,7 @@ fn assert_accounting(s: &RunStats) {
     let windows: u64 = s.windows.iter().map(|w| w.successful).sum();
     let failed: u64 = s.windows.iter().map(|w| w.failed).sum();
     assert_eq!(windows, s.successful());
-    assert_eq!(failed, s.failures.requests());
+    assert_eq!(failed, s.settled_failures());
     crate::util::assert_sent_adds_up(s);
 }
 

@@ -239,7 +239,7 @@ fn alternating_routes_count_each_response_to_its_route_and_slice() {
     for (route, r) in outcome.by_route.iter().enumerate() {
         assert_eq!(
             r.counts.sent,
-            r.counts.warmup_completed + r.successful() + r.failures.requests() + r.counts.in_flight_at_deadline
+            r.counts.warmup_completed + r.successful() + r.settled_failures() + r.counts.in_flight_at_deadline
         );
         let own: u64 = (0..16).filter(|s| block[s % 4] == route).map(|s| r.windows[s].successful).sum();
         let other: u64 = (0..16).filter(|s| block[s % 4] != route).map(|s| r.windows[s].successful).sum();

@@ -97,7 +97,7 @@ fn lossy(bytes: &[u8]) -> String {
 pub(crate) fn assert_sent_adds_up(s: &bench_client::engine::RunStats) {
     let settled = s.counts.warmup_completed
         + s.successful()
-        + s.failures.requests()
+        + s.settled_failures()
         + s.counts.in_flight_at_deadline
         + s.counts.retried;
     assert_eq!(s.counts.sent, settled, "every write counted, every request settled once: {:?}", s.counts);
