@@ -291,14 +291,16 @@ fn n_cut_short_by_the_duration_says_so_and_fails() {
 
 #[test]
 fn an_open_loop_below_ten_requests_a_second_is_printed_with_its_decimals() {
-    // Exit 0 needs every request written within 2 ms of when it was due: alone on the machine.
-    let _lock = util::exclusive();
+    let _quiet = util::quiet();
     let (addr, _) = recorder(|_, _| b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     // Due at 0, 0.4, 0.8, 1.2 and 1.6 s: 5 in the 2 s of windows.
     let args = ["--rate", "2.5", "-c", "1", "--warmup", "0s", "-d", "2s", "--window", "500ms"];
     let (out, report) = load(&format!("http://{addr}/slow-rate"), &args, "rate");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!((out.status.code(), report.figures.successful), (Some(0), 5), "{stderr}\n{stdout}");
+    // A thread woken over 2 ms late on a busy machine makes the run short of its schedule
+    // (`accounting` tests that); the subject here is how the rate prints.
+    assert!(out.status.success() || util::only_late(&out), "{stderr}\n{stdout}");
+    assert_eq!(report.figures.successful, 5, "{stderr}\n{stdout}");
     assert!(stderr.contains("open loop at 2.5 requests/s"), "{stderr}");
     assert!(stdout.contains("open loop at 2.5 requests/s"), "{stdout}");
     assert!(stdout.contains("(2.5 requests/s)"), "the rate reached: {stdout}");
