@@ -258,7 +258,7 @@ mod tests {
     use crate::model::{Profile, Scenario, Variant};
     use crate::report::flames::{FlameGraph, Shape};
     use crate::report::report;
-    use crate::results::fixtures::{results, run};
+    use crate::results::fixtures::{results, run, two_rounds};
 
     #[test]
     fn perf_is_claimed_only_for_the_runs_it_recorded_and_its_cost_is_this_sessions() {
@@ -364,19 +364,17 @@ mod tests {
     #[test]
     fn proportion_table_lists_every_route_and_reads_deltas_against_fortunes() {
         let f = Framework::Actix;
-        let mut runs = Vec::new();
-        for round in 1..=2 {
-            for (scenario, variant, n) in [
+        let runs = two_rounds(
+            f,
+            &[
                 ("floor", "plaintext", 100_000),
                 ("payload", "per_request", 80_000),
                 ("payload", "preserialized", 100_000),
                 ("payload", "cached", 100_000),
                 ("fortunes", "fortunes", 20_000),
                 ("fortunes", "fortunes_cached", 100_000),
-            ] {
-                runs.push(run(f, scenario, variant, round, n, true));
-            }
-        }
+            ],
+        );
         let table = proportion_table(&results(runs.clone()));
         let header = table.lines().next().unwrap();
         assert_eq!(

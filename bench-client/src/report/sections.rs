@@ -285,20 +285,15 @@ mod tests {
     use super::*;
     use crate::model::Framework;
     use crate::results::AbMeta;
-    use crate::results::fixtures::{results, run};
+    use crate::results::fixtures::{results, two_rounds};
 
     fn suite() -> Results {
-        let mut runs = Vec::new();
-        for round in 1..=2 {
-            for (scenario, variant, n) in [
-                ("floor", "plaintext", 100_000),
-                ("payload", "per_request", 80_000),
-                ("payload", "preserialized", 100_000),
-            ] {
-                runs.push(run(Framework::Actix, scenario, variant, round, n, true));
-            }
-        }
-        results(runs)
+        let variants = [
+            ("floor", "plaintext", 100_000),
+            ("payload", "per_request", 80_000),
+            ("payload", "preserialized", 100_000),
+        ];
+        results(two_rounds(Framework::Actix, &variants))
     }
 
     fn ab(mut results: Results) -> Results {

@@ -18,6 +18,12 @@ fn name<T: serde::de::DeserializeOwned>(text: &str) -> T {
     serde_json::from_value(serde_json::Value::from(text)).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
+/// Two rounds of `f`, each a complete [`run`] of every (scenario, variant,
+/// successful) given, in order.
+pub fn two_rounds(f: Framework, runs: &[(&str, &str, u64)]) -> Vec<RunRecord> {
+    (1..=2).flat_map(|round| runs.iter().map(move |&(s, v, n)| run(f, s, v, round, n, true))).collect()
+}
+
 /// A run of `f`/`scenario`/`variant` (their `results.json` names) in `round` with `successful`
 /// requests over one 1 s window, complete or interrupted.
 pub fn run(f: Framework, scenario: &str, variant: &str, round: u32, successful: u64, complete: bool) -> RunRecord {

@@ -46,6 +46,16 @@ fn feed(s: &mut Session, bytes: &[u8], routes: Routes<'_>) -> Result<Vec<Event>,
     Ok(events)
 }
 
+/// `s` past the server's empty `SETTINGS`, then `test` on it with one
+/// route: `GET /x`, answered 200 with `body`.
+fn on_route(mut s: Session, body: &[u8], test: impl FnOnce(&mut Session, Routes<'_>)) {
+    let requests = get();
+    let expected = [(200, body, false)];
+    let routes = Routes { requests: &requests, expected: &expected };
+    feed(&mut s, &settings(&[]), routes).unwrap();
+    test(&mut s, routes);
+}
+
 #[test]
 fn streams_open_within_the_grant_and_responses_complete_out_of_order() {
     let requests = get();
@@ -185,44 +195,41 @@ fn a_body_goes_out_within_the_servers_windows_and_waits_for_its_updates() {
 
 #[test]
 fn a_connection_whose_stream_ids_are_used_up_opens_no_more() {
-    let requests = get();
-    let expected = [(200, &b""[..], false)];
-    let routes = Routes { requests: &requests, expected: &expected };
-    let mut s = Session::from_stream_id(0x7fff_fffd);
-    feed(&mut s, &settings(&[]), routes).unwrap();
-    assert!(!s.is_spent());
-    assert_eq!(s.open(0, routes), 0x7fff_fffd);
-    assert_eq!(s.open(0, routes), 0x7fff_ffff, "the last odd id");
-    assert!(s.is_spent() && !s.can_open(), "2^31 + 1 is no stream id");
+    on_route(Session::from_stream_id(0x7fff_fffd), b"", |s, routes| {
+        assert!(!s.is_spent());
+        assert_eq!(s.open(0, routes), 0x7fff_fffd);
+        assert_eq!(s.open(0, routes), 0x7fff_ffff, "the last odd id");
+        assert!(s.is_spent() && !s.can_open(), "2^31 + 1 is no stream id");
+    });
 }
 
 #[test]
 fn resets_goaway_and_what_cannot_go_on_are_reported_by_kind() {
-    let requests = get();
-    let expected = [(200, &b""[..], false)];
-    let routes = Routes { requests: &requests, expected: &expected };
-    let mut s = Session::new();
-    feed(&mut s, &settings(&[]), routes).unwrap();
-    let (a, b) = (s.open(0, routes), s.open(0, routes));
-    let bytes = [frame(0x3, 0, a, &7u32.to_be_bytes()), frame(0x7, 0, 0, &[0, 0, 0, 3, 0, 0, 0, 0])].concat();
-    assert_eq!(
-        feed(&mut s, &bytes, routes).unwrap(),
-        [Event::Reset { stream: a, code: 7 }, Event::GoAway { last_stream: 3, code: 0, first: true }]
-    );
-    assert_eq!((s.goaway(), s.can_open(), s.open_streams(), b), (Some(3), false, 1, 3));
-    let mut events = Vec::new();
-    assert_eq!(Session::new().receive(b"HTTP/1.1 400 Bad Request\r\n", routes, &mut events), Err(SessionError::Http1));
-    assert_eq!(
-        Session::new().receive(&frame(0x6, 0, 0, &[0; 8]), routes, &mut events),
-        Err(SessionError::NotSettings(6))
-    );
-    let huge = frame::head(16_385, 0x0, 0, 1);
-    assert_eq!(
-        s.receive(&huge, routes, &mut events),
-        Err(SessionError::FrameSize { kind: 0, length: 16_385 }),
-        "larger than this client accepts"
-    );
-    assert_eq!(s.receive(&frame(0x5, 0x4, 1, &[0, 0, 0, 2]), routes, &mut events), Err(SessionError::Protocol(5)));
+    on_route(Session::new(), b"", |s, routes| {
+        let (a, b) = (s.open(0, routes), s.open(0, routes));
+        let bytes = [frame(0x3, 0, a, &7u32.to_be_bytes()), frame(0x7, 0, 0, &[0, 0, 0, 3, 0, 0, 0, 0])].concat();
+        assert_eq!(
+            feed(s, &bytes, routes).unwrap(),
+            [Event::Reset { stream: a, code: 7 }, Event::GoAway { last_stream: 3, code: 0, first: true }]
+        );
+        assert_eq!((s.goaway(), s.can_open(), s.open_streams(), b), (Some(3), false, 1, 3));
+        let mut events = Vec::new();
+        assert_eq!(
+            Session::new().receive(b"HTTP/1.1 400 Bad Request\r\n", routes, &mut events),
+            Err(SessionError::Http1)
+        );
+        assert_eq!(
+            Session::new().receive(&frame(0x6, 0, 0, &[0; 8]), routes, &mut events),
+            Err(SessionError::NotSettings(6))
+        );
+        let huge = frame::head(16_385, 0x0, 0, 1);
+        assert_eq!(
+            s.receive(&huge, routes, &mut events),
+            Err(SessionError::FrameSize { kind: 0, length: 16_385 }),
+            "larger than this client accepts"
+        );
+        assert_eq!(s.receive(&frame(0x5, 0x4, 1, &[0, 0, 0, 2]), routes, &mut events), Err(SessionError::Protocol(5)));
+    });
 }
 
 #[test]
@@ -267,91 +274,79 @@ fn padding_counts_against_the_stream_window_and_is_given_back_with_the_data() {
 
 #[test]
 fn a_frame_on_a_stream_already_ended_is_stray_and_reset_and_one_never_opened_ends_the_connection() {
-    let requests = get();
-    let expected = [(200, &b"ok"[..], false)];
-    let routes = Routes { requests: &requests, expected: &expected };
-    let mut s = Session::collecting();
-    feed(&mut s, &settings(&[]), routes).unwrap();
-    let id = s.open(0, routes);
-    written(&mut s);
-    // The answer, then 5 more bytes on its stream in the same read.
-    let bytes = [frame(0x1, 0x4, id, &[0x88]), frame(0x0, 0x1, id, b"ok"), frame(0x0, 0x1, id, b"extra")].concat();
-    assert_eq!(
-        feed(&mut s, &bytes, routes).unwrap(),
-        [Event::Response { stream: id, status: 200, body_matches: true }, Event::Stray { stream: id }]
-    );
-    assert_eq!(s.collected().unwrap().body, b"ok", "no byte of the stray frame in the body kept");
-    assert_eq!(written(&mut s), [(0x3, 0, id, 5u32.to_be_bytes().to_vec())], "RST_STREAM(STREAM_CLOSED)");
-    // Trailers after the end are as stray.
-    assert_eq!(feed(&mut s, &frame(0x1, 0x5, id, &[0x88]), routes).unwrap(), [Event::Stray { stream: id }]);
-    let mut events = Vec::new();
-    assert_eq!(s.receive(&frame(0x0, 0x1, id + 2, b"x"), routes, &mut events), Err(SessionError::Protocol(0)));
-    assert_eq!(
-        Session::new().receive(&[settings(&[]), frame(0x0, 0, 2, b"x")].concat(), routes, &mut events),
-        Err(SessionError::Protocol(0))
-    );
+    on_route(Session::collecting(), b"ok", |s, routes| {
+        let id = s.open(0, routes);
+        written(s);
+        // The answer, then 5 more bytes on its stream in the same read.
+        let bytes = [frame(0x1, 0x4, id, &[0x88]), frame(0x0, 0x1, id, b"ok"), frame(0x0, 0x1, id, b"extra")].concat();
+        assert_eq!(
+            feed(s, &bytes, routes).unwrap(),
+            [Event::Response { stream: id, status: 200, body_matches: true }, Event::Stray { stream: id }]
+        );
+        assert_eq!(s.collected().unwrap().body, b"ok", "no byte of the stray frame in the body kept");
+        assert_eq!(written(s), [(0x3, 0, id, 5u32.to_be_bytes().to_vec())], "RST_STREAM(STREAM_CLOSED)");
+        // Trailers after the end are as stray.
+        assert_eq!(feed(s, &frame(0x1, 0x5, id, &[0x88]), routes).unwrap(), [Event::Stray { stream: id }]);
+        let mut events = Vec::new();
+        assert_eq!(s.receive(&frame(0x0, 0x1, id + 2, b"x"), routes, &mut events), Err(SessionError::Protocol(0)));
+        assert_eq!(
+            Session::new().receive(&[settings(&[]), frame(0x0, 0, 2, b"x")].concat(), routes, &mut events),
+            Err(SessionError::Protocol(0))
+        );
+    });
 }
 
 #[test]
 fn a_graceful_shutdown_is_one_goaway_per_connection_in_two_frames() {
-    let requests = get();
-    let expected = [(200, &b""[..], false)];
-    let routes = Routes { requests: &requests, expected: &expected };
-    let mut s = Session::new();
-    feed(&mut s, &settings(&[]), routes).unwrap();
-    let goaway = |last: u32, code: u32| frame(0x7, 0, 0, &[last.to_be_bytes(), code.to_be_bytes()].concat());
-    let bytes = [goaway(0x7fff_ffff, 0), goaway(1, 11)].concat();
-    assert_eq!(
-        feed(&mut s, &bytes, routes).unwrap(),
-        [
-            Event::GoAway { last_stream: 0x7fff_ffff, code: 0, first: true },
-            Event::GoAway { last_stream: 1, code: 11, first: false }
-        ]
-    );
-    assert_eq!(s.goaway(), Some(1), "the lower last stream stands");
+    on_route(Session::new(), b"", |s, routes| {
+        let goaway = |last: u32, code: u32| frame(0x7, 0, 0, &[last.to_be_bytes(), code.to_be_bytes()].concat());
+        let bytes = [goaway(0x7fff_ffff, 0), goaway(1, 11)].concat();
+        assert_eq!(
+            feed(s, &bytes, routes).unwrap(),
+            [
+                Event::GoAway { last_stream: 0x7fff_ffff, code: 0, first: true },
+                Event::GoAway { last_stream: 1, code: 11, first: false }
+            ]
+        );
+        assert_eq!(s.goaway(), Some(1), "the lower last stream stands");
+    });
 }
 
 #[test]
 fn a_large_header_block_over_continuation_is_read_and_an_endless_one_ends_at_the_bound() {
-    let requests = get();
-    let expected = [(200, &b""[..], false)];
-    let routes = Routes { requests: &requests, expected: &expected };
-    let mut s = Session::new();
-    feed(&mut s, &settings(&[]), routes).unwrap();
-    // `:status 200` then a literal header of 300,000 bytes (not indexed, no Huffman), over 19 frames.
-    let value = vec![b'v'; 300_000];
-    let mut block = vec![0x88, 0x00, 0x01, b'x', 0x7f];
-    let mut n = value.len() - 127;
-    while n >= 128 {
-        block.push((n % 128 + 128) as u8);
-        n /= 128;
-    }
-    block.push(n as u8);
-    block.extend_from_slice(&value);
-    let id = s.open(0, routes);
-    let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
-    let last = chunks.len() - 1;
-    let mut bytes = frame(0x1, 0x1, id, chunks[0]);
-    for (i, chunk) in chunks.iter().enumerate().skip(1) {
-        bytes.extend(frame(0x9, if i == last { 0x4 } else { 0 }, id, chunk));
-    }
-    assert_eq!(
-        feed(&mut s, &bytes, routes).unwrap(),
-        [Event::Response { stream: id, status: 200, body_matches: true }]
-    );
-    // HEADERS, then CONTINUATION without end: refused once the block passes 1 MiB, not buffered for ever.
-    let id = s.open(0, routes);
-    let mut events = Vec::new();
-    s.receive(&frame(0x1, 0x1, id, &[0x88]), routes, &mut events).unwrap();
-    let flood = frame(0x9, 0, id, &[0; 16_384]);
-    let mut result = Ok(0);
-    for _ in 0..100 {
-        result = s.receive(&flood, routes, &mut events);
-        if result.is_err() {
-            break;
+    on_route(Session::new(), b"", |s, routes| {
+        // `:status 200` then a literal header of 300,000 bytes (not indexed, no Huffman), over 19 frames.
+        let value = vec![b'v'; 300_000];
+        let mut block = vec![0x88, 0x00, 0x01, b'x', 0x7f];
+        let mut n = value.len() - 127;
+        while n >= 128 {
+            block.push((n % 128 + 128) as u8);
+            n /= 128;
         }
-    }
-    assert_eq!(result, Err(SessionError::HeaderBlock(1 + 64 * 16_384)), "the 64th CONTINUATION passes 1 MiB");
+        block.push(n as u8);
+        block.extend_from_slice(&value);
+        let id = s.open(0, routes);
+        let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
+        let last = chunks.len() - 1;
+        let mut bytes = frame(0x1, 0x1, id, chunks[0]);
+        for (i, chunk) in chunks.iter().enumerate().skip(1) {
+            bytes.extend(frame(0x9, if i == last { 0x4 } else { 0 }, id, chunk));
+        }
+        assert_eq!(feed(s, &bytes, routes).unwrap(), [Event::Response { stream: id, status: 200, body_matches: true }]);
+        // HEADERS, then CONTINUATION without end: refused once the block passes 1 MiB, not buffered for ever.
+        let id = s.open(0, routes);
+        let mut events = Vec::new();
+        s.receive(&frame(0x1, 0x1, id, &[0x88]), routes, &mut events).unwrap();
+        let flood = frame(0x9, 0, id, &[0; 16_384]);
+        let mut result = Ok(0);
+        for _ in 0..100 {
+            result = s.receive(&flood, routes, &mut events);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert_eq!(result, Err(SessionError::HeaderBlock(1 + 64 * 16_384)), "the 64th CONTINUATION passes 1 MiB");
+    });
 }
 
 #[test]
