@@ -57,28 +57,27 @@ pub struct Failures {
     pub goaway: BTreeMap<u32, u64>,
 }
 
-/// `reset` as JSON writes it, keys as strings (see `status_codes`).
+/// `reset` and `goaway` as JSON writes them, keys as strings (see `status_codes`).
 fn error_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u32, u64>, D::Error> {
-    BTreeMap::<String, u64>::deserialize(deserializer)?
-        .into_iter()
-        .map(|(code, n)| {
-            code.parse()
-                .map(|code| (code, n))
-                .map_err(|_| serde::de::Error::custom(format!("'{code}' is not an error code")))
-        })
-        .collect()
+    codes(deserializer, "an error code")
 }
 
 /// `status` as JSON writes it, keys as strings: read through a map of
 /// strings, since serde cannot read integer keys inside a flattened struct
 /// (serde-rs/serde#1183; `load --json` flattens its figures).
 fn status_codes<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+    codes(deserializer, "a status code")
+}
+
+/// A map keyed by codes written as strings; a key that is not one is `what` it is not.
+fn codes<'de, D: serde::Deserializer<'de>, K: std::str::FromStr + Ord>(
+    deserializer: D,
+    what: &str,
+) -> Result<BTreeMap<K, u64>, D::Error> {
     BTreeMap::<String, u64>::deserialize(deserializer)?
         .into_iter()
         .map(|(code, n)| {
-            code.parse()
-                .map(|code| (code, n))
-                .map_err(|_| serde::de::Error::custom(format!("'{code}' is not a status code")))
+            code.parse().map(|code| (code, n)).map_err(|_| serde::de::Error::custom(format!("'{code}' is not {what}")))
         })
         .collect()
 }
@@ -487,6 +486,18 @@ mod tests {
         }
         let requests: u64 = KINDS.iter().zip(f.by_kind()).filter(|(k, _)| k.request).map(|(_, n)| n).sum();
         assert_eq!((requests, f.requests()), (382, 382), "every kind but connect (1) and stray (128): {json}");
+    }
+
+    #[test]
+    fn codes_read_from_strings_and_a_key_that_is_no_code_is_named() {
+        let read = |json: &str| serde_json::from_str::<Failures>(json).map_err(|e| e.to_string());
+        let base = r#""connect": 0, "io": 0, "timeout": 0, "body": 0, "protocol": 0"#;
+        let f = read(&format!(r#"{{{base}, "status": {{"503": 4}}, "goaway": {{"11": 2}}}}"#)).unwrap();
+        assert_eq!((f.status, f.goaway), (BTreeMap::from([(503, 4)]), BTreeMap::from([(11, 2)])));
+        let err = read(&format!(r#"{{{base}, "status": {{"5xx": 4}}}}"#)).unwrap_err();
+        assert!(err.contains("'5xx' is not a status code"), "{err}");
+        let err = read(&format!(r#"{{{base}, "status": {{}}, "reset": {{"-1": 1}}}}"#)).unwrap_err();
+        assert!(err.contains("'-1' is not an error code"), "{err}");
     }
 
     #[test]
