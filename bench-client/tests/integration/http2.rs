@@ -67,10 +67,8 @@ fn every_server_answers_every_route_with_the_same_bytes_over_h2c_and_h2_as_over_
         return;
     }
     let _shared = util::shared();
-    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     for f in FRAMEWORKS {
-        let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
-        let tls_addr = server.tls_addr.expect("the second listening line, https");
+        let (server, tls_addr) = util::with_tls_listener(f);
         for route in common::ROUTES {
             let http1: Reply = preflight::fetch(&RouteLoad::of_table(Target::new(server.addr, "/"), route).target)
                 .unwrap_or_else(|e| panic!("{f} {}: {e:#}", route.path));

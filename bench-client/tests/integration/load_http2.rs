@@ -61,10 +61,8 @@ fn load(url: &str, args: &[&str], name: &str) -> (Option<i32>, RunFigures, Strin
 #[test]
 fn load_http2_verifies_every_response_of_every_server_over_h2c_and_tls_with_1_and_8_streams() {
     let _shared = util::shared();
-    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     for f in FRAMEWORKS {
-        let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
-        let tls_addr = server.tls_addr.expect("the https listener");
+        let (server, tls_addr) = util::with_tls_listener(f);
         for (scheme, addr) in [("http", server.addr), ("https", tls_addr)] {
             for path in ["/plaintext", "/api/devices"] {
                 for streams in ["1", "8"] {

@@ -23,11 +23,8 @@ fn get(target: &Target, what: &str) -> Reply {
 #[test]
 fn every_server_answers_every_route_with_the_same_bytes_over_tls() {
     let _lock = util::exclusive();
-    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
     for f in FRAMEWORKS {
-        let server = ServerProcess::start(&util::server_binary(f), &args, &util::all_cpus()).unwrap();
-        let tls_addr = server.tls_addr.expect("the second listening line, https");
-        assert_ne!(tls_addr, server.addr, "{f}: two listeners");
+        let (server, tls_addr) = util::with_tls_listener(f);
         let client = TlsClient::new("127.0.0.1", Trust::Any, true).unwrap();
         for route in common::ROUTES {
             let plain = get(&RouteLoad::of_table(Target::new(server.addr, "/"), route).target, f);
@@ -214,9 +211,7 @@ fn a_handshake_the_client_refuses_fails_its_requests_as_tls() {
 fn requests_per_connection_closes_each_connection_after_that_many_responses() {
     let _shared = util::shared();
     let dir = util::temp_dir("tls-churn");
-    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
-    let server = ServerProcess::start(&util::server_binary("actix"), &args, &util::all_cpus()).unwrap();
-    let tls_addr = server.tls_addr.unwrap();
+    let (server, tls_addr) = util::with_tls_listener("actix");
     for (url, tls) in
         [(format!("http://{}/plaintext", server.addr), false), (format!("https://{tls_addr}/plaintext"), true)]
     {

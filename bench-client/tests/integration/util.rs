@@ -506,6 +506,16 @@ pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
 }
 
+/// The server of framework `name` started on every CPU with an HTTPS
+/// listener beside its HTTP one: the process and the HTTPS address.
+pub(crate) fn with_tls_listener(name: &str) -> (bench_client::sys::ServerProcess, SocketAddr) {
+    let args = ["--tls-addr".to_owned(), "127.0.0.1:0".to_owned()];
+    let server = bench_client::sys::ServerProcess::start(&server_binary(name), &args, &all_cpus()).unwrap();
+    let tls_addr = server.tls_addr.expect("the second listening line, https");
+    assert_ne!(tls_addr, server.addr, "{name}: two listeners");
+    (server, tls_addr)
+}
+
 /// The program `name` on the PATH; without it, `None` after a line saying
 /// `what` is skipped (`.ci/run` installs every such program with apt).
 pub(crate) fn tool_or_skip(name: &str, what: &str) -> Option<PathBuf> {
