@@ -9,7 +9,7 @@ use std::num::NonZeroUsize;
 
 use crate::fortunes::{self, Fortune};
 use crate::middleware::Middleware;
-use crate::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES, ROUTES, Route, UNKNOWN_PATH};
+use crate::{FortuneDb, Fortunes, MAX_FORTUNE_BYTES, ROUTES, Route, RouteRequest, UNKNOWN_PATH};
 
 /// The layer counts every route is checked through.
 pub const LAYERS: [usize; 3] = [0, 1, 10];
@@ -31,20 +31,25 @@ pub fn fresh_fortunes() -> (FortuneDb, Fortunes) {
 }
 
 /// Asserts every route of the table, through every layer count of [`LAYERS`],
-/// as `ask(layers, route)` answers the route's request ([`Route::request`]:
-/// its method, and a body with its `Content-Type`): status, `Content-Type`, body.
+/// as `ask(layers, path, request)` answers the route's request ([`Route::request`]:
+/// its method, and a body with its `Content-Type`): status, `Content-Type`,
+/// body; then that every path of [`UNROUTED`] answers `GET` with 404.
 ///
 /// # Panics
 /// At the first answer that is not the table's.
-pub async fn assert_every_route<F>(ask: impl Fn(usize, &'static Route) -> F)
+pub async fn assert_every_route<F>(ask: impl Fn(usize, &'static str, RouteRequest) -> F)
 where
     F: Future<Output = (u16, Option<String>, Vec<u8>)>,
 {
     for layers in LAYERS {
         for route in ROUTES {
-            let (status, content_type, body) = ask(layers, route).await;
+            let (status, content_type, body) = ask(layers, route.path, route.request()).await;
             assert_table_answer(route, layers, status, content_type.as_deref(), &body);
         }
+    }
+    for path in UNROUTED {
+        let get = RouteRequest { method: "GET", content_type: None, body: b"" };
+        assert_eq!(ask(10, path, get).await.0, 404, "{path}");
     }
 }
 

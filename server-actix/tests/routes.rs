@@ -3,48 +3,28 @@
 
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{App, test};
-use common::conformance;
+use common::{RouteRequest, conformance};
 
 type Answer = (StatusCode, Option<String>, Vec<u8>);
 
-async fn get(layers: usize, path: &str) -> Answer {
-    send(layers, test::TestRequest::get().uri(path)).await
-}
-
-/// The request of `route` (its method, and a body with its type) through `layers` layers.
-async fn ask(layers: usize, route: &common::Route) -> Answer {
-    let ask = route.request();
+/// `ask` (its method, and a body with its type) of `path` through `layers` layers:
+/// status, `Content-Type`, body.
+async fn ask(layers: usize, path: &str, ask: RouteRequest) -> (u16, Option<String>, Vec<u8>) {
+    let (_db, fortunes) = conformance::fresh_fortunes();
+    let app = test::init_service(App::new().configure(server_actix::app(layers, 0, fortunes))).await;
     let mut request = test::TestRequest::default().method(Method::from_bytes(ask.method.as_bytes()).unwrap());
     if let Some(content_type) = ask.content_type {
         request = request.insert_header((header::CONTENT_TYPE, content_type));
     }
-    send(layers, request.uri(route.path).set_payload(ask.body)).await
-}
-
-async fn send(layers: usize, request: test::TestRequest) -> Answer {
-    let (_db, fortunes) = conformance::fresh_fortunes();
-    let app = test::init_service(App::new().configure(server_actix::app(layers, 0, fortunes))).await;
-    let response = test::call_service(&app, request.to_request()).await;
-    let status = response.status();
+    let response = test::call_service(&app, request.uri(path).set_payload(ask.body).to_request()).await;
+    let status = response.status().as_u16();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
-    let body = test::read_body(response).await.to_vec();
-    (status, content_type, body)
+    (status, content_type, test::read_body(response).await.to_vec())
 }
 
 #[actix_web::test]
-async fn every_route_answers_the_table_byte_for_byte() {
-    conformance::assert_every_route(|layers, route| async move {
-        let (status, content_type, body) = ask(layers, route).await;
-        (status.as_u16(), content_type, body)
-    })
-    .await;
-}
-
-#[actix_web::test]
-async fn unknown_path_is_404() {
-    for path in conformance::UNROUTED {
-        assert_eq!(get(10, path).await.0, StatusCode::NOT_FOUND, "{path}");
-    }
+async fn every_route_answers_the_table_byte_for_byte_and_no_other_path_answers() {
+    conformance::assert_every_route(ask).await;
 }
 
 #[actix_web::test]

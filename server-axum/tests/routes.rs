@@ -3,14 +3,17 @@
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use common::conformance;
+use common::{RouteRequest, conformance};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 type Answer = (StatusCode, Option<String>, Vec<u8>);
 
 async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> Answer {
-    let request = Request::builder().method(method).uri(path).body(Body::from(body)).unwrap();
+    call_with(app, Request::builder().method(method).uri(path).body(Body::from(body)).unwrap()).await
+}
+
+async fn call_with(app: axum::Router, request: Request<Body>) -> Answer {
     let response = app.oneshot(request).await.unwrap();
     let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
     let status = response.status();
@@ -18,40 +21,22 @@ async fn call(app: axum::Router, method: Method, path: &str, body: Vec<u8>) -> A
     (status, content_type, body)
 }
 
-async fn get(layers: usize, path: &str) -> Answer {
+/// `ask` (its method, and a body with its type) of `path` through `layers` layers:
+/// status, `Content-Type`, body.
+async fn ask(layers: usize, path: &str, ask: RouteRequest) -> (u16, Option<String>, Vec<u8>) {
     let (_db, fortunes) = conformance::fresh_fortunes();
-    call(server_axum::app(layers, 0, fortunes), Method::GET, path, Vec::new()).await
-}
-
-/// The request of `route` (its method, and a body with its type) through `layers` layers.
-async fn ask(layers: usize, route: &common::Route) -> Answer {
-    let (_db, fortunes) = conformance::fresh_fortunes();
-    let ask = route.request();
-    let mut request = Request::builder().method(ask.method).uri(route.path);
+    let mut request = Request::builder().method(ask.method).uri(path);
     if let Some(content_type) = ask.content_type {
         request = request.header(header::CONTENT_TYPE, content_type);
     }
-    let response = server_axum::app(layers, 0, fortunes).oneshot(request.body(Body::from(ask.body)).unwrap()).await;
-    let response = response.unwrap();
-    let content_type = response.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
-    let status = response.status();
-    (status, content_type, response.into_body().collect().await.unwrap().to_bytes().to_vec())
+    let (status, content_type, body) =
+        call_with(server_axum::app(layers, 0, fortunes), request.body(Body::from(ask.body)).unwrap()).await;
+    (status.as_u16(), content_type, body)
 }
 
 #[tokio::test]
-async fn every_route_answers_the_table_byte_for_byte() {
-    conformance::assert_every_route(|layers, route| async move {
-        let (status, content_type, body) = ask(layers, route).await;
-        (status.as_u16(), content_type, body)
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn unknown_path_is_404() {
-    for path in conformance::UNROUTED {
-        assert_eq!(get(10, path).await.0, StatusCode::NOT_FOUND, "{path}");
-    }
+async fn every_route_answers_the_table_byte_for_byte_and_no_other_path_answers() {
+    conformance::assert_every_route(ask).await;
 }
 
 #[tokio::test]

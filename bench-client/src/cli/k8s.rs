@@ -322,10 +322,10 @@ mod tests {
 
     fn plan(argv: &[&str]) -> anyhow::Result<RenderPlan> {
         let head = ["k8s", "render", "--image-server", "r/s:1", "--image-client", "r/c:1"];
-        match parsed(&[&head[..], argv].concat())? {
-            Commands::K8s(K8sArgs { command: K8sCommand::Render(args) }) => args.plan(NOW),
-            _ => unreachable!(),
-        }
+        let Commands::K8s(K8sArgs { command: K8sCommand::Render(args) }) = parsed(&[&head[..], argv].concat())? else {
+            unreachable!()
+        };
+        args.plan(NOW)
     }
 
     #[test]

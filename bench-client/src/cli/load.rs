@@ -368,10 +368,8 @@ mod tests {
     use super::*;
 
     fn load(argv: &[&str]) -> anyhow::Result<LoadPlan> {
-        match parsed(&[&["load"], argv].concat())? {
-            Commands::Load(args) => args.plan(),
-            _ => unreachable!(),
-        }
+        let Commands::Load(args) = parsed(&[&["load"], argv].concat())? else { unreachable!() };
+        args.plan()
     }
 
     #[test]
@@ -504,10 +502,10 @@ mod request_tests {
     use crate::runner::LoadPlan;
 
     fn load(argv: &[&str]) -> anyhow::Result<LoadPlan> {
-        match parsed(&[&["load", "http://127.0.0.1:8080/api"], argv].concat())? {
-            Commands::Load(args) => args.plan(),
-            _ => unreachable!(),
-        }
+        let Commands::Load(args) = parsed(&[&["load", "http://127.0.0.1:8080/api"], argv].concat())? else {
+            unreachable!()
+        };
+        args.plan()
     }
 
     fn request_text(plan: &LoadPlan) -> String {

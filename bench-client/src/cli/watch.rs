@@ -88,10 +88,8 @@ mod tests {
     use super::*;
 
     fn watch(argv: &[&str]) -> anyhow::Result<WatchPlan> {
-        match parsed(&[&["watch"], argv].concat())? {
-            Commands::Watch(args) => args.plan(),
-            _ => unreachable!(),
-        }
+        let Commands::Watch(args) = parsed(&[&["watch"], argv].concat())? else { unreachable!() };
+        args.plan()
     }
 
     #[test]

@@ -74,12 +74,23 @@ impl Spec {
     }
 }
 
+/// The value of an optional column of the table: `None` where a row leaves it out.
+macro_rules! or_none {
+    () => {
+        None
+    };
+    ($value:expr) => {
+        $value
+    };
+}
+
 /// Declares the counters: the [`Counts`] struct (a field each), the
-/// [`Counter`] names and the [`COUNTERS`] table, from one list.
+/// [`Counter`] names and the [`COUNTERS`] table, from one list (a row's
+/// `label`, `shortfall` and `metric` are `None` where it leaves them out).
 macro_rules! counters {
     ($(
-        $field:ident: $variant:ident, $unit:literal, $scope:ident, $clean:ident, $help:literal,
-        label: $label:expr, shortfall: $shortfall:expr, metric: $metric:expr;
+        $field:ident: $variant:ident, $unit:literal, $scope:ident, $clean:ident, $help:literal
+        $(, label: $label:expr)? $(, shortfall: $shortfall:expr)? $(, metric: $metric:expr)?;
     )+) => {
         /// The counters of one run (or of one engine thread, or one route):
         /// each declared in [`COUNTERS`].
@@ -110,9 +121,9 @@ macro_rules! counters {
                 help: $help,
                 scope: Scope::$scope,
                 clean: Clean::$clean,
-                label: $label,
-                shortfall: $shortfall,
-                metric: $metric,
+                label: or_none!($($label)?),
+                shortfall: or_none!($($shortfall)?),
+                metric: or_none!($($metric)?),
             },
         )+];
 
@@ -141,7 +152,7 @@ const fn metric(name: &'static str) -> Option<Metric> {
 counters! {
     sent: Sent, "requests", Request, Shown,
         "Requests written, warm-up included; a request written again after its connection closed counts once per write",
-        label: None, shortfall: None, metric: metric("bench_client_requests_sent");
+        metric: metric("bench_client_requests_sent");
     closed_by_server: ClosedByServer, "connections", Connection, Churn,
         "Connections the server closed between responses (Connection: close, or an end of stream or reset after a response): churn",
         label: Some("closed by the server"),
@@ -154,54 +165,46 @@ counters! {
         metric: metric("bench_client_requests_retried");
     closed_idle: ClosedIdle, "connections", Connection, Shown,
         "Connections the server closed with no request outstanding, 20 ms or more after the last response (its keep-alive timeout, whatever it is): not churn",
-        label: Some("closed idle"), shortfall: None, metric: None;
+        label: Some("closed idle");
     goaway_received: GoawayReceived, "connections", Connection, Churn,
         "HTTP/2: connections the server ended with GOAWAY (its streams above the last it names written again on a new connection, in retried)",
         label: Some("ended by GOAWAY"),
-        shortfall: Some("the server ended {n} HTTP/2 connections with GOAWAY (--allow-churn accepts it)"),
-        metric: None;
+        shortfall: Some("the server ended {n} HTTP/2 connections with GOAWAY (--allow-churn accepts it)");
     window_stalls: WindowStalls, "requests", Request, Shown,
         "HTTP/2: requests whose body still waited for the server's flow-control window when they timed out (a stall, among the timeouts)",
-        label: Some("stalled on the server's window"), shortfall: None, metric: None;
+        label: Some("stalled on the server's window");
     closed_by_client: ClosedByClient, "connections", Connection, Shown,
         "Connections the client closed after --requests-per-connection responses: churn asked for",
-        label: Some("closed by the client"), shortfall: None, metric: None;
+        label: Some("closed by the client");
     tls_handshakes: TlsHandshakes, "connections", Connection, Shown,
-        "TLS handshakes of connections that answered a request (0 over plain HTTP)",
-        label: None, shortfall: None, metric: None;
+        "TLS handshakes of connections that answered a request (0 over plain HTTP)";
     tls_resumed: TlsResumed, "connections", Connection, Shown,
-        "Of tls_handshakes, those that resumed a session",
-        label: None, shortfall: None, metric: None;
+        "Of tls_handshakes, those that resumed a session";
     connections_short: ConnectionsShort, "connections", Connection, Incomplete,
         "Connections asked for that were not yet established once when the measured windows began (with no warm-up: when the first window ended)",
-        label: None,
-        shortfall: Some("{n} connections were not open when the windows began (the run is incomplete)"),
-        metric: None;
+        shortfall: Some("{n} connections were not open when the windows began (the run is incomplete)");
     warmup_completed: WarmupCompleted, "requests", Request, Shown,
-        "Requests settled during the warm-up, by a response or a failure of any kind (not measured)",
-        label: None, shortfall: None, metric: None;
+        "Requests settled during the warm-up, by a response or a failure of any kind (not measured)";
     warmup_failed_protocol: WarmupFailedProtocol, "requests", Request, Shown,
         "Of warmup_completed, the requests that failed as protocol: also in failed.protocol (a server's broken protocol rule counts whatever the phase), not in failed_total",
-        label: Some("protocol failures in the warm-up"), shortfall: None, metric: None;
+        label: Some("protocol failures in the warm-up");
     in_flight_at_deadline: InFlightAtDeadline, "requests", Request, Shown,
-        "Requests without a complete response at the deadline (or whose response completed after it): neither successes nor failures",
-        label: None, shortfall: None, metric: None;
+        "Requests without a complete response at the deadline (or whose response completed after it): neither successes nor failures";
     connections_established: ConnectionsEstablished, "connections", Connection, Shown,
-        "Connections established, reconnections included",
-        label: None, shortfall: None, metric: None;
+        "Connections established, reconnections included";
     reconnects: Reconnects, "connections", Connection, Shown,
         "Reconnections after the server closed a connection or an error",
-        label: Some("reconnections"), shortfall: None, metric: metric("bench_client_reconnects");
+        label: Some("reconnections"), metric: metric("bench_client_reconnects");
     late_sends: LateSends, "requests", Connection, Schedule,
         "Open loop: requests written during the measured windows more than the late-send tolerance (2 ms) after they were due, whatever the phase they were due in",
-        label: Some("late sends"), shortfall: None,
+        label: Some("late sends"),
         metric: Some(Metric { name: "bench_client_late_sends", open_loop_only: true });
     unsent_at_deadline: UnsentAtDeadline, "requests", Connection, Schedule,
         "Open loop: requests due by the deadline that were never written",
-        label: Some("never written by the end"), shortfall: None, metric: None;
+        label: Some("never written by the end");
     waited_on_server: WaitedOnServer, "requests", Connection, Schedule,
         "Open loop: of the late sends and the requests never written, those that fell due while every connection was waiting on the server (its latency, in the corrected percentiles: not a shortfall of the client)",
-        label: Some("of them waiting on the server"), shortfall: None,
+        label: Some("of them waiting on the server"),
         metric: Some(Metric { name: "bench_client_waited_on_server", open_loop_only: true });
 }
 

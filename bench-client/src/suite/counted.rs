@@ -348,12 +348,9 @@ fn count_route(
             let c = callgrind.count(|| exchange(load, requests))?;
             Ok([c.instructions, c.allocations, c.system_calls])
         })?;
-        for (per_request, connection) in slopes {
-            row.instructions_per_request.push(per_request[0]);
-            row.allocations_per_request.push(per_request[1]);
-            row.system_calls_per_request.push(per_request[2]);
-            row.instructions_per_connection.push(connection[0]);
-        }
+        let per_request =
+            [&mut row.instructions_per_request, &mut row.allocations_per_request, &mut row.system_calls_per_request];
+        record(slopes, per_request, &mut row.instructions_per_connection);
         Ok(())
     })?;
     on_server(&Memcheck::wrapper(dumps), "memcheck", &mut |pid, load| {
@@ -363,10 +360,7 @@ fn count_route(
             let heap = memcheck.count(|| exchange(load, requests))?;
             Ok([heap.bytes])
         })?;
-        for (per_request, connection) in slopes {
-            row.bytes_allocated_per_request.push(per_request[0]);
-            row.bytes_allocated_per_connection.push(connection[0]);
-        }
+        record(slopes, [&mut row.bytes_allocated_per_request], &mut row.bytes_allocated_per_connection);
         Ok(())
     })?;
     if plan.perf {
@@ -376,12 +370,12 @@ fn count_route(
                 let k = perf.count(|| exchange(load, requests))?;
                 Ok([k.system_calls, k.context_switches, k.page_faults])
             })?;
-            for (per_request, connection) in slopes {
-                row.native_system_calls_per_request.push(per_request[0]);
-                row.context_switches_per_request.push(per_request[1]);
-                row.page_faults_per_request.push(per_request[2]);
-                row.system_calls_per_connection.push(connection[0]);
-            }
+            let per_request = [
+                &mut row.native_system_calls_per_request,
+                &mut row.context_switches_per_request,
+                &mut row.page_faults_per_request,
+            ];
+            record(slopes, per_request, &mut row.system_calls_per_connection);
             Ok(())
         })?;
     }
@@ -472,6 +466,21 @@ fn repeats<const K: usize>(
         out.push((per_request, connection));
     }
     Ok(out)
+}
+
+/// Appends each repeat's `K` counts per request to `per_request`'s rows, in
+/// order, and its first count per connection to `per_connection`.
+fn record<const K: usize>(
+    slopes: Vec<([f64; K], [f64; K])>,
+    mut per_request: [&mut Vec<f64>; K],
+    per_connection: &mut Vec<f64>,
+) {
+    for (counts, connection) in slopes {
+        for (row, count) in per_request.iter_mut().zip(counts) {
+            row.push(count);
+        }
+        per_connection.push(connection[0]);
+    }
 }
 
 /// How the server ended, for an error's context.

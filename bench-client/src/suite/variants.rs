@@ -66,18 +66,16 @@ impl Design for Variants {
             Unit::Rivals => return start_rivals(plan, layers, flags, round),
         };
         let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
-        if plan.scenarios.contains(&Scenario::Http2) && !self.grants.iter().any(|g| g.framework == framework) {
-            let settings = preflight::http2_settings(process.addr)
-                .with_context(|| format!("{}: the http2 scenario's preflight", process.name()))?;
-            // Recorded in `note_started`, which may not fail.
-            let mut started = vec![Started {
-                grant: Some(Http2Grant::of(framework, &settings)),
-                ..Started::of_table(framework, process, layers)
-            }];
-            started.extend(start_own(plan, framework, layers)?);
-            return Ok(started);
-        }
-        let mut started = vec![Started::of_table(framework, process, layers)];
+        // Read once per framework, recorded in `note_started` (which may not fail).
+        let grant =
+            if plan.scenarios.contains(&Scenario::Http2) && !self.grants.iter().any(|g| g.framework == framework) {
+                let settings = preflight::http2_settings(process.addr)
+                    .with_context(|| format!("{}: the http2 scenario's preflight", process.name()))?;
+                Some(Http2Grant::of(framework, &settings))
+            } else {
+                None
+            };
+        let mut started = vec![Started { grant, ..Started::of_table(framework, process, layers) }];
         started.extend(start_own(plan, framework, layers)?);
         Ok(started)
     }
