@@ -34,7 +34,7 @@ pub use self::http2::{http2_grant_text, http2_settings_table};
 pub use self::latency::latency_table;
 pub use self::markdown::{flamegraph_table, profiles_table, profiling_cost_table, proportion_table, sweep_table};
 pub use self::memory::memory_table;
-pub use self::page::report;
+pub use self::page::{report, write_reports};
 pub use self::paired::{counted_name, counted_table, scenario_table};
 pub use self::rivals::{confirmed_table, rivals_table};
 pub use self::sections::{Answer, Medium, Section, sections, terminal_answer};

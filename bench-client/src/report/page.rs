@@ -4,6 +4,7 @@
 //! sections' tables never import the page back.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use super::flames::FlameGraphs;
 use super::format::{ms, opt_percent, or_absent};
@@ -107,4 +108,25 @@ pub fn report(results: &Results, other_profiles: &[Results], charts: &[String], 
         let _ = writeln!(out, "- noise: {line}");
     }
     out
+}
+
+/// Draws the charts and writes `report.md` and `report.html` into `dir`
+/// (charts that cannot be drawn are a warning, not an error).
+///
+/// # Errors
+/// A report that cannot be written.
+pub fn write_reports(
+    dir: &Path,
+    results: &Results,
+    others: &[Results],
+    flamegraphs: &FlameGraphs,
+) -> anyhow::Result<()> {
+    let charts = super::charts::suite_charts(dir, results).unwrap_or_else(|e| {
+        eprintln!("warning: charts not drawn: {e:#}");
+        Vec::new()
+    });
+    let markdown = report(results, others, &charts, flamegraphs);
+    crate::sys::write_or_keep(&dir.join("report.md"), markdown.as_bytes())?;
+    crate::sys::write_or_keep(&dir.join("report.html"), super::html_page(&markdown, dir).as_bytes())?;
+    Ok(())
 }

@@ -190,36 +190,58 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
     out
 }
 
+/// The charts a section of `report.md` sets above its table: the ending of
+/// their paths and their alt text (any other chart goes under "Charts").
+const SECTION_CHARTS: [(Section, &str, &str); 6] = [
+    (Section::Changes, "/changes.svg", "every change with its 95 % interval"),
+    (Section::Frameworks, "/frameworks.svg", "every pair of frameworks head to head, 95 % intervals"),
+    (Section::Memory, "/memory.svg", "each framework's memory against the keep-alive connections"),
+    (Section::Middleware, "/middleware.svg", "each layer's change of successful requests per second, 95 % intervals"),
+    (
+        Section::Extractors,
+        "/extractors.svg",
+        "each typed extractor's change of successful requests per second over the raw route, 95 % intervals",
+    ),
+    (
+        Section::Routes,
+        "/routes.svg",
+        "each count of filler routes' change of successful requests per second over none, 95 % intervals",
+    ),
+];
+
+/// `section`'s charts among `charts` as Markdown images, each followed by a blank line.
+fn section_images(section: Section, charts: &[String]) -> String {
+    let mut out = String::new();
+    for (_, ending, alt) in SECTION_CHARTS.iter().filter(|(s, ..)| *s == section) {
+        for c in charts.iter().filter(|c| c.ends_with(ending)) {
+            let _ = writeln!(out, "![{alt}]({c})\n");
+        }
+    }
+    out
+}
+
 /// The sections of `report.md`: the chart of every change (its path in
 /// `charts` ends in `/changes.svg`) above the change table, then each other
 /// section that has something under its `##` heading, the other `charts`
 /// under "Charts".
 pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> String {
     let mut out = String::new();
-    let (first, charts): (Vec<&String>, Vec<&String>) = charts.iter().partition(|c| c.ends_with("/changes.svg"));
-    let (head_to_head, charts): (Vec<&String>, Vec<&String>) =
-        charts.into_iter().partition(|c| c.ends_with("/frameworks.svg"));
-    let (memory, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/memory.svg"));
-    let (layers, charts): (Vec<&String>, Vec<&String>) =
-        charts.into_iter().partition(|c| c.ends_with("/middleware.svg"));
-    let (extractors, charts): (Vec<&String>, Vec<&String>) =
-        charts.into_iter().partition(|c| c.ends_with("/extractors.svg"));
-    let (routes, charts): (Vec<&String>, Vec<&String>) = charts.into_iter().partition(|c| c.ends_with("/routes.svg"));
+    let others: Vec<&String> =
+        charts.iter().filter(|c| !SECTION_CHARTS.iter().any(|(_, ending, _)| c.ends_with(ending))).collect();
     for section in sections(answer.results, Medium::Markdown) {
         if section == Section::Charts {
-            if !charts.is_empty() {
+            if !others.is_empty() {
                 out.push_str("\n## Charts\n\n");
-                for c in &charts {
+                for c in &others {
                     let _ = writeln!(out, "![{c}]({c})\n");
                 }
             }
             continue;
         }
         let tables = section.tables(answer);
+        let images = section_images(section, charts);
         if section == Section::Changes {
-            for c in &first {
-                let _ = writeln!(out, "![every change with its 95 % interval]({c})\n");
-            }
+            out.push_str(&images);
             out.push_str(&tables);
             continue;
         }
@@ -228,43 +250,13 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         }
         let _ = match section {
             Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
-            Section::Frameworks => {
-                for c in &head_to_head {
-                    let _ = writeln!(out, "![every pair of frameworks head to head, 95 % intervals]({c})\n");
-                }
-                write!(out, "## Frameworks head to head\n\n{tables}\n")
-            }
+            Section::Frameworks => write!(out, "{images}## Frameworks head to head\n\n{tables}\n"),
             Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
-            Section::Memory | Section::Middleware | Section::Extractors | Section::Routes => {
-                // Each a heading, its charts, then its table.
-                let (heading, charts, alt) = match section {
-                    Section::Memory => (
-                        "What a connection costs in memory",
-                        &memory,
-                        "each framework's memory against the keep-alive connections",
-                    ),
-                    Section::Middleware => (
-                        "What each layer costs",
-                        &layers,
-                        "each layer's change of successful requests per second, 95 % intervals",
-                    ),
-                    Section::Routes => (
-                        "What the routes ahead of a route cost",
-                        &routes,
-                        "each count of filler routes' change of successful requests per second over none, 95 % intervals",
-                    ),
-                    _ => (
-                        "What each extractor costs",
-                        &extractors,
-                        "each typed extractor's change of successful requests per second over the raw route, 95 % intervals",
-                    ),
-                };
-                let _ = write!(out, "\n## {heading}\n\n");
-                for c in charts {
-                    let _ = writeln!(out, "![{alt}]({c})\n");
-                }
-                write!(out, "{tables}")
-            }
+            // Each a heading, its charts, then its table.
+            Section::Memory => write!(out, "\n## What a connection costs in memory\n\n{images}{tables}"),
+            Section::Middleware => write!(out, "\n## What each layer costs\n\n{images}{tables}"),
+            Section::Extractors => write!(out, "\n## What each extractor costs\n\n{images}{tables}"),
+            Section::Routes => write!(out, "\n## What the routes ahead of a route cost\n\n{images}{tables}"),
             Section::Http2Settings => write!(out, "\n## HTTP/2 settings granted\n\n{}{tables}", notes::HTTP2_SETTINGS),
             Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
             Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),

@@ -165,43 +165,41 @@ pub enum Basis {
     },
 }
 
+/// The usable runs of `key` in `res`, each its rate on `basis`: successful
+/// requests per second, or over the floor of its round (left out without one).
+fn rates_on(res: &Results, key: &RunKey, basis: Basis) -> Vec<f64> {
+    res.runs
+        .iter()
+        .filter(|r| r.key() == *key && r.figures.usable())
+        .filter_map(|r| match (basis, r.scenario) {
+            (Basis::Floor { .. }, scenario) if scenario != Scenario::Floor => {
+                Some(r.figures.requests_per_s? / floor_per_s(res, r)?)
+            }
+            _ => r.figures.requests_per_s,
+        })
+        .collect()
+}
+
+/// The rate of `run`'s floor (`/plaintext`): the usable run of its framework,
+/// layers and round in the `floor` scenario of `res`.
+fn floor_per_s(res: &Results, run: &RunRecord) -> Option<f64> {
+    res.runs
+        .iter()
+        .find(|f| {
+            f.scenario == Scenario::Floor
+                && f.framework == run.framework
+                && f.layers == run.layers
+                && f.round == run.round
+                && f.figures.usable()
+        })
+        .and_then(|f| f.figures.requests_per_s)
+}
+
 /// Matches the run types of `a` and `b` and computes each change on `basis`.
 pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
     let mut keys: Vec<RunKey> = a.runs.iter().map(|r| r.key()).collect();
     keys.sort();
     keys.dedup();
-    let floor_of = |res: &Results, run: &RunRecord| -> Option<f64> {
-        res.runs
-            .iter()
-            .find(|f| {
-                f.scenario == Scenario::Floor
-                    && f.framework == run.framework
-                    && f.layers == run.layers
-                    && f.round == run.round
-                    && f.figures.usable()
-            })
-            .and_then(|f| f.figures.requests_per_s)
-    };
-    let rates = |res: &Results, k: &RunKey| -> Vec<f64> {
-        res.runs
-            .iter()
-            .filter(|r| r.key() == *k)
-            .filter(|r| r.figures.usable())
-            .filter_map(|r| match (basis, r.scenario) {
-                (Basis::Floor { .. }, scenario) if scenario != Scenario::Floor => {
-                    Some(r.figures.requests_per_s? / floor_of(res, r)?)
-                }
-                _ => r.figures.requests_per_s,
-            })
-            .collect()
-    };
-    let per_s = |res: &Results, k: &RunKey| -> Vec<f64> {
-        res.runs
-            .iter()
-            .filter(|r| r.key() == *k && r.figures.usable())
-            .filter_map(|r| r.figures.requests_per_s)
-            .collect()
-    };
     let session_sd_percent = match basis {
         Basis::Floor { session_sd_percent } => session_sd_percent,
         Basis::Raw => 0.0,
@@ -213,7 +211,7 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
     let rows: Vec<Row> = keys
         .into_iter()
         .filter_map(|k| {
-            let (ra, rb) = (rates(a, &k), rates(b, &k));
+            let (ra, rb) = (rates_on(a, &k, basis), rates_on(b, &k, basis));
             if ra.is_empty() {
                 return None;
             }
@@ -232,8 +230,8 @@ pub fn compare(a: &Results, b: &Results, basis: Basis) -> Comparison {
             let change = analysis::unpaired_change_across_sessions(&ra, &rb, sd);
             rates_of_rows.push((ra, rb));
             Some(Row {
-                a_per_s: analysis::geometric_mean_interval(&per_s(a, &k)).0,
-                b_per_s: analysis::geometric_mean_interval(&per_s(b, &k)).0,
+                a_per_s: analysis::geometric_mean_interval(&rates_on(a, &k, Basis::Raw)).0,
+                b_per_s: analysis::geometric_mean_interval(&rates_on(b, &k, Basis::Raw)).0,
                 change,
                 against_floor,
                 key: k,

@@ -99,25 +99,7 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         None => Start::now(),
     };
     // Said once the start is certain: a missed barrier is a one-line refusal.
-    let mode = s.rate.map_or_else(
-        || "closed loop".to_owned(),
-        |r| format!("open loop at {} requests/s", crate::report::per_s(r.per_s())),
-    );
-    let method = plan.target.request.method();
-    let method = if method == "GET" { String::new() } else { format!("{method} ") };
-    let protocol = match plan.target.protocol {
-        Protocol::Http1 => String::new(),
-        Protocol::Http2 => format!(" over HTTP/2 (streams per connection: {})", s.pipeline),
-    };
-    let until = s.requests.map_or_else(String::new, |n| format!(", or until {n} successful requests"));
-    eprintln!(
-        "loading {method}{}{protocol} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}{until}",
-        plan.url,
-        s.connections,
-        humantime::format_duration(s.timing.warmup()),
-        humantime::format_duration(s.timing.duration()),
-        humantime::format_duration(s.timing.window())
-    );
+    eprintln!("{}", loading_line(plan));
     if let Some(t) = &telemetry {
         t.started(start.instant + s.timing.warmup(), start.unix_ms);
     }
@@ -148,6 +130,40 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
         figures,
     };
     load_summary(&mut std::io::stdout().lock(), &report)?;
+    print_verdicts(plan, &report);
+    super::conclude(&report, plan.json.as_deref(), telemetry.as_ref(), plan.linger, stop)?;
+    Ok(report)
+}
+
+/// The line that says what is loaded: the method and URL, the protocol,
+/// connections, the loop, the warm-up and the measured windows.
+fn loading_line(plan: &LoadPlan) -> String {
+    let s = plan.settings;
+    let mode = s.rate.map_or_else(
+        || "closed loop".to_owned(),
+        |r| format!("open loop at {} requests/s", crate::report::per_s(r.per_s())),
+    );
+    let method = plan.target.request.method();
+    let method = if method == "GET" { String::new() } else { format!("{method} ") };
+    let protocol = match plan.target.protocol {
+        Protocol::Http1 => String::new(),
+        Protocol::Http2 => format!(" over HTTP/2 (streams per connection: {})", s.pipeline),
+    };
+    let until = s.requests.map_or_else(String::new, |n| format!(", or until {n} successful requests"));
+    format!(
+        "loading {method}{}{protocol} · {} connections · {mode} · {} warm-up, then {} measured in windows of {}{until}",
+        plan.url,
+        s.connections,
+        humantime::format_duration(s.timing.warmup()),
+        humantime::format_duration(s.timing.duration()),
+        humantime::format_duration(s.timing.window())
+    )
+}
+
+/// The run's verdicts: `SHORT` when `-n` was not reached, then each `--slo`
+/// bound, met or violated.
+fn print_verdicts(plan: &LoadPlan, report: &LoadReport) {
+    let s = plan.settings;
     if let Some((asked, reached)) = report.short_of_requests_asked() {
         println!(
             "SHORT: -n {asked}: {reached} successful requests when --duration {} ended the run",
@@ -159,6 +175,4 @@ pub fn run(plan: &LoadPlan, stop: &AtomicBool) -> anyhow::Result<LoadReport> {
             verdict.actual.map_or_else(|| "nothing to judge".to_owned(), |a| format!("{a:.1} {}", objective.unit()));
         println!("SLO {objective}: {actual}, {}", if verdict.met { "met" } else { "VIOLATED" });
     }
-    super::conclude(&report, plan.json.as_deref(), telemetry.as_ref(), plan.linger, stop)?;
-    Ok(report)
 }

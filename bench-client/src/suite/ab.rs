@@ -24,10 +24,11 @@ use anyhow::{Context, ensure};
 use super::build::{build_in, target_dir, workspace_root};
 use super::command;
 use super::deps::Deps;
+use super::design::{self, Design, Servers, Unit};
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::schedule::{Sliced, Slot, Step};
 use super::servers::{ServerFlags, Started, start_healthy};
-use super::session::{self, Design, Servers, Unit};
+use super::session;
 use crate::model::Framework;
 use crate::preflight;
 use crate::results::{self, AbChange, AbMeta, Delta, Meta, RunRecord};
@@ -141,7 +142,7 @@ impl Design for Builds {
     fn started_line(&self, unit: Unit, servers: &[Started], round: u32) -> String {
         let ([Started { process: before, .. }, Started { process: after, .. }], Unit::One(framework)) = (servers, unit)
         else {
-            return session::server_lines(servers);
+            return design::server_lines(servers);
         };
         format!(
             "  {} round {round}: BEFORE pid {} on {}, AFTER pid {} on {}",

@@ -21,6 +21,7 @@ pub mod command;
 mod counted;
 mod counted_suite;
 pub mod deps;
+mod design;
 mod measuring;
 mod memory;
 mod meta;

@@ -1,8 +1,8 @@
 //! The one orchestrator of `suite` and `ab`: for each framework, start the
 //! round's servers, measure the round's steps, record every run, compute the
 //! deltas after each framework, and write the results folder. What differs
-//! between the two commands is said once, by the [`Design`] each implements
-//! in its own file (`variants.rs`, `ab.rs`): which servers a round measures,
+//! between the two commands is said once, by the [`Design`] (`design.rs`)
+//! each implements in its own file (`variants.rs`, `ab.rs`): which servers a round measures,
 //! which steps it runs, how its deltas are taken and what `meta` records.
 //! This file names neither, so `ab` and the suite share the session without
 //! importing each other.
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
+use super::design::{Design, Servers, Unit};
 use super::measuring::measure_run;
 use super::meta;
 use super::plan::{SuiteOutcome, SuitePlan};
@@ -24,113 +25,9 @@ use crate::engine::{Load, LoadSettings, Rate, RouteLoad, Timing};
 use crate::measure::RunFigures;
 use crate::model::{Framework, Scenario};
 use crate::report::flames::FlameGraphs;
-use crate::report::{self, charts, run_line};
-use crate::results::{self, Delta, FrameworkFailure, Meta, Results, RunRecord, SCHEMA_VERSION};
+use crate::report::{self, run_line};
+use crate::results::{self, FrameworkFailure, Results, RunRecord, SCHEMA_VERSION};
 use crate::sys::noise_check;
-
-/// What one pass of a session measures: one framework's servers (the
-/// suite's variants, `ab`'s two builds), or every framework's at once, head
-/// to head (the `frameworks` scenario).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unit {
-    /// One framework.
-    One(Framework),
-    /// Every framework of the plan, one server each, in the same round.
-    Rivals,
-}
-
-impl Unit {
-    /// How it reads in the terminal's lines.
-    fn name(self) -> &'static str {
-        match self {
-            Self::One(f) => f.name(),
-            Self::Rivals => "frameworks",
-        }
-    }
-
-    /// The heading of its part of the session.
-    fn heading(self) -> String {
-        match self {
-            Self::One(f) => f.binary(),
-            Self::Rivals => "frameworks head to head".to_owned(),
-        }
-    }
-}
-
-/// What a session compares, and so which servers a round measures: the
-/// suite's variants (`variants.rs`) or `ab`'s two builds (`ab.rs`). The
-/// session asks it and never names either, so neither imports the other.
-pub(super) trait Design {
-    /// The passes of the session, in order: each framework of the plan
-    /// unless the design says otherwise.
-    fn units(&self, plan: &SuitePlan) -> Vec<Unit> {
-        plan.frameworks.iter().copied().map(Unit::One).collect()
-    }
-
-    /// The server starts of a unit: one per layer count for the suite,
-    /// one for `ab` (whose sides name their own).
-    fn sweeps(&self, plan: &SuitePlan, unit: Unit) -> Vec<Option<u16>>;
-
-    /// Starts the servers of `unit` for `round`; a slot's `server`
-    /// indexes them.
-    ///
-    /// # Errors
-    /// A server that does not start, listen or answer.
-    fn start(
-        &self,
-        plan: &SuitePlan,
-        unit: Unit,
-        sweep: Option<u16>,
-        round: u32,
-        stop: &AtomicBool,
-    ) -> anyhow::Result<Servers>;
-
-    /// The line that says where the servers run.
-    fn started_line(&self, _unit: Unit, servers: &[Started], _round: u32) -> String {
-        server_lines(servers)
-    }
-
-    /// Takes note of the servers just started for `unit` (what the
-    /// design keeps of them goes into [`Design::record`]); the lines that
-    /// say what it noted.
-    fn note_started(&mut self, _unit: Unit, _servers: &[Started]) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// The steps of `unit` in `round`.
-    fn steps(&self, plan: &SuitePlan, unit: Unit, round: u32) -> Vec<Step>;
-
-    /// The deltas of `runs`, of `frameworks`.
-    fn deltas(&self, plan: &SuitePlan, runs: &[RunRecord], frameworks: &[Framework]) -> Vec<Delta>;
-
-    /// How a slot reads in the terminal.
-    fn slot_columns(&self, slot: &Slot) -> String;
-
-    /// Writes what the design knows of the session into the results' `meta`,
-    /// each time they are saved.
-    fn record(&self, _meta: &mut Meta) {}
-
-    /// Results of the plan's other profiles to show beside these: none
-    /// unless the design compares profiles.
-    fn others(&self, _plan: &SuitePlan) -> Vec<Results> {
-        Vec::new()
-    }
-}
-
-/// The servers of one round; a slot's `server` indexes them.
-pub(super) type Servers = Vec<Started>;
-
-/// Each server's name, pid, address and layers, a line each: how a round's
-/// servers read unless a design says otherwise.
-pub(super) fn server_lines(servers: &[Started]) -> String {
-    servers
-        .iter()
-        .map(|Started { process: s, layers, .. }| {
-            format!("  {} pid {} on http://{}, {layers} layers", s.name(), s.pid(), s.addr)
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// What every run of a session shares.
 #[derive(Clone, Copy)]
@@ -426,35 +323,11 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
         units.iter().map(|&u| design.steps(plan, u, 1).len() as u64 * design.sweeps(plan, u).len() as u64).sum();
     let progress = Progress::new(per_round * u64::from(plan.rounds));
     let context = RunContext { plan, dir: &dir, profiler: &profiler, progress: &progress, stop };
-    let mut flamegraphs = FlameGraphs::default();
-    let mut stopped_by_error = false;
-    for unit in units {
-        if stop.load(Ordering::Relaxed) || stopped_by_error {
-            break;
-        }
-        progress.line(&format!("{}:", unit.heading()));
-        if let Err(e) = measure_unit(&context, design, unit, &mut results.runs, &mut flamegraphs) {
-            let error = format!("{e:#}");
-            progress.line(&format!("error: {error}"));
-            stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
-            // Head to head, the failure is the session's first framework's, and says it was head to head.
-            let (framework, error) = match unit {
-                Unit::One(framework) => (framework, error),
-                Unit::Rivals => (plan.frameworks[0], format!("frameworks head to head: {error}")),
-            };
-            results.failures.push(FrameworkFailure { framework, error });
-        }
-        results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
-        results.rivals = results::rivals(&results.runs, plan.tie_margin_percent);
-        results.meta.profiler = profiler_seen(&results, &profiler);
-        design.record(&mut results.meta);
-        results::write(&json, &results)?;
-    }
+    let flamegraphs = measure_units(&context, design, units, &mut results, &json)?;
     progress.finish();
     let interrupted = stop.load(Ordering::Relaxed);
     results.complete = !interrupted && results.failures.is_empty();
-    results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
-    results.rivals = results::rivals(&results.runs, plan.tie_margin_percent);
+    compare_runs(&mut results, design, plan);
     if let Some(settings) = plan.count.filter(|_| !interrupted) {
         // The timed results are written first: a count that fails or is interrupted loses nothing timed.
         results::write(&json, &results)?;
@@ -481,14 +354,54 @@ pub(super) fn run(plan: &SuitePlan, design: &mut dyn Design, stop: &AtomicBool) 
     }
     results.meta.profiler = profiler_seen(&results, &profiler);
     results::write(&json, &results)?;
-    let charts = charts::suite_charts(&dir, &results).unwrap_or_else(|e| {
-        eprintln!("warning: charts not drawn: {e:#}");
-        Vec::new()
-    });
     let others = design.others(plan);
-    let markdown = report::report(&results, &others, &charts, &flamegraphs);
-    crate::sys::write_or_keep(&dir.join("report.md"), markdown.as_bytes())?;
-    crate::sys::write_or_keep(&dir.join("report.html"), report::html_page(&markdown, &dir).as_bytes())?;
+    report::write_reports(&dir, &results, &others, &flamegraphs)?;
     results::link_latest(&plan.out, &dir)?;
     Ok(SuiteOutcome { dir, results, other_profiles: others, interrupted, flamegraphs })
+}
+
+/// Measures each unit in turn, the results written after each; a unit's
+/// error is recorded as its framework's failure, and a preflight mismatch
+/// ends the session there. The flame graphs drawn.
+///
+/// # Errors
+/// A results file that cannot be written.
+fn measure_units(
+    context: &RunContext<'_>,
+    design: &mut dyn Design,
+    units: Vec<Unit>,
+    results: &mut Results,
+    json: &Path,
+) -> anyhow::Result<FlameGraphs> {
+    let (plan, progress, stop) = (context.plan, context.progress, context.stop);
+    let mut flamegraphs = FlameGraphs::default();
+    let mut stopped_by_error = false;
+    for unit in units {
+        if stop.load(Ordering::Relaxed) || stopped_by_error {
+            break;
+        }
+        progress.line(&format!("{}:", unit.heading()));
+        if let Err(e) = measure_unit(context, design, unit, &mut results.runs, &mut flamegraphs) {
+            let error = format!("{e:#}");
+            progress.line(&format!("error: {error}"));
+            stopped_by_error = e.downcast_ref::<crate::preflight::Error>().is_some_and(|e| e.is_mismatch());
+            // Head to head, the failure is the session's first framework's, and says it was head to head.
+            let (framework, error) = match unit {
+                Unit::One(framework) => (framework, error),
+                Unit::Rivals => (plan.frameworks[0], format!("frameworks head to head: {error}")),
+            };
+            results.failures.push(FrameworkFailure { framework, error });
+        }
+        compare_runs(results, design, plan);
+        results.meta.profiler = profiler_seen(results, context.profiler);
+        design.record(&mut results.meta);
+        results::write(json, results)?;
+    }
+    Ok(flamegraphs)
+}
+
+/// Sets the results' deltas and head-to-head pairs from their runs.
+fn compare_runs(results: &mut Results, design: &dyn Design, plan: &SuitePlan) {
+    results.deltas = design.deltas(plan, &results.runs, &plan.frameworks);
+    results.rivals = results::rivals(&results.runs, plan.tie_margin_percent);
 }

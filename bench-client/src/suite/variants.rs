@@ -8,10 +8,10 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 
+use super::design::{Design, Servers, Unit};
 use super::plan::SuitePlan;
 use super::schedule::{Slot, Step, own_servers, place_on_servers, rivals, steps};
 use super::servers::{ServerFlags, Started, start_server};
-use super::session::{Design, Servers, Unit};
 use crate::model::{Framework, Scenario};
 use crate::preflight;
 use crate::report;

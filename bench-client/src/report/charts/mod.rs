@@ -228,6 +228,54 @@ fn changes_by_framework(
     Ok(true)
 }
 
+/// The routes `all` ran in `scenario`, in the order of their slots (each
+/// route by its path: an `ab` session's own routes share one variant).
+fn route_variants<'r>(all: &[&'r RunRecord], scenario: Scenario) -> Vec<&'r str> {
+    let mut v: Vec<(u32, &str)> = all
+        .iter()
+        .copied()
+        .filter(|r| r.scenario == scenario && r.round == 1)
+        .map(|r| (r.position, r.route.as_str()))
+        .collect();
+    v.sort_unstable();
+    v.dedup_by(|a, b| a.1 == b.1);
+    v.into_iter().map(|x| x.1).collect()
+}
+
+/// The bar of one route in one framework: the geometric mean of its runs'
+/// successful requests per second, with its 95 % interval; `None` without a rate.
+fn rate_bar(group: usize, series: usize, runs: &[&RunRecord]) -> Option<Bar> {
+    let rates: Vec<f64> = runs.iter().filter_map(|r| r.figures.requests_per_s).collect();
+    if rates.is_empty() {
+        return None;
+    }
+    let (rate_per_s, interval) = analysis::geometric_mean_interval(&rates);
+    Some(Bar { group, series, rate_per_s, interval })
+}
+
+/// The latency curve of one route: at each percentile of its first run, the
+/// median over its runs, microseconds; `None` without runs.
+fn median_latency_curve(runs: &[&RunRecord]) -> Option<Vec<(f64, f64)>> {
+    let first = runs.first()?;
+    let points = first
+        .figures
+        .latency_percentiles_us
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let at: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.figures.latency_percentiles_us.get(i))
+                .map(|q| q.latency_us as f64)
+                .collect();
+            (p.percentile, median(&at))
+        })
+        .collect();
+    Some(points)
+}
+
+/// Each scenario's charts of the runs `all`: the bars of every framework's
+/// routes, and per framework the windows' rates and the latency curves.
 fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -> anyhow::Result<Vec<String>> {
     let mut written = Vec::new();
     let frameworks: Vec<Framework> = {
@@ -248,28 +296,11 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
         let runs_of = |f: Framework, route: &str| -> Vec<&RunRecord> {
             all.iter().copied().filter(|r| r.framework == f && r.scenario == *scenario && r.route == route).collect()
         };
-        let variants: Vec<&str> = {
-            let mut v: Vec<(u32, &str)> = all
-                .iter()
-                .copied()
-                .filter(|r| r.scenario == *scenario && r.round == 1)
-                .map(|r| (r.position, r.route.as_str()))
-                .collect();
-            v.sort_unstable();
-            v.dedup_by(|a, b| a.1 == b.1);
-            v.into_iter().map(|x| x.1).collect()
-        };
+        let variants = route_variants(all, *scenario);
         let names: Vec<String> = variants.iter().map(|&v| v.to_owned()).collect();
         let mut all_bars = Vec::new();
         for (g, &f) in frameworks.iter().enumerate() {
-            for (s, &variant) in variants.iter().enumerate() {
-                let rates: Vec<f64> = runs_of(f, variant).iter().filter_map(|r| r.figures.requests_per_s).collect();
-                if rates.is_empty() {
-                    continue;
-                }
-                let (rate_per_s, interval) = analysis::geometric_mean_interval(&rates);
-                all_bars.push(Bar { group: g, series: s, rate_per_s, interval });
-            }
+            all_bars.extend(variants.iter().enumerate().filter_map(|(s, &v)| rate_bar(g, s, &runs_of(f, v))));
             let series: Vec<(usize, Vec<f64>)> = variants
                 .iter()
                 .enumerate()
@@ -287,28 +318,8 @@ fn charts_of_runs(dir: &Path, all: &[&RunRecord], window_s: f64, suffix: &str) -
                 window_series(&dir.join(&name), &title, run_window_s.unwrap_or(window_s), &names, &series)?;
                 written.push(name);
             }
-            let curves: Vec<(String, Vec<(f64, f64)>)> = variants
-                .iter()
-                .filter_map(|&v| {
-                    let runs = runs_of(f, v);
-                    let first = runs.first()?;
-                    let points = first
-                        .figures
-                        .latency_percentiles_us
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| {
-                            let at: Vec<f64> = runs
-                                .iter()
-                                .filter_map(|r| r.figures.latency_percentiles_us.get(i))
-                                .map(|q| q.latency_us as f64)
-                                .collect();
-                            (p.percentile, median(&at))
-                        })
-                        .collect();
-                    Some((v.to_owned(), points))
-                })
-                .collect();
+            let curves: Vec<(String, Vec<(f64, f64)>)> =
+                variants.iter().filter_map(|&v| Some((v.to_owned(), median_latency_curve(&runs_of(f, v))?))).collect();
             if !curves.is_empty() {
                 let name = format!("charts/latency-{}-{scenario}{suffix}.svg", f.name());
                 latency_curves(
