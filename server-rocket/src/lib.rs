@@ -38,7 +38,7 @@ use rocket::request::{FromRequest, Outcome};
 use rocket::response::{Responder, Response};
 use rocket::serde::json::Json;
 use rocket::tokio::task::spawn_blocking;
-use rocket::{Build, Request, Rocket, State, get, post, put, routes};
+use rocket::{Build, Ignite, Request, Rocket, State, get, post, put, routes};
 use tokio::io::{AsyncReadExt, sink};
 
 /// Builds the application: every route of `common::ROUTES` (and `PUT
@@ -327,31 +327,9 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
         // again, which would let a launching Rocket's warnings through.
         let mut ignited = Vec::new();
         for listener in config.listeners() {
-            let (lifted, lifted_off) = tokio::sync::oneshot::channel();
-            let lifted = std::sync::Mutex::new(Some(lifted));
-            let rocket = match stack::layered(
-                app(listener_figment(config, listener), config.layers, config.filler_routes, fortunes.clone()),
-                &config.middleware,
-            ) {
-                Ok(rocket) => rocket,
-                Err(e) => {
-                    eprintln!("error: --middleware cors: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let rocket = rocket.attach(AdHoc::on_liftoff("listening line", move |rocket| {
-                Box::pin(async move {
-                    let c = rocket.config();
-                    let addr = SocketAddr::new(c.address, c.port);
-                    println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
-                    if let Some(lifted) = lifted.lock().ok().and_then(|mut l| l.take()) {
-                        let _ = lifted.send(());
-                    }
-                })
-            }));
-            match rocket.ignite().await {
-                Ok(rocket) => ignited.push((listener, rocket, lifted_off)),
-                Err(e) => return launch_failed(&e, listener.addr),
+            match ignite_listener(config, listener, fortunes.clone()).await {
+                Ok((rocket, lifted_off)) => ignited.push((listener, rocket, lifted_off)),
+                Err(code) => return code,
             }
         }
         let mut launched = tokio::task::JoinSet::new();
@@ -404,6 +382,39 @@ fn serve(config: &ServerConfig, fortunes: Fortunes, runtime: &tokio::runtime::Ru
             () = deadline => ExitCode::SUCCESS,
         }
     })
+}
+
+/// The Rocket of one listener, ignited: the routes and fairings of
+/// `config`, and a lift-off fairing that prints the listening line and then
+/// sends on the returned receiver; the exit code when it cannot be built or
+/// ignited.
+async fn ignite_listener(
+    config: &ServerConfig,
+    listener: Listener,
+    fortunes: Fortunes,
+) -> Result<(Rocket<Ignite>, tokio::sync::oneshot::Receiver<()>), ExitCode> {
+    let (lifted, lifted_off) = tokio::sync::oneshot::channel();
+    let lifted = std::sync::Mutex::new(Some(lifted));
+    let rocket = stack::layered(
+        app(listener_figment(config, listener), config.layers, config.filler_routes, fortunes),
+        &config.middleware,
+    )
+    .map_err(|e| {
+        eprintln!("error: --middleware cors: {e}");
+        ExitCode::FAILURE
+    })?;
+    let rocket = rocket.attach(AdHoc::on_liftoff("listening line", move |rocket| {
+        Box::pin(async move {
+            let c = rocket.config();
+            let addr = SocketAddr::new(c.address, c.port);
+            println!("{}", listening_line_of(Listener { addr, tls: listener.tls }));
+            if let Some(lifted) = lifted.lock().ok().and_then(|mut l| l.take()) {
+                let _ = lifted.send(());
+            }
+        })
+    }));
+    let rocket = rocket.ignite().await.map_err(|e| launch_failed(&e, listener.addr))?;
+    Ok((rocket, lifted_off))
 }
 
 /// The exit code of a Rocket that could not start or serve on `addr`.

@@ -192,24 +192,15 @@ pub fn scenario_table(results: &Results, second: Option<&Results>, scenario: Sce
                     if let Some(us) = cost(f, from) {
                         let _ = write!(cell, " ({:+.0} %)", a.mean_us / us * 100.0);
                     }
+                    let first = delta_of(results, f, from, to);
                     let other = second.and_then(|s| delta_of(s, f, from, to));
-                    if let (Some(b), Some(first), Some(other)) =
-                        (other.and_then(Added::of), delta_of(results, f, from, to), other)
-                    {
-                        let _ = write!(cell, "; {:+.2}", b.mean_us);
-                        // One round in the first session: no interval to hold the second to.
-                        if a.interval_us.is_some() && !a.holds(&b) {
-                            outside.push(format!("{} {name}", f.name()));
-                        }
-                        let threshold = results.meta.threshold_percent;
-                        let (one, two) =
-                            (verdict_within(&first.change, threshold), verdict_within(&other.change, threshold));
+                    let threshold = results.meta.threshold_percent;
+                    if let Some(look) = first.zip(other).and_then(|(one, two)| SecondLook::of(one, two, threshold)) {
+                        cell.push_str(&look.text);
                         cells += 1;
-                        if one == two {
-                            agreed += 1;
-                            let _ = write!(cell, "; {one}");
-                        } else {
-                            let _ = write!(cell, "; {} / {}", one.replace("**", ""), two.replace("**", ""));
+                        agreed += usize::from(look.agreed);
+                        if look.outside {
+                            outside.push(format!("{} {name}", f.name()));
                         }
                     }
                     cell
@@ -229,16 +220,50 @@ pub fn scenario_table(results: &Results, second: Option<&Results>, scenario: Sce
     out.push_str("\n\n");
     out.push_str(&table.finish());
     if second.is_some() {
-        let _ = writeln!(out, "\nBoth sessions give the same verdict in {agreed} of {cells} cells.");
-        if outside.is_empty() {
-            out.push_str("The second session's mean lies within the first session's interval in every cell.\n");
-        } else {
-            let _ = writeln!(
-                out,
-                "The second session's mean lies outside the first's interval in: {}.",
-                outside.join(", ")
-            );
-        }
+        out.push_str(&agreement_lines(agreed, cells, &outside));
+    }
+    out
+}
+
+/// A cell's second session beside its first.
+struct SecondLook {
+    /// What the cell adds: "; " the second mean, "; " the verdict both give,
+    /// or each session's where they differ.
+    text: String,
+    /// Both sessions give the same verdict.
+    agreed: bool,
+    /// The second mean lies outside the first session's interval (never
+    /// with one round in the first: no interval to hold it to).
+    outside: bool,
+}
+
+impl SecondLook {
+    /// The second session's `second` beside the first's `first`, each
+    /// judged against `threshold_percent`; `None` without a cost in either.
+    fn of(first: &Delta, second: &Delta, threshold_percent: Option<f64>) -> Option<Self> {
+        let (a, b) = (Added::of(first)?, Added::of(second)?);
+        let (one, two) =
+            (verdict_within(&first.change, threshold_percent), verdict_within(&second.change, threshold_percent));
+        let agreed = one == two;
+        let verdicts = if agreed { one } else { format!("{} / {}", one.replace("**", ""), two.replace("**", "")) };
+        Some(Self {
+            text: format!("; {:+.2}; {verdicts}", b.mean_us),
+            agreed,
+            outside: a.interval_us.is_some() && !a.holds(&b),
+        })
+    }
+}
+
+/// The lines under a table of two sessions: in how many of its `cells` both
+/// give the same verdict, and which cells' second mean lies outside the
+/// first's interval.
+fn agreement_lines(agreed: usize, cells: usize, outside: &[String]) -> String {
+    let mut out = format!("\nBoth sessions give the same verdict in {agreed} of {cells} cells.\n");
+    if outside.is_empty() {
+        out.push_str("The second session's mean lies within the first session's interval in every cell.\n");
+    } else {
+        let _ =
+            writeln!(out, "The second session's mean lies outside the first's interval in: {}.", outside.join(", "));
     }
     out
 }

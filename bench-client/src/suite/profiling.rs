@@ -278,38 +278,62 @@ pub(super) fn write_flamegraphs(
     }
     for variant in all_variants {
         let Some(profile) = profiles.get(variant.name()) else { continue };
-        let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
-        let lines = flames::lines(&profile.stacks);
-        let shape = Shape::of(&profile.stacks, profiler.period_ns());
-        let folded = dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name()));
-        let drawn = crate::sys::write_or_keep(&folded, (lines.join("\n") + "\n").as_bytes())
-            .map_err(anyhow::Error::from)
-            .and_then(|()| {
-                flames::flamegraph(
-                    &lines,
-                    &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
-                    Some(&format!("{command} · {}", shape_line(&shape))),
-                    &dir.join(&name),
-                )
-            });
         let what = format!("{} {variant}", framework.name());
-        match drawn {
-            Ok(()) => {
-                progress.line(&format!("  flame graph {what}: {} → {name}", shape_line(&shape)));
-                written.graphs.push(FlameGraph {
-                    framework,
-                    variant,
-                    svg: name,
-                    shape,
-                    runs: profile.runs,
-                    requests: profile.requests,
-                    kept_percent: profile.kept_percent(),
-                });
+        match flamegraph_of(dir, framework, variant, profile, profiler, &command) {
+            Ok(graph) => {
+                progress.line(&format!("  flame graph {what}: {} → {}", shape_line(&graph.shape), graph.svg));
+                written.graphs.push(graph);
             }
             Err(e) => progress.line(&format!("warning: no flame graph for {what}: {e:#}")),
         }
         progress.line(&top_self_time(&format!(", {what}"), &profile.stacks, 10, 2));
     }
+    written.differentials = differentials(dir, framework, scenarios, profiles, progress);
+    written
+}
+
+/// Writes the folded stacks and draws the flame graph of `variant` of
+/// `framework` from its `profile` (`command`: the profiler, in its subtitle).
+fn flamegraph_of(
+    dir: &Path,
+    framework: Framework,
+    variant: Variant,
+    profile: &VariantProfile,
+    profiler: &Profiler,
+    command: &str,
+) -> anyhow::Result<FlameGraph> {
+    let name = format!("flamegraphs/{}-{variant}.svg", framework.name());
+    let lines = flames::lines(&profile.stacks);
+    let shape = Shape::of(&profile.stacks, profiler.period_ns());
+    let folded = dir.join(format!("flamegraphs/{}-{variant}.folded", framework.name()));
+    crate::sys::write_or_keep(&folded, (lines.join("\n") + "\n").as_bytes())?;
+    flames::flamegraph(
+        &lines,
+        &format!("{} · {variant} (measured windows of {} runs)", framework.name(), profile.runs),
+        Some(&format!("{command} · {}", shape_line(&shape))),
+        &dir.join(&name),
+    )?;
+    Ok(FlameGraph {
+        framework,
+        variant,
+        svg: name,
+        shape,
+        runs: profile.runs,
+        requests: profile.requests,
+        kept_percent: profile.kept_percent(),
+    })
+}
+
+/// Draws the differential flame graphs of every delta of `scenarios` in
+/// `framework`, saying each (or why not) on `progress`.
+fn differentials(
+    dir: &Path,
+    framework: Framework,
+    scenarios: &[Scenario],
+    profiles: &Profiles,
+    progress: &Progress,
+) -> Vec<Differential> {
+    let mut drawn = Vec::new();
     for &scenario in scenarios {
         for (from, to) in scenario.pairs() {
             match differential(dir, framework, scenario, from, to, profiles) {
@@ -321,7 +345,7 @@ pub(super) fn write_flamegraphs(
                         d.after_ns_per_request / 1e3,
                         d.svg_before_widths
                     ));
-                    written.differentials.push(d);
+                    drawn.push(d);
                 }
                 Ok(None) => {}
                 Err(e) => progress.line(&format!(
@@ -331,7 +355,7 @@ pub(super) fn write_flamegraphs(
             }
         }
     }
-    written
+    drawn
 }
 
 /// Draws the two differential flame graphs of `from` → `to` (per 1,000

@@ -75,57 +75,12 @@ pub fn merge(
     }
     let first = decoded[0].input;
     let f0 = &first.report.figures;
-    let timing_error =
-        || MergeError::BadTiming { file: first.file.clone(), window_s: f0.window_s, warmup_s: first.report.warmup_s };
     let windows = decoded.iter().map(|d| d.input.report.figures.windows.len()).max().unwrap_or(0).max(1);
-    let window = Duration::try_from_secs_f64(f0.window_s).map_err(|_| timing_error())?;
-    let warmup = Duration::try_from_secs_f64(first.report.warmup_s).map_err(|_| timing_error())?;
-    let timing =
-        Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())?;
-    let open = f0.rate_per_s.is_some();
-    let stats = summed(&decoded, windows, open)?;
-    let all_complete = decoded.iter().all(|d| d.input.report.figures.complete);
-    let server_lost =
-        server.is_some_and(|s| s.report.server_lost) || decoded.iter().any(|d| d.input.report.figures.server_lost);
-    let measured = if all_complete {
-        timing.duration()
-    } else {
-        let shortest = decoded.iter().map(|d| d.input.report.figures.duration_s).fold(f64::INFINITY, f64::min);
-        Duration::try_from_secs_f64(shortest).unwrap_or(Duration::ZERO).min(timing.duration())
-    };
+    let timing = merged_timing(first, windows)?;
+    let stats = summed(&decoded, windows, f0.rate_per_s.is_some())?;
     let earliest = decoded.iter().map(|d| d.measure_start_unix_ms).min().unwrap_or(0);
-    let warmup_ms = u64::try_from(warmup.as_millis()).unwrap_or(u64::MAX);
-    let run = Measured {
-        outcome: Outcome { stats, by_route: Vec::new(), measured, stopped: !all_complete, reached: false },
-        interrupted: !all_complete && !server_lost,
-        server_lost,
-        cpu: CpuWindows {
-            server: server.map(|s| s.report.server_cpu_percent_windows.clone()).unwrap_or_default(),
-            client: summed_windows(
-                decoded.iter().map(|d| d.input.report.figures.client_cpu_percent_windows.as_slice()),
-            ),
-        },
-        client_peak_rss_bytes: decoded.iter().map(|d| d.input.report.figures.client_peak_rss_bytes).max().unwrap_or(0),
-        folded: None,
-        start: Start {
-            instant: Instant::now(),
-            unix_ms: earliest.saturating_sub(warmup_ms),
-            planned_unix_ms: f0.start_at_unix_ms,
-        },
-    };
-    let sum = |f: fn(&LoadReport) -> usize| decoded.iter().map(|d| f(&d.input.report)).sum::<usize>();
-    let settings = LoadSettings {
-        connections: NonZeroUsize::new(sum(|r| r.figures.connections_requested as usize)).unwrap_or(NonZeroUsize::MIN),
-        threads: NonZeroUsize::new(sum(|r| r.threads)).unwrap_or(NonZeroUsize::MIN),
-        timing,
-        timeout: Duration::ZERO,
-        pipeline: NonZeroUsize::new(f0.pipeline).unwrap_or(NonZeroUsize::MIN),
-        rate: f0.rate_per_s.and_then(|share| Rate::new(share * f64::from(first.report.clients))),
-        segment: Segment::WHOLE,
-        nap: Duration::from_micros(f0.nap_us),
-        requests_per_connection: None,
-        requests: None,
-    };
+    let run = merged_run(&decoded, server, timing, stats, earliest);
+    let settings = merged_settings(&decoded, timing);
     let mut figures = RunFigures::new(&run, &settings, server.and_then(|s| s.report.server_cpus));
     figures.label = format!("merged ({} clients)", decoded.len());
     figures.churn_allowed = decoded.iter().all(|d| d.input.report.figures.churn_allowed);
@@ -145,6 +100,81 @@ pub fn merge(
         slo: Vec::new(),
         requests_asked: None,
     })
+}
+
+/// The timing every client ran: the first's warm-up and window, over the
+/// most windows any client has.
+///
+/// # Errors
+/// [`MergeError::BadTiming`]: a window or warm-up that is no duration.
+fn merged_timing(first: &Input<LoadReport>, windows: usize) -> Result<Timing, MergeError> {
+    let f0 = &first.report.figures;
+    let timing_error =
+        || MergeError::BadTiming { file: first.file.clone(), window_s: f0.window_s, warmup_s: first.report.warmup_s };
+    let window = Duration::try_from_secs_f64(f0.window_s).map_err(|_| timing_error())?;
+    let warmup = Duration::try_from_secs_f64(first.report.warmup_s).map_err(|_| timing_error())?;
+    Timing::new(warmup, window * u32::try_from(windows).unwrap_or(u32::MAX), window).map_err(|_| timing_error())
+}
+
+/// The run one client would have measured: the summed `stats`, measured
+/// as long as the shortest client when one is incomplete, the server's CPU
+/// from `server`, the clients' CPU summed, started at the `earliest` client's
+/// first window.
+fn merged_run(
+    decoded: &[Decoded<'_>],
+    server: Option<&Input<WatchReport>>,
+    timing: Timing,
+    stats: RunStats,
+    earliest: u64,
+) -> Measured {
+    let all_complete = decoded.iter().all(|d| d.input.report.figures.complete);
+    let server_lost =
+        server.is_some_and(|s| s.report.server_lost) || decoded.iter().any(|d| d.input.report.figures.server_lost);
+    let measured = if all_complete {
+        timing.duration()
+    } else {
+        let shortest = decoded.iter().map(|d| d.input.report.figures.duration_s).fold(f64::INFINITY, f64::min);
+        Duration::try_from_secs_f64(shortest).unwrap_or(Duration::ZERO).min(timing.duration())
+    };
+    let warmup_ms = u64::try_from(timing.warmup().as_millis()).unwrap_or(u64::MAX);
+    Measured {
+        outcome: Outcome { stats, by_route: Vec::new(), measured, stopped: !all_complete, reached: false },
+        interrupted: !all_complete && !server_lost,
+        server_lost,
+        cpu: CpuWindows {
+            server: server.map(|s| s.report.server_cpu_percent_windows.clone()).unwrap_or_default(),
+            client: summed_windows(
+                decoded.iter().map(|d| d.input.report.figures.client_cpu_percent_windows.as_slice()),
+            ),
+        },
+        client_peak_rss_bytes: decoded.iter().map(|d| d.input.report.figures.client_peak_rss_bytes).max().unwrap_or(0),
+        folded: None,
+        start: Start {
+            instant: Instant::now(),
+            unix_ms: earliest.saturating_sub(warmup_ms),
+            planned_unix_ms: decoded[0].input.report.figures.start_at_unix_ms,
+        },
+    }
+}
+
+/// The settings of the whole load: every client's connections and threads
+/// added, the whole schedule's rate, the first client's pipeline and nap.
+fn merged_settings(decoded: &[Decoded<'_>], timing: Timing) -> LoadSettings {
+    let first = &decoded[0].input.report;
+    let f0 = &first.figures;
+    let sum = |f: fn(&LoadReport) -> usize| decoded.iter().map(|d| f(&d.input.report)).sum::<usize>();
+    LoadSettings {
+        connections: NonZeroUsize::new(sum(|r| r.figures.connections_requested as usize)).unwrap_or(NonZeroUsize::MIN),
+        threads: NonZeroUsize::new(sum(|r| r.threads)).unwrap_or(NonZeroUsize::MIN),
+        timing,
+        timeout: Duration::ZERO,
+        pipeline: NonZeroUsize::new(f0.pipeline).unwrap_or(NonZeroUsize::MIN),
+        rate: f0.rate_per_s.and_then(|share| Rate::new(share * f64::from(first.clients))),
+        segment: Segment::WHOLE,
+        nap: Duration::from_micros(f0.nap_us),
+        requests_per_connection: None,
+        requests: None,
+    }
 }
 
 /// Every client's counts and histograms added up; refused when a
