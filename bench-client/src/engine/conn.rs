@@ -1,6 +1,7 @@
 //! One connection slot of an engine thread, and why it gets dropped.
 
 use std::collections::VecDeque;
+use std::num::NonZeroUsize;
 use std::time::Instant;
 
 use super::counters::Counts;
@@ -85,6 +86,18 @@ impl Conn {
         {
             counts.tls_handshakes += 1;
             counts.tls_resumed += u64::from(resumed);
+        }
+    }
+
+    /// How many more requests it may have outstanding: below `pipeline`,
+    /// and below its last request when it closes after `limit` responses.
+    #[inline]
+    pub(super) fn room(&self, pipeline: usize, limit: Option<NonZeroUsize>) -> usize {
+        let room = pipeline.saturating_sub(self.outstanding.len());
+        match limit {
+            // No request beyond the connection's last: it closes once answered.
+            Some(limit) => room.min(limit.get().saturating_sub(self.served as usize + self.outstanding.len())),
+            None => room,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
-use super::{Worker, settle};
+use super::{Worker, count_retried, settle};
 use crate::engine::Protocol;
 use crate::engine::conn::{Disconnect, Phase, UNASSIGNED};
 use crate::engine::http2::Session;
@@ -100,10 +100,7 @@ impl Worker<'_> {
             c.outstanding.len().saturating_sub(c.unwritten / self.request_lens[c.route])
         };
         for o in c.outstanding.iter_mut().take(written) {
-            self.stats.counts.retried += 1;
-            if let Some(r) = self.by_route.get_mut(o.route) {
-                r.counts.retried += 1;
-            }
+            count_retried(&mut self.stats, &mut self.by_route, o.route);
             if multiplexed {
                 // `sent` again once on a stream of the next connection.
                 self.unsent += 1;

@@ -5,7 +5,10 @@
 
 mod connections;
 mod requests;
+mod settle;
 mod streams;
+
+use self::settle::{count_retried, settle};
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -15,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
-use super::conn::{Conn, Outstanding, Phase, UNASSIGNED};
+use super::conn::{Conn, Phase, UNASSIGNED};
 use super::live::Slot;
 use super::schedule::Schedule;
-use super::stats::{FailureKind, RunStats};
+use super::stats::RunStats;
 use super::tls::TlsClient;
 use super::{
     EPOLL_GRANULARITY, EVENTS_PER_POLL, Error, Load, NAP_TIMER_SLACK_NS, NAP_WINDOW, Protocol, READ_BUFFER_BYTES,
@@ -259,20 +262,12 @@ impl<'a> Worker<'a> {
             if let Some(at) = self.ramp_check
                 && now >= at
             {
-                // A slot is established once its first connection opened.
-                self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+                self.count_short_slots();
                 self.ramp_check = None;
             }
             if now >= next_scan {
-                self.scan(now);
+                self.scan_and_publish(now);
                 next_scan = now + tick;
-                if self.live.is_some() {
-                    let window_ended = now >= self.next_live_latency;
-                    if window_ended {
-                        self.next_live_latency += self.load.settings.timing.window();
-                    }
-                    self.publish(window_ended);
-                }
             }
             self.dispatch(now);
             while self.unconfirmed < self.unconfirmed_budget
@@ -283,22 +278,7 @@ impl<'a> Worker<'a> {
             if self.pools > 1 {
                 self.switch_pool(now);
             }
-            let mut wake = next_scan.min(self.times.end);
-            if let Some(at) = self.ramp_check {
-                wake = wake.min(at);
-            }
-            if self.pools > 1 {
-                wake = wake.min(self.next_slice(now));
-            }
-            // The next request due, when a connection is free to write it.
-            let due = self.schedule.as_ref().filter(|_| !self.free.is_empty()).map(|s| s.due_at(s.next));
-            if let Some(due) = due {
-                wake = wake.min(due);
-            }
-            // epoll_wait sleeps in whole milliseconds: a request due sooner is
-            // waited for in short naps instead, so it is written on time.
-            let due_soon = due.is_some_and(|d| d.saturating_duration_since(now) < EPOLL_GRANULARITY);
-            let napping = due_soon || (!nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW);
+            let (wake, napping) = self.wake_plan(now, next_scan, last_event);
             let timeout = if napping { Duration::ZERO } else { wake.saturating_duration_since(now) };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout))
                 && e.kind() != ErrorKind::Interrupted
@@ -314,24 +294,73 @@ impl<'a> Worker<'a> {
             for event in &events {
                 self.on_event(event);
             }
-            // The next requests of every connection answered in this batch
-            // go out together, after all its responses were read: the server
-            // finds them waiting at its next wake-up, as with wrk (whose
-            // writes wait for the next loop turn).
-            if !self.answered.is_empty() {
-                let now = Instant::now();
-                for k in 0..self.answered.len() {
-                    let i = self.answered[k];
-                    if matches!(self.conns[i].phase, Phase::Open) {
-                        self.refill(i, now);
-                    }
-                }
-                self.answered.clear();
-            }
+            self.refill_answered();
         };
         let stopped_at = self.settle_end(stopped || reached);
         self.publish(true);
         Ok(Finished { stats: self.stats, by_route: self.by_route, stopped, reached, ended: stopped_at })
+    }
+
+    /// The ramp judged: a slot is established once its first connection
+    /// opened; the others are short.
+    fn count_short_slots(&mut self) {
+        self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+    }
+
+    /// The timer's turn: requests past their timeout failed, and the live
+    /// counters published (with the latency of a window that ended).
+    fn scan_and_publish(&mut self, now: Instant) {
+        self.scan(now);
+        if self.live.is_some() {
+            let window_ended = now >= self.next_live_latency;
+            if window_ended {
+                self.next_live_latency += self.load.settings.timing.window();
+            }
+            self.publish(window_ended);
+        }
+    }
+
+    /// When the loop must wake next: the next scan, the deadline, the ramp's
+    /// check, the next slice, the next request due while a connection is
+    /// free to write it; and whether to nap instead of sleeping in
+    /// `epoll_wait`, which sleeps in whole milliseconds (a request due sooner
+    /// is waited for in short naps, so it is written on time).
+    #[inline]
+    fn wake_plan(&self, now: Instant, next_scan: Instant, last_event: Instant) -> (Instant, bool) {
+        let nap = self.load.settings.nap;
+        let mut wake = next_scan.min(self.times.end);
+        if let Some(at) = self.ramp_check {
+            wake = wake.min(at);
+        }
+        if self.pools > 1 {
+            wake = wake.min(self.next_slice(now));
+        }
+        let due = self.schedule.as_ref().filter(|_| !self.free.is_empty()).map(|s| s.due_at(s.next));
+        if let Some(due) = due {
+            wake = wake.min(due);
+        }
+        let due_soon = due.is_some_and(|d| d.saturating_duration_since(now) < EPOLL_GRANULARITY);
+        let napping = due_soon || (!nap.is_zero() && now.saturating_duration_since(last_event) < NAP_WINDOW);
+        (wake, napping)
+    }
+
+    /// The next requests of every connection answered in this batch go out
+    /// together, after all its responses were read: the server finds them
+    /// waiting at its next wake-up, as with wrk (whose writes wait for the
+    /// next loop turn).
+    #[inline]
+    fn refill_answered(&mut self) {
+        if self.answered.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        for k in 0..self.answered.len() {
+            let i = self.answered[k];
+            if matches!(self.conns[i].phase, Phase::Open) {
+                self.refill(i, now);
+            }
+        }
+        self.answered.clear();
     }
 
     /// One readiness event of connection `event.token()`: its connect
@@ -375,7 +404,7 @@ impl<'a> Worker<'a> {
     fn settle_end(&mut self, early: bool) -> Instant {
         if !early && self.ramp_check.is_some() {
             // One window and no warm-up: the ramp is judged at the deadline.
-            self.stats.counts.connections_short = self.conns.iter().filter(|c| !c.reconnect).count() as u64;
+            self.count_short_slots();
         }
         let stopped_at = Instant::now().min(self.times.end);
         self.count_in_flight();
@@ -459,42 +488,5 @@ impl<'a> Worker<'a> {
         let since = at.checked_duration_since(self.times.measure_start)?;
         let since_ns = i64::try_from(since.as_nanos()).unwrap_or(i64::MAX);
         Some(usize::try_from(since_ns / self.window_ns).unwrap_or(usize::MAX).min(self.last_window))
-    }
-}
-
-fn micros(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
-}
-
-/// Counts `request`, settled at `done` with `outcome`, in the thread's
-/// totals and its route's: a success or a failure of `window`, or, in the
-/// warm-up (`None`), a completed warm-up request (a protocol failure also
-/// among the failures, whatever the phase). The one place HTTP/1.1's
-/// responses and HTTP/2's streams are counted.
-#[inline]
-fn settle(
-    stats: &mut RunStats,
-    by_route: &mut [RunStats],
-    request: &Outstanding,
-    window: Option<usize>,
-    outcome: Result<(), FailureKind>,
-    done: Instant,
-) {
-    for stats in std::iter::once(stats).chain(by_route.get_mut(request.route)) {
-        match (window, outcome) {
-            (None, Ok(())) => stats.counts.warmup_completed += 1,
-            (None, Err(kind)) => {
-                stats.counts.warmup_completed += 1;
-                stats.warmup_failed += 1;
-                // The server broke a rule of the protocol: reported whatever
-                // the phase (the warm-up discards times, not broken rules).
-                if kind == FailureKind::Protocol {
-                    stats.counts.warmup_failed_protocol += 1;
-                    stats.record_failure(None, kind);
-                }
-            }
-            (Some(w), Ok(())) => stats.record_success(w, micros(done - request.due), micros(done - request.sent)),
-            (Some(w), Err(kind)) => stats.record_failure(Some(w), kind),
-        }
     }
 }

@@ -7,9 +7,11 @@ use std::time::Instant;
 
 use super::{Worker, settle};
 use crate::engine::conn::{Disconnect, Outstanding, Phase, UNASSIGNED};
+use crate::engine::counters::Counts;
+use crate::engine::schedule::Schedule;
 use crate::engine::stats::FailureKind;
 use crate::engine::tls::is_tls_failure;
-use crate::engine::{LATE_SEND_TOLERANCE, Protocol, http1};
+use crate::engine::{LATE_SEND_TOLERANCE, Protocol, Shape, http1};
 
 impl Worker<'_> {
     /// Queues as many requests as the mode allows on connection `i` and
@@ -45,11 +47,7 @@ impl Worker<'_> {
             c.route = route_now;
         }
         let route = c.route;
-        let mut room = pipeline - c.outstanding.len();
-        if let Some(limit) = self.load.settings.requests_per_connection {
-            // No request beyond the connection's last: it closes once answered.
-            room = room.min(limit.get().saturating_sub(c.served as usize + c.outstanding.len()));
-        }
+        let mut room = c.room(pipeline, self.load.settings.requests_per_connection);
         if let Some(quota) = self.quota {
             // Measured successes and requests in flight stay within the quota.
             let taken = self.stats.succeeded_or_in_flight() + self.unsent;
@@ -62,19 +60,7 @@ impl Worker<'_> {
         for _ in 0..n {
             let due = match &mut self.schedule {
                 None => now,
-                Some(s) => {
-                    let due = s.due_at(s.next);
-                    s.next += 1;
-                    // Written in the measured windows: late whatever phase it was due in.
-                    if now >= self.times.measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
-                        self.stats.counts.late_sends += 1;
-                        // Due while every connection was taken: the server's latency held it.
-                        if self.starved_since.is_some_and(|since| due >= since) {
-                            self.stats.counts.waited_on_server += 1;
-                        }
-                    }
-                    due
-                }
+                Some(s) => take_due(s, now, self.times.measure_start, self.starved_since, &mut self.stats.counts),
             };
             let stream = if multiplexed { UNASSIGNED } else { 0 };
             c.outstanding.push_back(Outstanding { due, sent: now, route, stream });
@@ -89,28 +75,33 @@ impl Worker<'_> {
             }
             c.unwritten += n * self.request_lens[route];
         }
-        // Room for another request: below the pipeline, and below the
-        // connection's last request when it has one (else `dispatch` would
-        // hand it due requests it cannot take, for ever).
-        let below_limit = self
-            .load
-            .settings
-            .requests_per_connection
-            .is_none_or(|n| (c.served as usize + c.outstanding.len()) < n.get());
-        if self.schedule.is_some() && c.outstanding.len() < pipeline && below_limit && !c.listed_free {
-            c.listed_free = true;
-            self.free.push_back(i);
-            self.starved_since = None;
-        } else if self.schedule.is_some() && self.free.is_empty() {
-            // The last connection with room is taken.
-            self.starved_since.get_or_insert(now);
-        }
+        self.note_room(i, pipeline, now);
         if multiplexed {
             // Streams for the requests waiting, within what the server grants.
             self.open_streams(i, now);
         }
         if self.conns[i].unwritten > 0 {
             self.flush(i);
+        }
+    }
+
+    /// Open loop: lists connection `i` as free while it has room for another
+    /// request (below the pipeline, and below its last request when it has
+    /// one: else `dispatch` would hand it due requests it cannot take, for
+    /// ever); once no connection has, notes since when.
+    #[inline]
+    fn note_room(&mut self, i: usize, pipeline: usize, now: Instant) {
+        if self.schedule.is_none() {
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.room(pipeline, self.load.settings.requests_per_connection) > 0 && !c.listed_free {
+            c.listed_free = true;
+            self.free.push_back(i);
+            self.starved_since = None;
+        } else if self.free.is_empty() {
+            // The last connection with room is taken.
+            self.starved_since.get_or_insert(now);
         }
     }
 
@@ -165,10 +156,30 @@ impl Worker<'_> {
     /// queues the next requests.
     pub(super) fn on_readable(&mut self, i: usize, read_closed: bool) {
         let protocol = self.servers[i % self.pools].2;
+        let Some(eof) = self.read_available(i, read_closed) else { return };
+        let done = Instant::now();
+        if done >= self.times.end {
+            return;
+        }
+        let window = self.window_of(done);
+        // A request written at or before this instant is answered after its
+        // deadline (one subtraction per read, a comparison per response).
+        let written_too_early = done.checked_sub(self.load.settings.timeout);
+        match protocol {
+            Protocol::Http1 => self.settle_responses(i, eof, done, window, written_too_early),
+            Protocol::Http2 => self.settle_streams(i, eof, done, window, written_too_early),
+        }
+    }
+
+    /// Reads what connection `i`'s socket holds into its buffer (grown or
+    /// compacted as needed): `Some(true)` when the peer closed (or the read
+    /// failed), `Some(false)` when the socket would block; `None` when the
+    /// connection is gone (none, or its TLS failed and it was dropped).
+    #[inline]
+    fn read_available(&mut self, i: usize, read_closed: bool) -> Option<bool> {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
+        let stream = c.stream.as_mut()?;
         let short_read_drains = stream.short_read_drains();
-        let mut eof = false;
         loop {
             if c.end == c.buf.len() {
                 if c.start > 0 {
@@ -180,40 +191,40 @@ impl Worker<'_> {
                 }
             }
             match stream.read(&mut c.buf[c.end..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
+                Ok(0) => return Some(true),
                 Ok(n) => {
                     c.end += n;
                     // A short read emptied the socket; edge-triggered epoll
                     // reports the next arrival. When the peer has closed,
                     // read on to see the end of stream now.
                     if c.end < c.buf.len() && !read_closed && short_read_drains {
-                        break;
+                        return Some(false);
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Some(false),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if is_tls_failure(&e) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Tls)),
-                Err(_) => {
-                    eof = true;
-                    break;
+                Err(e) if is_tls_failure(&e) => {
+                    self.drop_conn(i, Disconnect::Failed(FailureKind::Tls));
+                    return None;
                 }
+                Err(_) => return Some(true),
             }
         }
-        let done = Instant::now();
-        if done >= self.times.end {
-            return;
-        }
-        let window = self.window_of(done);
-        // A request written at or before this instant is answered after its
-        // deadline (one subtraction per read, a comparison per response).
-        let written_too_early = done.checked_sub(self.load.settings.timeout);
-        match protocol {
-            Protocol::Http1 => {}
-            Protocol::Http2 => return self.settle_streams(i, eof, done, window, written_too_early),
-        }
+    }
+
+    /// HTTP/1.1: settles every complete response in connection `i`'s buffer,
+    /// in the order its requests were written, read at `done` (in `window`;
+    /// a request written at or before `written_too_early` timed out), then
+    /// decides the connection's fate: on, closed, lost or done.
+    #[inline]
+    fn settle_responses(
+        &mut self,
+        i: usize,
+        eof: bool,
+        done: Instant,
+        window: Option<usize>,
+        written_too_early: Option<Instant>,
+    ) {
         let c = &mut self.conns[i];
         let mut closing = false;
         // Bytes that belong to no response (RFC 9112 §6.3): with no request
@@ -234,20 +245,12 @@ impl Worker<'_> {
                 Err(_) => return self.drop_conn(i, Disconnect::Failed(FailureKind::Protocol)),
             };
             let request = c.outstanding.pop_front().expect("a request is outstanding: looked at above");
-            let (expected_status, expected_body, _) = self.expected[request.route];
-            let shape = self.shapes[request.route];
             let outcome = if written_too_early.is_some_and(|t| request.sent <= t) {
                 // Answered after its deadline: a timeout, whatever it says.
                 Err(FailureKind::Timeout)
-            } else if framed.status != expected_status {
-                Err(FailureKind::Status(framed.status))
-            } else if shape.is_plain() {
-                if framed.body_eq(unread, expected_body) { Ok(()) } else { Err(FailureKind::Body) }
             } else {
-                // Behind middleware: a header missing, a coding or a body
-                // other than expected is a body failure.
-                let (fields, body) = (framed.fields(unread), framed.body(unread));
-                shape.check(&fields, &body, expected_body, &mut self.scratch).map_err(|_| FailureKind::Body)
+                let (status, body, _) = self.expected[request.route];
+                response_outcome(&framed, unread, status, body, self.shapes[request.route], &mut self.scratch)
             };
             settle(&mut self.stats, &mut self.by_route, &request, window, outcome, done);
             c.start += framed.len;
@@ -271,7 +274,7 @@ impl Worker<'_> {
         }
         // After its last response, an end of stream read with it is judged from `done`.
         c.answered(served, done, &mut self.stats.counts);
-        let done = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
+        let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
         if stray {
             let route = c.route;
             for stats in std::iter::once(&mut self.stats).chain(self.by_route.get_mut(route)) {
@@ -283,10 +286,57 @@ impl Worker<'_> {
             self.drop_conn(i, Disconnect::Closed);
         } else if eof {
             self.connection_lost(i);
-        } else if done && c.outstanding.is_empty() {
+        } else if limit_reached && c.outstanding.is_empty() {
             self.drop_conn(i, Disconnect::Done);
         } else {
             self.answered.push(i);
         }
     }
+}
+
+/// What a response framed in `unread` settles its request as: a status other
+/// than `expected_status` fails as `status`; then the body (behind
+/// middleware: the shape's headers, coding and body) other than
+/// `expected_body` fails as `body`.
+#[inline]
+fn response_outcome(
+    framed: &http1::Framed,
+    unread: &[u8],
+    expected_status: u16,
+    expected_body: &[u8],
+    shape: &Shape,
+    scratch: &mut Vec<u8>,
+) -> Result<(), FailureKind> {
+    if framed.status != expected_status {
+        Err(FailureKind::Status(framed.status))
+    } else if shape.is_plain() {
+        if framed.body_eq(unread, expected_body) { Ok(()) } else { Err(FailureKind::Body) }
+    } else {
+        let (fields, body) = (framed.fields(unread), framed.body(unread));
+        shape.check(&fields, &body, expected_body, scratch).map_err(|_| FailureKind::Body)
+    }
+}
+
+/// Open loop: takes the next request due from `schedule`, written at `now`:
+/// written in the measured windows (from `measure_start`) more than the
+/// tolerance after it was due, it is a late send, whatever phase it was due
+/// in; due while every connection was taken (since `starved_since`), the
+/// server's latency held it. When it was due.
+#[inline]
+fn take_due(
+    schedule: &mut Schedule,
+    now: Instant,
+    measure_start: Instant,
+    starved_since: Option<Instant>,
+    counts: &mut Counts,
+) -> Instant {
+    let due = schedule.due_at(schedule.next);
+    schedule.next += 1;
+    if now >= measure_start && now.saturating_duration_since(due) > LATE_SEND_TOLERANCE {
+        counts.late_sends += 1;
+        if starved_since.is_some_and(|since| due >= since) {
+            counts.waited_on_server += 1;
+        }
+    }
+    due
 }

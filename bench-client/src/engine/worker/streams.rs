@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use super::{Worker, settle};
+use super::{Worker, count_retried, settle};
 use crate::engine::conn::{Disconnect, UNASSIGNED};
 use crate::engine::http2::{Event, Routes};
 use crate::engine::stats::FailureKind;
@@ -102,8 +102,45 @@ impl Worker<'_> {
             c.end = 0;
         }
         let served = c.served;
+        let (ready, requeued) = self.settle_events(i, &events, done, window, written_too_early);
+        self.events = events;
+        let c = &mut self.conns[i];
+        c.answered(served, done, &mut self.stats.counts);
+        let on_streams = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
+        let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
+        if c.h2.as_ref().is_some_and(|s| s.is_spent()) && !on_streams {
+            // Nothing left it may answer (GOAWAY), or no stream id left: the
+            // rest goes on a new connection.
+            self.drop_conn(i, Disconnect::GoAway);
+        } else if eof {
+            self.connection_lost(i);
+        } else if limit_reached && c.outstanding.is_empty() {
+            self.drop_conn(i, Disconnect::Done);
+        } else if ready || requeued || c.served != served {
+            self.answered.push(i);
+        } else if c.unwritten > 0 || c.h2.as_ref().is_some_and(|s| !s.unwritten().is_empty()) {
+            self.flush(i);
+        }
+    }
+
+    /// Settles what connection `i`'s session said in `events`, read at
+    /// `done` (in `window`; a request written at or before
+    /// `written_too_early` timed out): responses and resets settle their
+    /// requests, `GOAWAY` and `REFUSED_STREAM` put requests back for a new
+    /// stream. Whether the session became ready, and whether a request was
+    /// put back on this connection.
+    #[inline]
+    fn settle_events(
+        &mut self,
+        i: usize,
+        events: &[Event],
+        done: Instant,
+        window: Option<usize>,
+        written_too_early: Option<Instant>,
+    ) -> (bool, bool) {
+        let c = &mut self.conns[i];
         let (mut ready, mut requeued) = (false, false);
-        for &event in &events {
+        for &event in events {
             let (stream, outcome) = match event {
                 Event::Ready => {
                     ready = true;
@@ -126,10 +163,7 @@ impl Worker<'_> {
                     for o in c.outstanding.iter_mut().filter(|o| o.stream != UNASSIGNED && o.stream > last_stream) {
                         o.stream = UNASSIGNED;
                         self.unsent += 1;
-                        self.stats.counts.retried += 1;
-                        if let Some(r) = self.by_route.get_mut(o.route) {
-                            r.counts.retried += 1;
-                        }
+                        count_retried(&mut self.stats, &mut self.by_route, o.route);
                     }
                     continue;
                 }
@@ -140,10 +174,7 @@ impl Worker<'_> {
                         o.stream = UNASSIGNED;
                         c.outstanding.push_back(o);
                         self.unsent += 1;
-                        self.stats.counts.retried += 1;
-                        if let Some(r) = self.by_route.get_mut(o.route) {
-                            r.counts.retried += 1;
-                        }
+                        count_retried(&mut self.stats, &mut self.by_route, o.route);
                         requeued = true;
                     }
                     continue;
@@ -168,22 +199,6 @@ impl Worker<'_> {
                 self.unconfirmed -= 1;
             }
         }
-        self.events = events;
-        c.answered(served, done, &mut self.stats.counts);
-        let on_streams = c.outstanding.front().is_some_and(|o| o.stream != UNASSIGNED);
-        let limit_reached = self.load.settings.requests_per_connection.is_some_and(|n| c.served >= n.get() as u64);
-        if c.h2.as_ref().is_some_and(|s| s.is_spent()) && !on_streams {
-            // Nothing left it may answer (GOAWAY), or no stream id left: the
-            // rest goes on a new connection.
-            self.drop_conn(i, Disconnect::GoAway);
-        } else if eof {
-            self.connection_lost(i);
-        } else if limit_reached && c.outstanding.is_empty() {
-            self.drop_conn(i, Disconnect::Done);
-        } else if ready || requeued || c.served != served {
-            self.answered.push(i);
-        } else if c.unwritten > 0 || c.h2.as_ref().is_some_and(|s| !s.unwritten().is_empty()) {
-            self.flush(i);
-        }
+        (ready, requeued)
     }
 }
