@@ -143,30 +143,16 @@ impl AbArgs {
     /// A route outside the route table, CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<AbPlan> {
         self.served.cpus.check()?;
-        let (before, after, frameworks, routes) = match (self.before_cmd, self.after_cmd) {
+        let own = self.before_cmd.is_some() && self.after_cmd.is_some();
+        let routes = checked_routes(self.routes, own)?;
+        let (before, after, frameworks) = match (self.before_cmd, self.after_cmd) {
             (Some(before), Some(after)) => {
                 command::check("--before-cmd", &before)?;
                 command::check("--after-cmd", &after)?;
-                let routes = self.routes.unwrap_or_default();
-                for path in &routes {
-                    ensure!(path.starts_with('/'), "--routes {path} is not a path (it starts with /)");
-                }
                 let side = |command| Side { revision: Revision::Command(command), layers: 0 };
-                // Leaked once: the paths live as long as the run, and its slots copy them.
-                let routes = routes.into_iter().map(|p| &*Box::leak(p.into_boxed_str())).collect();
-                (side(before), side(after), vec![Framework::Own], routes)
+                (side(before), side(after), vec![Framework::Own])
             }
             _ => {
-                let routes = self.routes.unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect());
-                let routes = routes
-                    .iter()
-                    .map(|path| {
-                        Variant::of_path(path).map(Variant::path).ok_or_else(|| {
-                            let known: Vec<&str> = Variant::ALL.iter().map(|v| v.path()).collect();
-                            anyhow::anyhow!("--routes {path} is not a benchmark route ({})", known.join(", "))
-                        })
-                    })
-                    .collect::<anyhow::Result<Vec<_>>>()?;
                 let layers = |side: Option<u16>| side.unwrap_or(self.layers);
                 let revision = |flag: &str, name: &str, deps: Option<Deps>| match (Revision::parse(name), deps) {
                     (Revision::Git(name, _), deps) => Ok(Revision::Git(name, deps)),
@@ -183,12 +169,9 @@ impl AbArgs {
                     revision: revision("after", &self.after, self.after_deps)?,
                     layers: layers(self.layers_after),
                 };
-                (before, after, self.frameworks.frameworks, routes)
+                (before, after, self.frameworks.frameworks)
             }
         };
-        ensure!(!routes.is_empty(), "--routes is empty");
-        let mut seen = std::collections::HashSet::new();
-        ensure!(routes.iter().all(|r| seen.insert(*r)), "--routes names a path twice");
         // A/A: the candidate on both sides.
         let before = if self.aa.is_some() { after.clone() } else { before };
         sliced_timing(self.warmup, self.duration, self.slice, 2)?;
@@ -241,6 +224,35 @@ impl AbArgs {
             expect_status: self.expect_status,
         })
     }
+}
+
+/// The routes `--routes` names, checked: with both sides' own commands
+/// (`own`), any paths (none given: none); else routes of the table (none
+/// given: [`DEFAULT_ROUTES`]). Not empty, no path twice.
+fn checked_routes(paths: Option<Vec<String>>, own: bool) -> anyhow::Result<Vec<&'static str>> {
+    let routes: Vec<&'static str> = if own {
+        let paths = paths.unwrap_or_default();
+        for path in &paths {
+            ensure!(path.starts_with('/'), "--routes {path} is not a path (it starts with /)");
+        }
+        // Leaked once: the paths live as long as the run, and its slots copy them.
+        paths.into_iter().map(|p| &*Box::leak(p.into_boxed_str())).collect()
+    } else {
+        let paths = paths.unwrap_or_else(|| DEFAULT_ROUTES.iter().map(|p| (*p).to_owned()).collect());
+        paths
+            .iter()
+            .map(|path| {
+                Variant::of_path(path).map(Variant::path).ok_or_else(|| {
+                    let known: Vec<&str> = Variant::ALL.iter().map(|v| v.path()).collect();
+                    anyhow::anyhow!("--routes {path} is not a benchmark route ({})", known.join(", "))
+                })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    ensure!(!routes.is_empty(), "--routes is empty");
+    let mut seen = std::collections::HashSet::new();
+    ensure!(routes.iter().all(|r| seen.insert(*r)), "--routes names a path twice");
+    Ok(routes)
 }
 
 /// Runs `ab`, prints its table, and ends with [`Outcome::Failed`] on a

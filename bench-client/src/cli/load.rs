@@ -284,26 +284,7 @@ impl LoadArgs {
             Protocol::Http2 => self.streams.unwrap_or(1),
         };
         let n = self.clients;
-        let segment = match self.segment {
-            None if n == 1 => Segment::WHOLE,
-            None => bail!("--clients {n} needs --segment: an index from 0 to {} or auto", n - 1),
-            Some(SegmentArg::Index(i)) => {
-                Segment::new(i, n).with_context(|| format!("--segment {i} is not below --clients {n}"))?
-            }
-            Some(SegmentArg::Auto) => {
-                let text = env(JOB_COMPLETION_INDEX).with_context(|| {
-                    format!(
-                        "--segment auto: {JOB_COMPLETION_INDEX} is not set (Kubernetes sets it in Indexed Job pods)"
-                    )
-                })?;
-                let i: u32 = text
-                    .trim()
-                    .parse()
-                    .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}='{text}' is not an index"))?;
-                Segment::new(i, n)
-                    .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}={i} is not below --clients {n}"))?
-            }
-        };
+        let segment = segment_of(self.segment, n, env)?;
         ensure!(
             n <= self.connections,
             "--clients {n} exceeds --connections {}: every client needs at least one connection",
@@ -359,6 +340,30 @@ impl LoadArgs {
             slo: self.slo.as_deref().map(parse_slo).transpose()?.unwrap_or_default(),
         })
     }
+}
+
+/// This client's segment of a load over `n` clients: the whole when alone,
+/// the index given, or with `auto` the one Kubernetes gives its pod (`env`
+/// reads [`JOB_COMPLETION_INDEX`]).
+fn segment_of(arg: Option<SegmentArg>, n: u32, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Segment> {
+    Ok(match arg {
+        None if n == 1 => Segment::WHOLE,
+        None => bail!("--clients {n} needs --segment: an index from 0 to {} or auto", n - 1),
+        Some(SegmentArg::Index(i)) => {
+            Segment::new(i, n).with_context(|| format!("--segment {i} is not below --clients {n}"))?
+        }
+        Some(SegmentArg::Auto) => {
+            let text = env(JOB_COMPLETION_INDEX).with_context(|| {
+                format!("--segment auto: {JOB_COMPLETION_INDEX} is not set (Kubernetes sets it in Indexed Job pods)")
+            })?;
+            let i: u32 = text
+                .trim()
+                .parse()
+                .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}='{text}' is not an index"))?;
+            Segment::new(i, n)
+                .with_context(|| format!("--segment auto: {JOB_COMPLETION_INDEX}={i} is not below --clients {n}"))?
+        }
+    })
 }
 
 #[cfg(test)]

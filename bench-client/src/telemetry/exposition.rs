@@ -107,43 +107,7 @@ impl Collector for Snapshot {
             )?;
         }
         if let Some(t) = &self.totals {
-            let requests = [
-                (vec![("outcome", "success"), ("phase", "warmup")], t.warmup_successful),
-                (vec![("outcome", "failure"), ("phase", "warmup")], t.warmup_failed),
-                (vec![("outcome", "success"), ("phase", "measured")], t.successful),
-                (vec![("outcome", "failure"), ("phase", "measured")], t.failed()),
-            ];
-            counter(e, "bench_client_requests", "Requests settled, by outcome and phase", None, &requests)?;
-            let failures: Vec<_> = KINDS.iter().zip(t.failures).map(|(k, n)| (vec![("kind", k.name)], n)).collect();
-            counter(
-                e,
-                "bench_client_failures",
-                "Measured failures by kind (protocol: the warm-up's too; connect: attempts; stray: connections given bytes of no response; no request)",
-                None,
-                &failures,
-            )?;
-            gauge(e, "bench_client_in_flight", "Requests written and not yet settled", None, t.in_flight as f64)?;
-            gauge(e, "bench_client_connections", "Connections open", None, t.connections_open as f64)?;
-            // Every declared counter with a live metric (the closed loop has no schedule to be late on).
-            for spec in COUNTERS {
-                let Some(metric) = spec.metric.filter(|m| id.mode == "open" || !m.open_loop_only) else { continue };
-                counter(e, metric.name, spec.help, None, &[(vec![], t.counts.get(spec.counter))])?;
-            }
-            let buckets: Vec<(f64, u64)> =
-                LIVE_LATENCY_BUCKETS_S.iter().copied().chain([f64::INFINITY]).zip(t.latency_buckets).collect();
-            let count = t.latency_buckets.iter().sum();
-            e.encode_descriptor(
-                "bench_client_request_duration",
-                "Latency of measured successful requests from when each was due (as of the last window)",
-                Some(&Unit::Seconds),
-                MetricType::Histogram,
-            )?
-            .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-                t.latency_sum_us as f64 / 1e6,
-                count,
-                &buckets,
-                None,
-            )?;
+            encode_totals(e, t, id.mode == "open")?;
         }
         if let Some((process, seconds)) = &self.server_cpu {
             let mut family = e.encode_descriptor(
@@ -172,6 +136,51 @@ impl Collector for Snapshot {
         )?;
         Ok(())
     }
+}
+
+/// The engine's live families, from its totals `t`: requests by outcome and
+/// phase, failures by kind, in flight, connections open, every declared
+/// counter with a live metric (those of the schedule only in the
+/// `open_loop`), and the latency histogram.
+fn encode_totals(e: &mut DescriptorEncoder, t: &LiveTotals, open_loop: bool) -> Result<(), std::fmt::Error> {
+    let requests = [
+        (vec![("outcome", "success"), ("phase", "warmup")], t.warmup_successful),
+        (vec![("outcome", "failure"), ("phase", "warmup")], t.warmup_failed),
+        (vec![("outcome", "success"), ("phase", "measured")], t.successful),
+        (vec![("outcome", "failure"), ("phase", "measured")], t.failed()),
+    ];
+    counter(e, "bench_client_requests", "Requests settled, by outcome and phase", None, &requests)?;
+    let failures: Vec<_> = KINDS.iter().zip(t.failures).map(|(k, n)| (vec![("kind", k.name)], n)).collect();
+    counter(
+        e,
+        "bench_client_failures",
+        "Measured failures by kind (protocol: the warm-up's too; connect: attempts; stray: connections given bytes of no response; no request)",
+        None,
+        &failures,
+    )?;
+    gauge(e, "bench_client_in_flight", "Requests written and not yet settled", None, t.in_flight as f64)?;
+    gauge(e, "bench_client_connections", "Connections open", None, t.connections_open as f64)?;
+    // Every declared counter with a live metric (the closed loop has no schedule to be late on).
+    for spec in COUNTERS {
+        let Some(metric) = spec.metric.filter(|m| open_loop || !m.open_loop_only) else { continue };
+        counter(e, metric.name, spec.help, None, &[(vec![], t.counts.get(spec.counter))])?;
+    }
+    let buckets: Vec<(f64, u64)> =
+        LIVE_LATENCY_BUCKETS_S.iter().copied().chain([f64::INFINITY]).zip(t.latency_buckets).collect();
+    let count = t.latency_buckets.iter().sum();
+    e.encode_descriptor(
+        "bench_client_request_duration",
+        "Latency of measured successful requests from when each was due (as of the last window)",
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+    )?
+    .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+        t.latency_sum_us as f64 / 1e6,
+        count,
+        &buckets,
+        None,
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

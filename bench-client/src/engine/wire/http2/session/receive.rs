@@ -24,9 +24,7 @@ impl Session {
         }
         while buf.len() - at >= HEAD {
             let h = frame::read_head(&buf[at..]);
-            if h.length > DEFAULT_MAX_FRAME {
-                return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
-            }
+            sized(h, h.length <= DEFAULT_MAX_FRAME)?;
             let Some(payload) = buf.get(at + HEAD..at + HEAD + h.length) else { break };
             at += HEAD + h.length;
             if !self.ready && (h.kind != SETTINGS || h.flags & ACK != 0) {
@@ -60,40 +58,10 @@ impl Session {
                 let data = unpadded(h, payload)?;
                 self.data(h, data, routes, events)?;
             }
-            HEADERS => {
-                let mut block = unpadded(h, payload)?;
-                if h.flags & PRIORITY != 0 {
-                    block = block.get(5..).ok_or(SessionError::Protocol(h.kind))?;
-                }
-                let end_stream = h.flags & END_STREAM != 0;
-                if h.flags & END_HEADERS != 0 {
-                    self.headers(h.stream, block, end_stream, routes, events)?;
-                } else {
-                    self.block.clear();
-                    self.block.extend_from_slice(block);
-                    self.block_of = Some((h.stream, end_stream));
-                }
-            }
-            CONTINUATION => {
-                let Some((stream, end_stream)) = self.block_of.filter(|(s, _)| *s == h.stream) else {
-                    return Err(SessionError::Protocol(h.kind));
-                };
-                if self.block.len() + payload.len() > MAX_HEADER_BLOCK {
-                    return Err(SessionError::HeaderBlock(self.block.len() + payload.len()));
-                }
-                self.block.extend_from_slice(payload);
-                if h.flags & END_HEADERS != 0 {
-                    self.block_of = None;
-                    let block = std::mem::take(&mut self.block);
-                    let decoded = self.headers(stream, &block, end_stream, routes, events);
-                    self.block = block;
-                    decoded?;
-                }
-            }
+            HEADERS => self.header_block(h, payload, routes, events)?,
+            CONTINUATION => self.continuation(h, payload, routes, events)?,
             RST_STREAM => {
-                if h.length != 4 {
-                    return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
-                }
+                sized(h, h.length == 4)?;
                 if let Ok(k) = self.streams.binary_search_by_key(&h.stream, |s| s.id) {
                     self.streams.remove(k);
                     events.push(Event::Reset { stream: h.stream, code: frame::read_32(payload) });
@@ -101,25 +69,19 @@ impl Session {
             }
             SETTINGS if h.flags & ACK == 0 => self.settings(h, payload, events)?,
             PING if h.flags & ACK == 0 => {
-                if h.length != 8 {
-                    return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
-                }
+                sized(h, h.length == 8)?;
                 self.out.extend_from_slice(&frame::head(8, PING, ACK, 0));
                 self.out.extend_from_slice(payload);
             }
             GOAWAY => {
-                if h.length < 8 {
-                    return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
-                }
+                sized(h, h.length >= 8)?;
                 let last_stream = frame::read_31(payload);
                 let first = self.goaway.is_none();
                 self.goaway = Some(self.goaway.map_or(last_stream, |l| l.min(last_stream)));
                 events.push(Event::GoAway { last_stream, code: frame::read_32(&payload[4..]), first });
             }
             WINDOW_UPDATE => {
-                if h.length != 4 {
-                    return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
-                }
+                sized(h, h.length == 4)?;
                 let increment = i64::from(frame::read_31(payload));
                 if h.stream == 0 {
                     self.send_window += increment;
@@ -134,10 +96,58 @@ impl Session {
         Ok(())
     }
 
-    fn settings(&mut self, h: Head, payload: &[u8], events: &mut Vec<Event>) -> Result<(), SessionError> {
-        if h.stream != 0 || !h.length.is_multiple_of(6) {
-            return Err(SessionError::FrameSize { kind: h.kind, length: h.length });
+    /// A `HEADERS` frame: its block decoded now when it ends the headers,
+    /// else kept until its `CONTINUATION`s end them.
+    #[inline]
+    fn header_block(
+        &mut self,
+        h: Head,
+        payload: &[u8],
+        routes: Routes<'_>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let mut block = unpadded(h, payload)?;
+        if h.flags & PRIORITY != 0 {
+            block = block.get(5..).ok_or(SessionError::Protocol(h.kind))?;
         }
+        let end_stream = h.flags & END_STREAM != 0;
+        if h.flags & END_HEADERS != 0 {
+            return self.headers(h.stream, block, end_stream, routes, events);
+        }
+        self.block.clear();
+        self.block.extend_from_slice(block);
+        self.block_of = Some((h.stream, end_stream));
+        Ok(())
+    }
+
+    /// A `CONTINUATION` of the header block kept (only of its stream, and
+    /// within [`MAX_HEADER_BLOCK`]): the block decoded once it ends.
+    fn continuation(
+        &mut self,
+        h: Head,
+        payload: &[u8],
+        routes: Routes<'_>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), SessionError> {
+        let Some((stream, end_stream)) = self.block_of.filter(|(s, _)| *s == h.stream) else {
+            return Err(SessionError::Protocol(h.kind));
+        };
+        if self.block.len() + payload.len() > MAX_HEADER_BLOCK {
+            return Err(SessionError::HeaderBlock(self.block.len() + payload.len()));
+        }
+        self.block.extend_from_slice(payload);
+        if h.flags & END_HEADERS != 0 {
+            self.block_of = None;
+            let block = std::mem::take(&mut self.block);
+            let decoded = self.headers(stream, &block, end_stream, routes, events);
+            self.block = block;
+            decoded?;
+        }
+        Ok(())
+    }
+
+    fn settings(&mut self, h: Head, payload: &[u8], events: &mut Vec<Event>) -> Result<(), SessionError> {
+        sized(h, h.stream == 0 && h.length.is_multiple_of(6))?;
         for p in payload.chunks_exact(6) {
             let value = u32::from_be_bytes([p[2], p[3], p[4], p[5]]);
             match u16::from_be_bytes([p[0], p[1]]) {
@@ -265,6 +275,11 @@ impl Session {
         let body_matches = s.matches && s.received == expected_len;
         events.push(Event::Response { stream: s.id, status: s.status.unwrap_or(0), body_matches });
     }
+}
+
+/// Whether a frame's length is `right` for its type; else a `FRAME_SIZE_ERROR`.
+fn sized(h: Head, right: bool) -> Result<(), SessionError> {
+    if right { Ok(()) } else { Err(SessionError::FrameSize { kind: h.kind, length: h.length }) }
 }
 
 /// The payload of a `DATA` or `HEADERS` frame without its padding.
