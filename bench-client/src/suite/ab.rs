@@ -24,7 +24,7 @@ use anyhow::{Context, ensure};
 use super::build::{build_in, target_dir, workspace_root};
 use super::command;
 use super::deps::Deps;
-use super::design::{self, Design, Servers, Unit};
+use super::design::{self, Design, ServerStart, Servers, Unit};
 use super::plan::{SuiteOutcome, SuitePlan};
 use super::schedule::{Sliced, Slot, Step};
 use super::servers::{ServerFlags, Started, start_healthy};
@@ -126,14 +126,8 @@ impl Design for Builds {
     }
 
     /// BEFORE (slot 0) and AFTER (slot 1), both started anew every round.
-    fn start(
-        &self,
-        plan: &SuitePlan,
-        unit: Unit,
-        _sweep: Option<u16>,
-        round: u32,
-        stop: &AtomicBool,
-    ) -> anyhow::Result<Servers> {
+    fn start(&self, plan: &SuitePlan, at: ServerStart, stop: &AtomicBool) -> anyhow::Result<Servers> {
+        let ServerStart { unit, round, .. } = at;
         let Unit::One(framework) = unit else { anyhow::bail!("ab compares two builds of one framework at a time") };
         let (before, after) = start_pair(plan, framework, self, round, stop)?;
         Ok(vec![before, after])

@@ -55,19 +55,11 @@ pub(super) trait Design {
     /// one for `ab` (whose sides name their own).
     fn sweeps(&self, plan: &SuitePlan, unit: Unit) -> Vec<Option<u16>>;
 
-    /// Starts the servers of `unit` for `round`; a slot's `server`
-    /// indexes them.
+    /// Starts the servers `at` says; a slot's `server` indexes them.
     ///
     /// # Errors
     /// A server that does not start, listen or answer.
-    fn start(
-        &self,
-        plan: &SuitePlan,
-        unit: Unit,
-        sweep: Option<u16>,
-        round: u32,
-        stop: &AtomicBool,
-    ) -> anyhow::Result<Servers>;
+    fn start(&self, plan: &SuitePlan, at: ServerStart, stop: &AtomicBool) -> anyhow::Result<Servers>;
 
     /// The line that says where the servers run.
     fn started_line(&self, _unit: Unit, servers: &[Started], _round: u32) -> String {
@@ -99,6 +91,15 @@ pub(super) trait Design {
     fn others(&self, _plan: &SuitePlan) -> Vec<Results> {
         Vec::new()
     }
+}
+
+/// Which servers a session starts: those of `unit`, of one start of its
+/// sweep (the suite's layer count; `None` for `ab`), for `round`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ServerStart {
+    pub(super) unit: Unit,
+    pub(super) sweep: Option<u16>,
+    pub(super) round: u32,
 }
 
 /// The servers of one round; a slot's `server` indexes them.

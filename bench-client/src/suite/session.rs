@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use super::design::{Design, Servers, Unit};
+use super::design::{Design, ServerStart, Servers, Unit};
 use super::measuring::measure_run;
 use super::meta;
 use super::plan::{SuiteOutcome, SuitePlan};
@@ -187,7 +187,7 @@ fn measure_unit(
             }
             if servers.is_empty() || plan.server_per_round {
                 stop_servers(&mut servers, progress);
-                servers = design.start(plan, unit, sweep, round, stop)?;
+                servers = design.start(plan, ServerStart { unit, sweep, round }, stop)?;
                 progress.line(&design.started_line(unit, &servers, round));
                 for line in design.note_started(unit, &servers) {
                     progress.line(&line);

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 
-use super::design::{Design, Servers, Unit};
+use super::design::{Design, ServerStart, Servers, Unit};
 use super::plan::SuitePlan;
 use super::schedule::{Slot, Step, own_servers, place_on_servers, rivals, steps};
 use super::servers::{ServerFlags, Started, start_server};
@@ -50,14 +50,8 @@ impl Design for Variants {
         }
     }
 
-    fn start(
-        &self,
-        plan: &SuitePlan,
-        unit: Unit,
-        sweep: Option<u16>,
-        round: u32,
-        _stop: &AtomicBool,
-    ) -> anyhow::Result<Servers> {
+    fn start(&self, plan: &SuitePlan, at: ServerStart, _stop: &AtomicBool) -> anyhow::Result<Servers> {
+        let ServerStart { unit, sweep, round } = at;
         let layers = sweep.context("the suite starts a server per layer count")?;
         let tls = plan.scenarios.iter().any(|s| matches!(s, Scenario::Tls | Scenario::Http2));
         let flags = ServerFlags { tls, tcp_nodelay: plan.tcp_nodelay, ..ServerFlags::default() };

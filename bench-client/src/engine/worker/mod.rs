@@ -28,6 +28,18 @@ use super::{
     SCHEDULE_NAP, Slicing, UNCONFIRMED_AT_ONCE, http2,
 };
 
+/// What one read of a connection brought, to settle its responses by: the
+/// instant it ended, the window that falls in (`None`: the warm-up), the
+/// instant at or before which a request was written too long ago to be
+/// answered within its timeout, and whether the server closed.
+#[derive(Clone, Copy)]
+struct Read {
+    done: Instant,
+    window: Option<usize>,
+    written_too_early: Option<Instant>,
+    eof: bool,
+}
+
 /// The three instants every thread of a run shares.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Times {

@@ -5,7 +5,7 @@
 use std::io::ErrorKind;
 use std::time::Instant;
 
-use super::{Worker, settle};
+use super::{Read, Worker, settle};
 use crate::engine::conn::{Disconnect, Outstanding, Phase, UNASSIGNED};
 use crate::engine::counters::Counts;
 use crate::engine::schedule::Schedule;
@@ -164,10 +164,10 @@ impl Worker<'_> {
         let window = self.window_of(done);
         // A request written at or before this instant is answered after its
         // deadline (one subtraction per read, a comparison per response).
-        let written_too_early = done.checked_sub(self.load.settings.timeout);
+        let read = Read { done, window, written_too_early: done.checked_sub(self.load.settings.timeout), eof };
         match protocol {
-            Protocol::Http1 => self.settle_responses(i, eof, done, window, written_too_early),
-            Protocol::Http2 => self.settle_streams(i, eof, done, window, written_too_early),
+            Protocol::Http1 => self.settle_responses(i, read),
+            Protocol::Http2 => self.settle_streams(i, read),
         }
     }
 
@@ -213,18 +213,11 @@ impl Worker<'_> {
     }
 
     /// HTTP/1.1: settles every complete response in connection `i`'s buffer,
-    /// in the order its requests were written, read at `done` (in `window`;
-    /// a request written at or before `written_too_early` timed out), then
-    /// decides the connection's fate: on, closed, lost or done.
+    /// in the order its requests were written, as of `read`, then decides
+    /// the connection's fate: on, closed, lost or done.
     #[inline]
-    fn settle_responses(
-        &mut self,
-        i: usize,
-        eof: bool,
-        done: Instant,
-        window: Option<usize>,
-        written_too_early: Option<Instant>,
-    ) {
+    fn settle_responses(&mut self, i: usize, read: Read) {
+        let Read { done, window, written_too_early, eof } = read;
         let c = &mut self.conns[i];
         let mut closing = false;
         // Bytes that belong to no response (RFC 9112 §6.3): with no request

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use super::{Worker, count_retried, settle};
+use super::{Read, Worker, count_retried, settle};
 use crate::engine::conn::{Disconnect, UNASSIGNED};
 use crate::engine::http2::{Event, Routes};
 use crate::engine::stats::FailureKind;
@@ -74,17 +74,9 @@ impl Worker<'_> {
     }
 
     /// Hands what connection `i` read to its session and settles what it
-    /// says: at `done`, in `window`; a request written at or before
-    /// `written_too_early` is answered after its timeout. `eof`: the server
-    /// has closed.
-    pub(super) fn settle_streams(
-        &mut self,
-        i: usize,
-        eof: bool,
-        done: Instant,
-        window: Option<usize>,
-        written_too_early: Option<Instant>,
-    ) {
+    /// says, as of `read`; then decides the connection's fate.
+    pub(super) fn settle_streams(&mut self, i: usize, read: Read) {
+        let Read { done, eof, .. } = read;
         let routes = Routes { requests: &self.requests, expected: &self.expected };
         let c = &mut self.conns[i];
         let Some(session) = c.h2.as_mut() else { return };
@@ -102,7 +94,7 @@ impl Worker<'_> {
             c.end = 0;
         }
         let served = c.served;
-        let (ready, requeued) = self.settle_events(i, &events, done, window, written_too_early);
+        let (ready, requeued) = self.settle_events(i, &events, read);
         self.events = events;
         let c = &mut self.conns[i];
         c.answered(served, done, &mut self.stats.counts);
@@ -123,21 +115,14 @@ impl Worker<'_> {
         }
     }
 
-    /// Settles what connection `i`'s session said in `events`, read at
-    /// `done` (in `window`; a request written at or before
-    /// `written_too_early` timed out): responses and resets settle their
-    /// requests, `GOAWAY` and `REFUSED_STREAM` put requests back for a new
-    /// stream. Whether the session became ready, and whether a request was
-    /// put back on this connection.
+    /// Settles what connection `i`'s session said in `events`, as of `read`:
+    /// responses and resets settle their requests, `GOAWAY` and
+    /// `REFUSED_STREAM` put requests back for a new stream. Whether the
+    /// session became ready, and whether a request was put back on this
+    /// connection.
     #[inline]
-    fn settle_events(
-        &mut self,
-        i: usize,
-        events: &[Event],
-        done: Instant,
-        window: Option<usize>,
-        written_too_early: Option<Instant>,
-    ) -> (bool, bool) {
+    fn settle_events(&mut self, i: usize, events: &[Event], read: Read) -> (bool, bool) {
+        let Read { done, window, written_too_early, .. } = read;
         let c = &mut self.conns[i];
         let (mut ready, mut requeued) = (false, false);
         for &event in events {

@@ -44,6 +44,8 @@ impl Session {
         Ok(at)
     }
 
+    /// One frame: a response's (`DATA`, `HEADERS` and its `CONTINUATION`s),
+    /// or the connection's control frames.
     fn frame(
         &mut self,
         h: Head,
@@ -56,10 +58,51 @@ impl Session {
                 // The whole payload counts against both windows, padding included (§6.1).
                 self.unacked += h.length as u32;
                 let data = unpadded(h, payload)?;
-                self.data(h, data, routes, events)?;
+                self.data(h, data, routes, events)
             }
-            HEADERS => self.header_block(h, payload, routes, events)?,
-            CONTINUATION => self.continuation(h, payload, routes, events)?,
+            HEADERS => {
+                let mut block = unpadded(h, payload)?;
+                if h.flags & PRIORITY != 0 {
+                    block = block.get(5..).ok_or(SessionError::Protocol(h.kind))?;
+                }
+                let end_stream = h.flags & END_STREAM != 0;
+                if h.flags & END_HEADERS != 0 {
+                    return self.headers(h.stream, block, end_stream, routes, events);
+                }
+                // Kept until its `CONTINUATION`s end it.
+                self.block.clear();
+                self.block.extend_from_slice(block);
+                self.block_of = Some((h.stream, end_stream));
+                Ok(())
+            }
+            CONTINUATION => {
+                // Only of the block's stream, within MAX_HEADER_BLOCK.
+                let Some((stream, end_stream)) = self.block_of.filter(|(s, _)| *s == h.stream) else {
+                    return Err(SessionError::Protocol(h.kind));
+                };
+                if self.block.len() + payload.len() > MAX_HEADER_BLOCK {
+                    return Err(SessionError::HeaderBlock(self.block.len() + payload.len()));
+                }
+                self.block.extend_from_slice(payload);
+                if h.flags & END_HEADERS == 0 {
+                    return Ok(());
+                }
+                self.block_of = None;
+                let block = std::mem::take(&mut self.block);
+                let decoded = self.headers(stream, &block, end_stream, routes, events);
+                self.block = block;
+                decoded
+            }
+            PUSH_PROMISE => Err(SessionError::Protocol(h.kind)),
+            _ => self.control(h, payload, events),
+        }
+    }
+
+    /// A frame that steers the connection rather than carries a response:
+    /// a stream reset, `SETTINGS`, `PING`, `GOAWAY`, `WINDOW_UPDATE`;
+    /// `PRIORITY`, acknowledgements and unknown types are ignored (§5.5).
+    fn control(&mut self, h: Head, payload: &[u8], events: &mut Vec<Event>) -> Result<(), SessionError> {
+        match h.kind {
             RST_STREAM => {
                 sized(h, h.length == 4)?;
                 if let Ok(k) = self.streams.binary_search_by_key(&h.stream, |s| s.id) {
@@ -89,59 +132,7 @@ impl Session {
                     self.streams[k].send_window += increment;
                 }
             }
-            PUSH_PROMISE => return Err(SessionError::Protocol(h.kind)),
-            // PRIORITY, acknowledgements, unknown types (§5.5: ignored).
             _ => {}
-        }
-        Ok(())
-    }
-
-    /// A `HEADERS` frame: its block decoded now when it ends the headers,
-    /// else kept until its `CONTINUATION`s end them.
-    #[inline]
-    fn header_block(
-        &mut self,
-        h: Head,
-        payload: &[u8],
-        routes: Routes<'_>,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let mut block = unpadded(h, payload)?;
-        if h.flags & PRIORITY != 0 {
-            block = block.get(5..).ok_or(SessionError::Protocol(h.kind))?;
-        }
-        let end_stream = h.flags & END_STREAM != 0;
-        if h.flags & END_HEADERS != 0 {
-            return self.headers(h.stream, block, end_stream, routes, events);
-        }
-        self.block.clear();
-        self.block.extend_from_slice(block);
-        self.block_of = Some((h.stream, end_stream));
-        Ok(())
-    }
-
-    /// A `CONTINUATION` of the header block kept (only of its stream, and
-    /// within [`MAX_HEADER_BLOCK`]): the block decoded once it ends.
-    fn continuation(
-        &mut self,
-        h: Head,
-        payload: &[u8],
-        routes: Routes<'_>,
-        events: &mut Vec<Event>,
-    ) -> Result<(), SessionError> {
-        let Some((stream, end_stream)) = self.block_of.filter(|(s, _)| *s == h.stream) else {
-            return Err(SessionError::Protocol(h.kind));
-        };
-        if self.block.len() + payload.len() > MAX_HEADER_BLOCK {
-            return Err(SessionError::HeaderBlock(self.block.len() + payload.len()));
-        }
-        self.block.extend_from_slice(payload);
-        if h.flags & END_HEADERS != 0 {
-            self.block_of = None;
-            let block = std::mem::take(&mut self.block);
-            let decoded = self.headers(stream, &block, end_stream, routes, events);
-            self.block = block;
-            decoded?;
         }
         Ok(())
     }
