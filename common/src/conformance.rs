@@ -83,6 +83,27 @@ pub fn assert_table_answer(route: &Route, layers: usize, status: u16, content_ty
     assert_eq!(body, route.expected_body(), "{} layers={layers}", route.path);
 }
 
+/// Asserts how one request of each state route uses the state through 0, 1
+/// and 7 layers, as `counted(layers, path)` counts it (touches, `FatState`
+/// clones): each layer touches the state once on `/state/fat` and
+/// `/state/arc`; `/state/fat` clones `FatState` `fat_clones(layers)` times
+/// (how the framework hands out its state), `/state/arc` never (one `Arc`);
+/// `/plaintext` neither touches nor clones it.
+///
+/// # Panics
+/// At the first count that differs, naming the route and the layers.
+pub async fn assert_state_uses<F>(counted: impl Fn(usize, &'static str) -> F, fat_clones: impl Fn(u64) -> u64)
+where
+    F: Future<Output = (u64, u64)>,
+{
+    for layers in [0, 1, 7] {
+        let l = layers as u64;
+        assert_eq!(counted(layers, "/state/fat").await, (l, fat_clones(l)), "/state/fat, {layers} layers");
+        assert_eq!(counted(layers, "/state/arc").await, (l, 0), "/state/arc, {layers} layers");
+        assert_eq!(counted(layers, "/plaintext").await, (0, 0), "/plaintext, {layers} layers");
+    }
+}
+
 /// The bodies `POST /fortunes` refuses, with the status each gets: empty,
 /// not UTF-8, two lines, one byte over the limit, far over it.
 pub fn refused_fortunes() -> [(Vec<u8>, u16); 5] {

@@ -82,17 +82,11 @@ async fn counted(layers: usize, path: &str) -> (u64, u64) {
 
 #[tokio::test]
 async fn every_layer_obtains_the_state_as_documented() {
-    for layers in [0, 1, 7] {
-        // Each layer's and the handler's State extractor clones FatState, and every
-        // from_fn layer also clones the service it wraps on each call (tower's
-        // ready-service swap), which holds the states of the layers below it:
-        // (L + 1)(L + 3) clones per request through L layers.
-        let l = layers as u64;
-        assert_eq!(counted(layers, "/state/fat").await, (l, (l + 1) * (l + 3)), "{layers} layers");
-        // The same through one Arc: no FatState clone.
-        assert_eq!(counted(layers, "/state/arc").await, (layers as u64, 0), "{layers} layers");
-        assert_eq!(counted(layers, "/plaintext").await, (0, 0), "no layer in front of /plaintext");
-    }
+    // Each layer's and the handler's State extractor clones FatState, and every
+    // from_fn layer also clones the service it wraps on each call (tower's
+    // ready-service swap), which holds the states of the layers below it:
+    // (L + 1)(L + 3) clones per request through L layers.
+    conformance::assert_state_uses(counted, |l| (l + 1) * (l + 3)).await;
 }
 
 #[tokio::test]

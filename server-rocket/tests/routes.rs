@@ -1,9 +1,10 @@
 //! Every route of `common::ROUTES`, in process through `server_rocket::app`,
 //! and `POST /fortunes` with its refusals.
 
-use common::{FortuneDb, conformance};
+use common::{FortuneDb, RouteRequest, conformance};
 use rocket::config::LogLevel;
 use rocket::http::Status;
+use rocket::local::asynchronous::Client as AsyncClient;
 use rocket::local::blocking::Client;
 
 /// A client of the app on a fresh database (removed when the returned owner is dropped).
@@ -18,32 +19,31 @@ fn client_with_fillers(layers: usize, fillers: u16) -> (FortuneDb, Client) {
     (db, Client::tracked(server_rocket::app(figment, layers, fillers, fortunes)).unwrap())
 }
 
-#[test]
-fn every_route_answers_the_table_byte_for_byte() {
-    for layers in conformance::LAYERS {
-        let (_db, client) = client(layers);
-        for route in common::ROUTES {
-            let ask = route.request();
-            let method = ask.method.parse().unwrap();
-            let mut request = client.req(method, route.path).body(ask.body);
-            if let Some(content_type) = ask.content_type {
-                request.add_header(rocket::http::ContentType::parse_flexible(content_type).unwrap());
-            }
-            let response = request.dispatch();
-            let (status, content_type) = (response.status().code, response.headers().get_one("Content-Type"));
-            let content_type = content_type.map(str::to_owned);
-            let body = response.into_bytes().unwrap();
-            conformance::assert_table_answer(route, layers, status, content_type.as_deref(), &body);
-        }
-    }
+/// An asynchronous client of the app through `layers` layers, on a fresh
+/// database (removed when the returned owner is dropped).
+async fn async_client(layers: usize) -> (FortuneDb, AsyncClient) {
+    let (db, fortunes) = conformance::fresh_fortunes();
+    let figment = rocket::Config::figment().merge(("log_level", LogLevel::Off));
+    (db, AsyncClient::tracked(server_rocket::app(figment, layers, 0, fortunes)).await.unwrap())
 }
 
-#[test]
-fn unknown_path_is_404() {
-    let (_db, client) = client(10);
-    for path in conformance::UNROUTED {
-        assert_eq!(client.get(path).dispatch().status(), Status::NotFound, "{path}");
+/// `ask` (its method, and a body with its type) of `path` through `layers` layers:
+/// status, `Content-Type`, body.
+async fn ask(layers: usize, path: &str, ask: RouteRequest) -> (u16, Option<String>, Vec<u8>) {
+    let (_db, client) = async_client(layers).await;
+    let mut request = client.req(ask.method.parse().unwrap(), path).body(ask.body);
+    if let Some(content_type) = ask.content_type {
+        request.add_header(rocket::http::ContentType::parse_flexible(content_type).unwrap());
     }
+    let response = request.dispatch().await;
+    let (status, content_type) = (response.status().code, response.headers().get_one("Content-Type"));
+    let content_type = content_type.map(str::to_owned);
+    (status, content_type, response.into_bytes().await.unwrap())
+}
+
+#[rocket::async_test]
+async fn every_route_answers_the_table_byte_for_byte_and_no_other_path_answers() {
+    conformance::assert_every_route(ask).await;
 }
 
 #[test]
@@ -82,22 +82,18 @@ fn post_fortune_adds_a_row_to_both_pages_and_refuses_bad_bodies() {
 }
 
 /// (touches, FatState clones) of one request to `path` through `layers` layers.
-fn counted(client: &Client, path: &str) -> (u64, u64) {
+async fn counted(layers: usize, path: &str) -> (u64, u64) {
+    let (_db, client) = async_client(layers).await;
     common::state::counts::take();
-    assert_eq!(client.get(path).dispatch().status(), Status::Ok);
+    assert_eq!(client.get(path).dispatch().await.status(), Status::Ok);
     common::state::counts::take()
 }
 
-#[test]
-fn every_layer_obtains_the_state_as_documented() {
-    for layers in [0, 1, 7] {
-        let (_db, client) = client(layers);
-        // Each fairing borrows the managed state (`&State<T>`): touched, never cloned.
-        assert_eq!(counted(&client, "/state/fat"), (layers as u64, 0), "{layers} layers");
-        assert_eq!(counted(&client, "/state/arc"), (layers as u64, 0), "{layers} layers");
-        // The fairings run on every route but touch the state only on /state/*.
-        assert_eq!(counted(&client, "/plaintext"), (0, 0));
-    }
+#[rocket::async_test]
+async fn every_layer_obtains_the_state_as_documented() {
+    // Each fairing borrows the managed state (`&State<T>`): touched, never
+    // cloned; the fairings run on every route but touch the state only on /state/*.
+    conformance::assert_state_uses(counted, |_| 0).await;
 }
 
 #[test]

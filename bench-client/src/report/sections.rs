@@ -111,6 +111,27 @@ impl Section {
             Self::FlameGraphs => flamegraph_table(results, answer.flamegraphs),
         }
     }
+
+    /// Its title, the same in every rendering (the change table and the
+    /// charts have none).
+    fn title(self) -> &'static str {
+        match self {
+            Self::Frameworks => "Frameworks head to head",
+            Self::Latency => "Latency at a fixed load",
+            Self::Http2Settings => "HTTP/2 settings each server granted",
+            Self::Counted => "Counted beside timed",
+            Self::Middleware => "What each layer costs",
+            Self::Extractors => "What each extractor costs",
+            Self::Routes => "What the routes ahead of a route cost",
+            Self::Memory => "What a connection costs in memory",
+            Self::Proportion => "In proportion",
+            Self::Sweep => "Layer sweep",
+            Self::Profiles => "Profiles side by side",
+            Self::ProfilingCost => "Cost of profiling",
+            Self::FlameGraphs => "Flame graphs",
+            Self::Changes | Self::Charts => "",
+        }
+    }
 }
 
 /// What the answer is made of: a run's results and what was written beside
@@ -169,22 +190,15 @@ pub fn terminal_answer(answer: &Answer<'_>, dir: &Path) -> String {
         if tables.is_empty() {
             continue;
         }
+        let title = section.title();
         let _ = match section {
-            Section::Proportion => writeln!(out, "In proportion:\n\n{tables}"),
-            Section::Sweep => writeln!(out, "Layer sweep:\n\n{tables}"),
-            Section::Profiles => {
-                writeln!(out, "Profiles side by side (latest of each in the results folder):\n\n{tables}")
-            }
-            Section::FlameGraphs => writeln!(out, "Flame graphs (paths under {}):\n\n{tables}", dir.display()),
+            // Its table says what it is.
             Section::Latency => writeln!(out, "{tables}"),
-            Section::Counted => writeln!(out, "Counted beside timed:\n\n{tables}"),
-            Section::Memory => writeln!(out, "What a connection costs in memory:\n\n{tables}"),
-            Section::Middleware => writeln!(out, "What each layer costs:\n\n{tables}"),
-            Section::Extractors => writeln!(out, "What each extractor costs:\n\n{tables}"),
-            Section::Routes => writeln!(out, "What the routes ahead of a route cost:\n\n{tables}"),
-            Section::Frameworks => writeln!(out, "\nFrameworks head to head:\n\n{tables}"),
-            Section::Http2Settings => writeln!(out, "HTTP/2 settings each server granted:\n\n{tables}"),
+            Section::Profiles => writeln!(out, "{title} (latest of each in the results folder):\n\n{tables}"),
+            Section::FlameGraphs => writeln!(out, "{title} (paths under {}):\n\n{tables}", dir.display()),
+            Section::Frameworks => writeln!(out, "\n{title}:\n\n{tables}"),
             Section::Changes | Section::ProfilingCost | Section::Charts => Ok(()),
+            _ => writeln!(out, "{title}:\n\n{tables}"),
         };
     }
     out
@@ -248,25 +262,17 @@ pub(super) fn markdown_sections(answer: &Answer<'_>, charts: &[String]) -> Strin
         if tables.is_empty() {
             continue;
         }
+        let title = section.title();
+        // Each a heading, its charts, then its table.
         let _ = match section {
-            Section::Latency => write!(out, "\n## Latency at a fixed load\n\n{tables}"),
-            Section::Frameworks => write!(out, "{images}## Frameworks head to head\n\n{tables}\n"),
-            Section::Counted => write!(out, "\n## Counted beside timed\n\n{tables}"),
-            // Each a heading, its charts, then its table.
-            Section::Memory => write!(out, "\n## What a connection costs in memory\n\n{images}{tables}"),
-            Section::Middleware => write!(out, "\n## What each layer costs\n\n{images}{tables}"),
-            Section::Extractors => write!(out, "\n## What each extractor costs\n\n{images}{tables}"),
-            Section::Routes => write!(out, "\n## What the routes ahead of a route cost\n\n{images}{tables}"),
-            Section::Http2Settings => write!(out, "\n## HTTP/2 settings granted\n\n{}{tables}", notes::HTTP2_SETTINGS),
-            Section::Proportion => write!(out, "\n## In proportion\n\n{tables}"),
-            Section::Sweep => write!(out, "\n## Layer sweep\n\n{tables}"),
-            Section::Profiles => write!(
-                out,
-                "\n## Profiles side by side\n\nThe latest results of each profile in this results folder.\n\n{tables}"
-            ),
-            Section::ProfilingCost => write!(out, "\n## Cost of profiling\n\n{}{tables}", notes::PROFILING_COST),
-            Section::FlameGraphs => write!(out, "\n## Flame graphs\n\n{tables}"),
+            Section::Frameworks => write!(out, "{images}## {title}\n\n{tables}\n"),
+            Section::Http2Settings => write!(out, "\n## {title}\n\n{}{tables}", notes::HTTP2_SETTINGS),
+            Section::Profiles => {
+                write!(out, "\n## {title}\n\nThe latest results of each profile in this results folder.\n\n{tables}")
+            }
+            Section::ProfilingCost => write!(out, "\n## {title}\n\n{}{tables}", notes::PROFILING_COST),
             Section::Changes | Section::Charts => Ok(()),
+            _ => write!(out, "\n## {title}\n\n{images}{tables}"),
         };
     }
     out

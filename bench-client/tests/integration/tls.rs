@@ -292,7 +292,7 @@ fn the_tls_and_http2_scenarios_alternate_one_server_over_its_listeners_and_proto
     assert!(stderr.contains("axum grants HTTP/2: 200 concurrent streams"), "{stderr}");
     let report = std::fs::read_to_string(out.join("latest/report.md")).unwrap();
     assert!(report.contains("| `http /plaintext` | `https /plaintext` |"), "the In proportion grid names both");
-    assert!(report.contains("## HTTP/2 settings granted") && report.contains("| axum | 200 |"), "{report}");
+    assert!(report.contains("## HTTP/2 settings each server granted") && report.contains("| axum | 200 |"), "{report}");
     assert!(report.contains("| `http /api/devices` | `h2c /api/devices` |"), "{report}");
 }
 
