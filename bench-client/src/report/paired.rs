@@ -95,6 +95,42 @@ impl Rows {
     fn offered(&self, framework: Framework, to: Variant) -> bool {
         self.scenario != Scenario::Middleware || to.middleware(framework).is_some()
     }
+
+    /// Its table over `frameworks`, a column each: the shared baseline's row
+    /// first (its label, and each framework's cell of it), then a row per
+    /// pair, each framework's cell `cell(framework, row name, from, to)`:
+    /// "none offered" where it does not offer `to`, "-" where `cell` has
+    /// nothing.
+    fn table(
+        &self,
+        frameworks: &[Framework],
+        (shared_label, shared): (&str, impl Fn(Framework, Variant) -> Option<String>),
+        mut cell: impl FnMut(Framework, &str, Variant, Variant) -> Option<String>,
+    ) -> String {
+        let mut columns = vec![self.heading.to_owned()];
+        columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
+        let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let mut table = Table::new(&columns);
+        let dash = || "-".to_owned();
+        if let Some(baseline) = self.shared {
+            let mut cells = vec![shared_label.to_owned()];
+            cells.extend(frameworks.iter().map(|&f| shared(f, baseline).unwrap_or_else(dash)));
+            table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+        }
+        for (name, from, to) in &self.rows {
+            let mut cells = vec![name.clone()];
+            for &f in frameworks {
+                let text = if self.offered(f, *to) {
+                    cell(f, name, *from, *to).unwrap_or_else(dash)
+                } else {
+                    "none offered".to_owned()
+                };
+                cells.push(text);
+            }
+            table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
+        }
+        table.finish()
+    }
 }
 
 /// What a layer adds per request in one session: the mean over rounds and
@@ -166,50 +202,31 @@ pub fn scenario_table(results: &Results, second: Option<&Results>, scenario: Sce
             .find(|c| c.framework == f && c.variant == v && layers.is_none_or(|l| c.layers == l))
             .map(|c| c.cost_us)
     };
-    let mut columns = vec![spec.heading.to_owned()];
-    columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
-    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut table = Table::new(&columns);
-    if let Some(shared) = spec.shared {
-        let mut row = vec!["bare route, µs per request".to_owned()];
-        row.extend(frameworks.iter().map(|&f| cost(f, shared).map_or_else(|| "-".to_owned(), |us| format!("{us:.2}"))));
-        table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-    }
     let mut outside = Vec::new();
     let (mut cells, mut agreed) = (0, 0);
-    for (name, from, to) in &spec.rows {
-        let (from, to) = (*from, *to);
-        let mut row = vec![name.clone()];
-        for &f in &frameworks {
-            let cell = match (spec.offered(f, to), added(results, f, from, to)) {
-                (false, _) => "none offered".to_owned(),
-                (true, None) => "-".to_owned(),
-                (true, Some(a)) => {
-                    let mut cell = format!("{:+.2} µs", a.mean_us);
-                    if let Some((low, high)) = a.interval_us {
-                        let _ = write!(cell, " [{low:+.2} … {high:+.2}]");
-                    }
-                    if let Some(us) = cost(f, from) {
-                        let _ = write!(cell, " ({:+.0} %)", a.mean_us / us * 100.0);
-                    }
-                    let first = delta_of(results, f, from, to);
-                    let other = second.and_then(|s| delta_of(s, f, from, to));
-                    let threshold = results.meta.threshold_percent;
-                    if let Some(look) = first.zip(other).and_then(|(one, two)| SecondLook::of(one, two, threshold)) {
-                        cell.push_str(&look.text);
-                        cells += 1;
-                        agreed += usize::from(look.agreed);
-                        if look.outside {
-                            outside.push(format!("{} {name}", f.name()));
-                        }
-                    }
-                    cell
-                }
-            };
-            row.push(cell);
+    let shared = |f: Framework, v: Variant| cost(f, v).map(|us| format!("{us:.2}"));
+    let table = spec.table(&frameworks, ("bare route, µs per request", shared), |f, name, from, to| {
+        let a = added(results, f, from, to)?;
+        let mut cell = format!("{:+.2} µs", a.mean_us);
+        if let Some((low, high)) = a.interval_us {
+            let _ = write!(cell, " [{low:+.2} … {high:+.2}]");
         }
-        table.row(&row.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-    }
+        if let Some(us) = cost(f, from) {
+            let _ = write!(cell, " ({:+.0} %)", a.mean_us / us * 100.0);
+        }
+        let first = delta_of(results, f, from, to);
+        let other = second.and_then(|s| delta_of(s, f, from, to));
+        let threshold = results.meta.threshold_percent;
+        if let Some(look) = first.zip(other).and_then(|(one, two)| SecondLook::of(one, two, threshold)) {
+            cell.push_str(&look.text);
+            cells += 1;
+            agreed += usize::from(look.agreed);
+            if look.outside {
+                outside.push(format!("{} {name}", f.name()));
+            }
+        }
+        Some(cell)
+    });
     let mut out = String::from(spec.intro);
     if second.is_some() {
         out.push_str(
@@ -218,7 +235,7 @@ pub fn scenario_table(results: &Results, second: Option<&Results>, scenario: Sce
         );
     }
     out.push_str("\n\n");
-    out.push_str(&table.finish());
+    out.push_str(&table);
     if second.is_some() {
         out.push_str(&agreement_lines(agreed, cells, &outside));
     }
@@ -309,41 +326,20 @@ pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
         return String::new();
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let mut columns = vec![spec.heading.to_owned()];
-    columns.extend(frameworks.iter().map(|f| format!("{}:", f.name())));
-    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut table = Table::new(&columns);
-    if let Some(shared) = spec.shared {
-        let mut cells = vec!["bare route, instructions per request".to_owned()];
-        cells.extend(
-            frameworks.iter().map(|&f| {
-                row(f, shared).map_or_else(|| "-".to_owned(), |r| thousands(mean(&r.instructions_per_request)))
-            }),
-        );
-        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-    }
-    for (name, from, to) in &spec.rows {
-        let mut cells = vec![name.clone()];
-        for &f in &frameworks {
-            cells.push(match (spec.offered(f, *to), row(f, *from), row(f, *to)) {
-                (false, _, _) => "none offered".to_owned(),
-                (true, Some(b), Some(a)) => {
-                    let c = CountDelta::of(b, a).instructions;
-                    let added = mean(&a.instructions_per_request) - mean(&b.instructions_per_request);
-                    let sign = if added >= 0.0 { "+" } else { "" };
-                    let mut cell = format!("{sign}{} ({:+.1} %", thousands(added), c.change_percent);
-                    if let (Some(low), Some(high)) = (c.ci_low_percent, c.ci_high_percent) {
-                        let _ = write!(cell, " [{low:+.1} … {high:+.1}]");
-                    }
-                    let allocations = mean(&a.allocations_per_request) - mean(&b.allocations_per_request);
-                    let _ = write!(cell, "); {allocations:+.1} allocations");
-                    cell
-                }
-                _ => "-".to_owned(),
-            });
+    let shared = |f: Framework, v: Variant| row(f, v).map(|r| thousands(mean(&r.instructions_per_request)));
+    let table = spec.table(&frameworks, ("bare route, instructions per request", shared), |f, _, from, to| {
+        let (b, a) = (row(f, from)?, row(f, to)?);
+        let c = CountDelta::of(b, a).instructions;
+        let added = mean(&a.instructions_per_request) - mean(&b.instructions_per_request);
+        let sign = if added >= 0.0 { "+" } else { "" };
+        let mut cell = format!("{sign}{} ({:+.1} %", thousands(added), c.change_percent);
+        if let (Some(low), Some(high)) = (c.ci_low_percent, c.ci_high_percent) {
+            let _ = write!(cell, " [{low:+.1} … {high:+.1}]");
         }
-        table.row(&cells.iter().map(|c| c as &dyn std::fmt::Display).collect::<Vec<_>>());
-    }
+        let allocations = mean(&a.allocations_per_request) - mean(&b.allocations_per_request);
+        let _ = write!(cell, "); {allocations:+.1} allocations");
+        Some(cell)
+    });
     let what = match scenario {
         Scenario::Middleware => {
             "What each layer adds to a request of `/api/devices/preserialized`, counted: user-space instructions \
@@ -360,8 +356,7 @@ pub fn counted_table(report: &CountReport, scenario: Scenario) -> String {
     };
     format!(
         "{what}, that change in percent with Welch's 95 % interval over the repeats, and the allocations per \
-         request it adds.\n\n{}",
-        table.finish()
+         request it adds.\n\n{table}"
     )
 }
 
