@@ -7,7 +7,7 @@ use std::path::Path;
 use super::Outcome;
 use super::ci::CiPlan;
 use crate::report;
-use crate::results::{CountDelta, CountReport};
+use crate::results::{CountDelta, CountReport, Provenance};
 
 /// The `count.json` at `path` (or in the folder `path`), if it is one.
 fn read(path: &Path) -> Option<CountReport> {
@@ -46,8 +46,11 @@ pub(super) fn run(a: &Path, b: &Path, ci: &CiPlan) -> anyhow::Result<Option<Outc
         })
         .collect();
     let both = CountReport {
-        commit: format!("A {} · B {}", ra.commit, rb.commit),
-        started_utc: format!("A {} · B {}", ra.started_utc, rb.started_utc),
+        provenance: Provenance {
+            commit: format!("A {} · B {}", ra.provenance.commit, rb.provenance.commit),
+            started_utc: format!("A {} · B {}", ra.provenance.started_utc, rb.provenance.started_utc),
+            ..ra.provenance.clone()
+        },
         complete: ra.complete && rb.complete,
         rows,
         deltas,

@@ -61,14 +61,11 @@ pub fn count_table(report: &CountReport) -> String {
     let mut text = format!(
         "Counted per request (± the 95 % interval of the repeats): instructions and allocations under callgrind, \
          bytes under memcheck{}, every server thread; the slope between N and 2N requests one after another on {} \
-         connection (N at most {}), {} build, commit {}, {}, {}:\n\n{}",
+         connection (N at most {}), {}:\n\n{}",
         if perf { ", system calls, context switches and page faults by perf on the native process" } else { "" },
         report.connections,
         report.requests,
-        report.profile,
-        report.commit,
-        report.cpu_model,
-        report.started_utc,
+        report.provenance,
         t.finish()
     );
     if !report.complete {
@@ -249,10 +246,7 @@ mod tests {
     fn report(rows: Vec<CountRow>, deltas: Vec<CountDelta>) -> CountReport {
         CountReport {
             schema_version: COUNT_SCHEMA_VERSION,
-            commit: "abc".to_owned(),
-            cpu_model: "CPU".to_owned(),
-            started_utc: "2026-12-03T08:00:00Z".to_owned(),
-            profile: "release".to_owned(),
+            provenance: crate::results::fixtures::provenance("2026-12-03T08:00:00Z"),
             requests: 500,
             connections: 1,
             complete: true,

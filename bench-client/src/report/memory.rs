@@ -24,7 +24,7 @@ pub fn memory_table(report: &MemoryReport) -> String {
         "Resident memory (RSS), fresh processes, {repeats} repeats (mean, 95 % interval): per connection, the \
          slope from {} to {} keep-alive connections on {}, idle (after one request each) and busy (read near the \
          end of a {} ms closed-loop load, over the connections held then); kept: over the start, after the load. \
-         {}{} build, commit {}, {}, {}:\n\n",
+         {}{}:\n\n",
         counts.first().map_or("-", String::as_str),
         counts.last().map_or("-", String::as_str),
         report.route,
@@ -32,10 +32,7 @@ pub fn memory_table(report: &MemoryReport) -> String {
         report.put_body_bytes.map_or_else(String::new, |bytes| format!(
             "Every idle connection carried a PUT /api/devices of {bytes} bytes first. "
         )),
-        report.profile,
-        report.commit,
-        report.cpu_model,
-        report.started_utc,
+        report.provenance,
     );
     // The heap column only where a repeat counted it (not with --no-heap, nor in a version 1 file).
     let heap = report.servers.iter().any(|s| s.repeats.iter().any(|r| r.heap.is_some()));

@@ -12,19 +12,36 @@ use crate::analysis;
 /// Version of `count.json`'s shape (4: rows over h2c, `--http2-streams`).
 pub const COUNT_SCHEMA_VERSION: u32 = 4;
 
+/// Where and when a `count` or `memory` session measured, and of which
+/// build: what a reader needs to set its figures beside another's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The workspace's commit (`-dirty` with uncommitted changes).
+    pub commit: String,
+    /// The CPU model (instructions and bytes compare builds on one kind of CPU).
+    pub cpu_model: String,
+    /// When the session started, RFC 3339, UTC.
+    pub started_utc: String,
+    /// The servers' Cargo profile (`release`, `dev`; in `memory`, `command`
+    /// for `--cmd` servers).
+    pub profile: String,
+}
+
+impl std::fmt::Display for Provenance {
+    /// `release build, commit abc, CPU, 2026-12-03T08:00:00Z`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} build, commit {}, {}, {}", self.profile, self.commit, self.cpu_model, self.started_utc)
+    }
+}
+
 /// What one `count` session measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountReport {
     /// [`COUNT_SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// The commit measured (`-dirty` with uncommitted changes), the machine and the date.
-    pub commit: String,
-    /// The CPU model (instructions compare builds on one kind of CPU).
-    pub cpu_model: String,
-    /// When the session started, RFC 3339, UTC.
-    pub started_utc: String,
-    /// The servers' Cargo profile.
-    pub profile: String,
+    /// Where and when it was counted, and of which build.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// `--requests`: the most requests of a short stretch (each row says
     /// its own, sized to about 24 million instructions, at least 200).
     pub requests: u64,

@@ -169,6 +169,17 @@ pub fn load_report(index: u32, clients: u32, measure_start_unix_ms: u64, latenci
     }
 }
 
+/// Where and when a fixture's `count` or `memory` session measured:
+/// commit `abc`, CPU `cpu`, `started_utc`, the release build.
+pub fn provenance(started_utc: &str) -> super::Provenance {
+    super::Provenance {
+        commit: "abc".into(),
+        cpu_model: "cpu".into(),
+        started_utc: started_utc.into(),
+        profile: "release".into(),
+    }
+}
+
 /// A `memory` session of one server, `axum`, one repeat over 1 and 65
 /// connections: 1000 KiB at start, 10 KiB per idle connection,
 /// 20 per busy one, 100 KiB kept; no heap points.
@@ -176,10 +187,7 @@ pub fn memory_report() -> MemoryReport {
     let at = |rss_kib| crate::sys::Resident { rss_kib, pss_kib: None, private_dirty_kib: None };
     MemoryReport {
         schema_version: MEMORY_SCHEMA_VERSION,
-        commit: "abc".into(),
-        cpu_model: "cpu".into(),
-        started_utc: "2026-12-06T00:00:00Z".into(),
-        profile: "release".into(),
+        provenance: provenance("2026-12-06T00:00:00Z"),
         route: "/plaintext".into(),
         put_body_bytes: None,
         connections: vec![1, 65],

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::counted::OverRepeats;
+use super::counted::{OverRepeats, Provenance};
 use crate::sys::Resident;
 
 /// Version of the `memory.json` layout: 2 adds each repeat's `heap`
@@ -24,14 +24,9 @@ pub const MEMORY_SCHEMA_VERSION: u32 = 2;
 pub struct MemoryReport {
     /// [`MEMORY_SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// The workspace's commit (with `-dirty` for uncommitted changes).
-    pub commit: String,
-    /// The CPU model of the machine.
-    pub cpu_model: String,
-    /// When the session started (RFC 3339, UTC).
-    pub started_utc: String,
-    /// The servers' Cargo profile (`release`, `dev`; `command` for `--cmd` servers).
-    pub profile: String,
+    /// Where and when it was measured, and of which build.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// The route each connection's requests ask for.
     pub route: String,
     /// Each idle connection's first request a `PUT /api/devices` of this

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use self::block::{BEGIN_MARKER, Block, BlockError, FOLD_BYTES, blocks, write_block};
 pub use self::compare::{Basis, Comparison, Row, SESSION_SD_PERCENT, compare};
 pub use self::counted::{
-    COUNT_SCHEMA_VERSION, Count, CountChange, CountDelta, CountReport, CountRow, NO_RATIO, OverRepeats,
+    COUNT_SCHEMA_VERSION, Count, CountChange, CountDelta, CountReport, CountRow, NO_RATIO, OverRepeats, Provenance,
 };
 pub use self::deltas::{Over, ab_deltas, deltas};
 pub use self::file::{emit, read, read_count, read_load, read_loads, read_memory, read_watch, results_file, write};

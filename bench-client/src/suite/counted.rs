@@ -228,10 +228,7 @@ pub fn count(plan: &CountPlan, stop: &AtomicBool) -> anyhow::Result<CountOutcome
     let file = dir.join("count.json");
     let mut report = CountReport {
         schema_version: COUNT_SCHEMA_VERSION,
-        commit: super::meta::commit(),
-        cpu_model: super::meta::cpu_model(),
-        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
-        profile: plan.profile.cargo_name().to_owned(),
+        provenance: super::meta::provenance(plan.profile.cargo_name(), started),
         requests: plan.requests,
         connections: 1,
         complete: false,

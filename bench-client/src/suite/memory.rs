@@ -160,10 +160,10 @@ pub fn memory(plan: &MemoryPlan, stop: &AtomicBool) -> anyhow::Result<MemoryOutc
     let file = dir.join("memory.json");
     let mut report = MemoryReport {
         schema_version: MEMORY_SCHEMA_VERSION,
-        commit: super::meta::commit(),
-        cpu_model: super::meta::cpu_model(),
-        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
-        profile: if frameworks.is_empty() { "command".to_owned() } else { plan.profile.cargo_name().to_owned() },
+        provenance: super::meta::provenance(
+            if frameworks.is_empty() { "command" } else { plan.profile.cargo_name() },
+            started,
+        ),
         route: plan.route.path.to_owned(),
         put_body_bytes: plan.put_body_bytes,
         connections: plan.connections.clone(),

@@ -115,3 +115,14 @@ pub(super) fn client_ceiling(plan: &SuitePlan, stop: &AtomicBool) -> Option<f64>
         }
     }
 }
+
+/// Where and when a `count` or `memory` session that `started` measures,
+/// of the servers' build `profile`.
+pub(super) fn provenance(profile: &str, started: std::time::SystemTime) -> crate::results::Provenance {
+    crate::results::Provenance {
+        commit: commit(),
+        cpu_model: cpu_model(),
+        started_utc: humantime::format_rfc3339_seconds(started).to_string(),
+        profile: profile.to_owned(),
+    }
+}
