@@ -14,15 +14,23 @@
 set -euo pipefail
 old=$1 new=$2 pairs=${3:-5} duration_s=${4:-5}
 . "$(dirname "$0")/lib/responder.sh" "$new"
+# shellcheck source=bench/lib/count.sh
+. "$(dirname "$0")/lib/count.sh"
 one() { plaintext_load "$2" "$tmp/$1-$3.json"; }
 alternate "$pairs" one
+# A run is flagged as bench-client's exit code would: any failure of any kind, incomplete, no success.
+for f in "$tmp"/old-*.json "$tmp"/new-*.json; do
+  read -r _ _ detail < <(client_counts "$f" || echo "- - uncountable")
+  [ "$detail" = - ] || echo "$(basename "$f" .json)"
+done > "$tmp/flagged"
 python3 - "$tmp" "$pairs" <<'EOF'
 import json, statistics, sys
 tmp, pairs = sys.argv[1], int(sys.argv[2])
+flagged = open(f"{tmp}/flagged").read().split()
 med = {}
 for who in ("old", "new"):
     runs = [json.load(open(f"{tmp}/{who}-{p}.json")) for p in range(1, pairs + 1)]
-    bad = [r for r in runs if r["failed_total"] or not r["complete"]]
+    bad = [p for p in range(1, pairs + 1) if f"{who}-{p}" in flagged]
     med[who] = (statistics.median(r["requests_per_s"] for r in runs),
                 statistics.median(r["client_cpu_ms_per_1k"] for r in runs))
     print(f"{who}: {med[who][0]:10.0f} successful requests/s, {med[who][1]:.4f} ms of client CPU per 1,000"

@@ -16,6 +16,8 @@
 # Usage: bench/metrics-overhead.sh [ROUNDS=6] [DURATION_S=5] [CONNECTIONS=64]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
 rounds=${1:-6}
 duration_s=${2:-5}
 connections=${3:-64}
@@ -65,7 +67,10 @@ run() {
     wait "$scraper_pid" 2>/dev/null || true
     scraper_pid=
   fi
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["complete"] and r["failed_total"] == 0, "run failed"; print(r["requests_per_s"])' "$json"
+  # Flagged as bench-client's exit code would: any failure of any kind, incomplete, no success.
+  read -r _ _ detail < <(client_counts "$json")
+  [ "$detail" = - ] || { echo "error: run failed: $detail" >&2; exit 1; }
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests_per_s"])' "$json"
 }
 
 printf '%6s %14s %14s %9s\n' round "plain req/s" "scraped req/s" "diff %"

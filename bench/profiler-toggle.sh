@@ -80,6 +80,8 @@ route=${5:-/plaintext}
 mkdir -p "$out"
 # shellcheck source=bench/lib/profiled.sh
 . bench/lib/profiled.sh
+# shellcheck source=bench/lib/count.sh
+. bench/lib/count.sh
 build_profiled
 client=target/release/bench-client
 candidates=${CANDIDATES:-dwarf64k-249-disk=dwarf,65528@249:disk dwarf64k-999-disk=dwarf,65528@999:disk}
@@ -138,9 +140,12 @@ for run in $(seq "$runs"); do
       exec 3>&- 4>&-
       rm -f "$dir/perf.data"
       kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-      python3 - "$tmp/load.json" "$tmp/toggles" "$run" "$framework" "$name" "$perf_s" "$phase_s" >> "$out/runs.tsv" <<'PY'
+      # Flagged as bench-client's exit code would: any failure of any kind, incomplete, no success.
+      read -r _ _ detail < <(client_counts "$tmp/load.json" || echo "- - uncountable")
+      python3 - "$tmp/load.json" "$tmp/toggles" "$run" "$framework" "$name" "$perf_s" "$phase_s" "$detail" \
+        >> "$out/runs.tsv" <<'PY'
 import json, sys
-path, toggles, run, framework, name, perf_s, phase_s = sys.argv[1:]
+path, toggles, run, framework, name, perf_s, phase_s, detail = sys.argv[1:]
 r = json.load(open(path))
 w_ms = float(r["window_s"]) * 1e3
 start = float(r["measure_start_unix_ms"])
@@ -154,7 +159,6 @@ for i, n in enumerate(r["windows"]):
             rates[s].append(n / (w_ms / 1e3))
 mean = lambda v: sum(v) / len(v) if v else 0.0
 on_s = sum(hi - lo for lo, hi, s in segments if s == "on") / 1e3
-detail = "-" if int(r["failed_total"]) == 0 else f"failed={r['failed_total']}"
 print(f"{run}\t{framework}\t{name}\t{mean(rates['on']):.1f}\t{mean(rates['off']):.1f}\t{len(rates['on'])}\t"
       f"{len(rates['off'])}\t{float(perf_s) / on_s if on_s else 0:.4f}\t{detail}")
 PY

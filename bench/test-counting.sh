@@ -82,11 +82,16 @@ counts "oha more deadline aborts than connections" \
   "455000 90963.6 aborted=64" oha_counts "$data/oha-clean.json" 32
 refuses "oha output that is not JSON" "not an oha JSON output" oha_counts "$data/wrk-clean.out" 64
 
-# bench-client: successful as it counts it; failed_total by kind, connect
-# failures and an incomplete run flagged.
+# bench-client: successful as it counts it; failed_total by kind, the
+# failures of no request (connect, stray bytes, a GOAWAY's error code) and an
+# incomplete run flagged.
 counts "client 120,000 successful, 30 failed, 2 connect failures" \
   "120000 24000.0 non200=20,io=10,connect=2,incomplete=1" client_counts "$data/client-failures.json"
 counts "client clean run" "600500 120100.0 -" client_counts "$data/client-clean.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["failed"].update(stray=3, goaway={"11": 2}); json.dump(r,open(sys.argv[2],"w"))' \
+  "$data/client-clean.json" "$tmp/client-stray.json"
+counts "client run with stray bytes and GOAWAY errors (no request failed)" "600500 120100.0 stray=3,goaway=2" \
+  client_counts "$tmp/client-stray.json"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["failed_total"]=0; json.dump(r,open(sys.argv[2],"w"))' \
   "$data/client-failures.json" "$tmp/client-inconsistent.json"
 refuses "client failures not adding up to failed_total" "add up to 30, failed_total is 0" \

@@ -18,7 +18,7 @@
 #               errors     oha's errors (its errorDistribution)
 #               aborted    oha: requests cut at the deadline, when more than
 #                          one per connection (see oha_counts)
-#               io, timeout, body, protocol, tls, connect
+#               io, timeout, body, protocol, tls, reset, connect, stray, goaway
 #                          bench-client's failures by kind
 #               incomplete bench-client: the run did not complete
 #               no_success no response with status 200 at all
@@ -123,8 +123,9 @@ PY
 # bench-client's `load --json` output (docs/RESULTS.md): `successful` counts
 # status 200 with the exact body; `failed_total` the failed requests, by kind
 # in `failed` (io, timeout, status by code, body, protocol, tls), which must add
-# up to it; `failed.connect` the failed connection attempts (not in
-# failed_total: no request was sent); `complete` false when the run was cut
+# up to it; `failed.connect` the failed connection attempts, `stray` the
+# connections given bytes of no response and `goaway` those a server ended with
+# an error code (not in failed_total: no request of theirs failed); `complete` false when the run was cut
 # short. Any of them flags the run, as `load` itself does (exit 1).
 client_counts() {
   json_counts client_counts "$1" <<'PY'
@@ -141,7 +142,12 @@ try:
         "tls": int(f.get("tls", 0)),
         "reset": sum(int(n) for n in f.get("reset", {}).values()),
     }
-    connect = int(f["connect"])
+    # Failures of no request, outside failed_total, that fail the run all the same.
+    apart = {
+        "connect": int(f["connect"]),
+        "stray": int(f.get("stray", 0)),
+        "goaway": sum(int(n) for n in f.get("goaway", {}).values()),
+    }
 except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
     fail(f"not a bench-client load --json output: {e!r}")
 # The warm-up's protocol failures are among the kinds, not in failed_total.
@@ -149,9 +155,7 @@ if sum(kinds.values()) - int(r.get("warmup_failed_protocol", 0)) != failed_total
     fail(f"failures by kind {kinds} add up to {sum(kinds.values())}, failed_total is {failed_total}")
 if duration_s <= 0:
     fail("duration_s is 0")
-detail = [f"{k}={n}" for k, n in kinds.items() if n]
-if connect:
-    detail.append(f"connect={connect}")
+detail = [f"{k}={n}" for k, n in {**kinds, **apart}.items() if n]
 if not complete:
     detail.append("incomplete=1")
 if ok == 0:
