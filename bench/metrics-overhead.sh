@@ -67,8 +67,8 @@ run() {
     wait "$scraper_pid" 2>/dev/null || true
     scraper_pid=
   fi
-  # Flagged as bench-client's exit code would: any failure of any kind, incomplete, no success.
-  read -r _ _ detail < <(client_counts "$json")
+  # Flagged as client_counts flags it: a failure of any kind, an incomplete run, no success.
+  read -r _ _ detail < <(client_counts "$json" || echo "- - uncountable")
   [ "$detail" = - ] || { echo "error: run failed: $detail" >&2; exit 1; }
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests_per_s"])' "$json"
 }

@@ -140,7 +140,7 @@ for run in $(seq "$runs"); do
       exec 3>&- 4>&-
       rm -f "$dir/perf.data"
       kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-      # Flagged as bench-client's exit code would: any failure of any kind, incomplete, no success.
+      # Flagged as client_counts flags it: a failure of any kind, an incomplete run, no success.
       read -r _ _ detail < <(client_counts "$tmp/load.json" || echo "- - uncountable")
       python3 - "$tmp/load.json" "$tmp/toggles" "$run" "$framework" "$name" "$perf_s" "$phase_s" "$detail" \
         >> "$out/runs.tsv" <<'PY'

@@ -143,16 +143,16 @@ impl AbArgs {
     /// A route outside the route table, CPUs this process may not use.
     pub fn plan(self) -> anyhow::Result<AbPlan> {
         self.served.cpus.check()?;
-        let own = self.before_cmd.is_some() && self.after_cmd.is_some();
-        let routes = checked_routes(self.routes, own)?;
-        let (before, after, frameworks) = match (self.before_cmd, self.after_cmd) {
+        let (before, after, frameworks, routes) = match (self.before_cmd, self.after_cmd) {
             (Some(before), Some(after)) => {
                 command::check("--before-cmd", &before)?;
                 command::check("--after-cmd", &after)?;
+                let routes = checked_paths(self.routes, true)?;
                 let side = |command| Side { revision: Revision::Command(command), layers: 0 };
-                (side(before), side(after), vec![Framework::Own])
+                (side(before), side(after), vec![Framework::Own], routes)
             }
             _ => {
+                let routes = checked_paths(self.routes, false)?;
                 let layers = |side: Option<u16>| side.unwrap_or(self.layers);
                 let revision = |flag: &str, name: &str, deps: Option<Deps>| match (Revision::parse(name), deps) {
                     (Revision::Git(name, _), deps) => Ok(Revision::Git(name, deps)),
@@ -169,9 +169,12 @@ impl AbArgs {
                     revision: revision("after", &self.after, self.after_deps)?,
                     layers: layers(self.layers_after),
                 };
-                (before, after, self.frameworks.frameworks)
+                (before, after, self.frameworks.frameworks, routes)
             }
         };
+        ensure!(!routes.is_empty(), "--routes is empty");
+        let mut seen = std::collections::HashSet::new();
+        ensure!(routes.iter().all(|r| seen.insert(*r)), "--routes names a path twice");
         // A/A: the candidate on both sides.
         let before = if self.aa.is_some() { after.clone() } else { before };
         sliced_timing(self.warmup, self.duration, self.slice, 2)?;
@@ -226,11 +229,11 @@ impl AbArgs {
     }
 }
 
-/// The routes `--routes` names, checked: with both sides' own commands
+/// The paths `--routes` names, checked: with both sides' own commands
 /// (`own`), any paths (none given: none); else routes of the table (none
-/// given: [`DEFAULT_ROUTES`]). Not empty, no path twice.
-fn checked_routes(paths: Option<Vec<String>>, own: bool) -> anyhow::Result<Vec<&'static str>> {
-    let routes: Vec<&'static str> = if own {
+/// given: [`DEFAULT_ROUTES`]).
+fn checked_paths(paths: Option<Vec<String>>, own: bool) -> anyhow::Result<Vec<&'static str>> {
+    Ok(if own {
         let paths = paths.unwrap_or_default();
         for path in &paths {
             ensure!(path.starts_with('/'), "--routes {path} is not a path (it starts with /)");
@@ -248,11 +251,7 @@ fn checked_routes(paths: Option<Vec<String>>, own: bool) -> anyhow::Result<Vec<&
                 })
             })
             .collect::<anyhow::Result<_>>()?
-    };
-    ensure!(!routes.is_empty(), "--routes is empty");
-    let mut seen = std::collections::HashSet::new();
-    ensure!(routes.iter().all(|r| seen.insert(*r)), "--routes names a path twice");
-    Ok(routes)
+    })
 }
 
 /// Runs `ab`, prints its table, and ends with [`Outcome::Failed`] on a

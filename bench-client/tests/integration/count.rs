@@ -103,8 +103,11 @@ fn count_says_what_a_request_costs_and_the_clone_costs_more_than_the_arc() {
             assert!((2.0..10.0).contains(&calls), "native system calls per request: {row}");
             // At most one or two (a wake for the request, one for its write); fewer where the
             // next request has arrived before the worker went back to sleep (a slow dev build).
+            // A slope, so below 0 by noise: the tests beside it preempt the server in one
+            // stretch more than the other (-0.34 seen on a fresh clone's make test), as page
+            // faults below.
             let switches = mean(row, "context_switches_per_request");
-            assert!((0.0..3.0).contains(&switches), "context switches per request: {row}");
+            assert!((-1.0..3.0).contains(&switches), "context switches per request: {row}");
             assert!(
                 mean(row, "page_faults_per_request").abs() < 1.0,
                 "a warm server faults no page per request: {row}"
