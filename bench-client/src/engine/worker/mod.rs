@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
-use super::conn::{Conn, Phase, UNASSIGNED};
+use super::conn::{Conn, Phase};
 use super::live::Slot;
 use super::schedule::Schedule;
 use super::stats::RunStats;
@@ -407,43 +407,6 @@ impl<'a> Worker<'a> {
             }
             Phase::Backoff(_) | Phase::Queued => {}
         }
-    }
-
-    /// At the loop's end (`early`: stopped or its quota reached before the
-    /// deadline): the ramp judged if it was not yet, the requests still in
-    /// flight and, in the open loop, those never sent counted; the instant
-    /// it stopped.
-    fn settle_end(&mut self, early: bool) -> Instant {
-        if !early && self.ramp_check.is_some() {
-            // One window and no warm-up: the ramp is judged at the deadline.
-            self.count_short_slots();
-        }
-        let stopped_at = Instant::now().min(self.times.end);
-        self.count_in_flight();
-        // HTTP/2: the streams still open are reset before the connections close, so that none is
-        // left open (answered, never ended by the client) on the server's side.
-        // Best effort, once: what is measured is settled already.
-        for c in &mut self.conns {
-            let (Some(session), Some(stream)) = (c.h2.as_mut(), c.stream.as_mut()) else { continue };
-            for o in c.outstanding.iter().filter(|o| o.stream != UNASSIGNED) {
-                session.cancel(o.stream);
-            }
-            if !session.unwritten().is_empty() && stream.write_pending().is_ok() {
-                let _ = stream.write(session.unwritten());
-                let _ = stream.write_pending();
-            }
-        }
-        if let Some(s) = &self.schedule {
-            let unsent = s.pending(stopped_at);
-            // HTTP/2: taken from the schedule, still waiting for a stream (or to be written again).
-            self.stats.counts.unsent_at_deadline += unsent + self.unsent;
-            if let Some(since) = self.starved_since {
-                // Due after the last connection was taken: waiting on the server.
-                self.stats.counts.waited_on_server +=
-                    (s.next..s.next + unsent).filter(|&k| s.due_at(k) >= since).count() as u64;
-            }
-        }
-        stopped_at
     }
 
     /// Copies this thread's totals into its live slot, if it has one, with
