@@ -14,16 +14,9 @@
 set -euo pipefail
 old=$1 new=$2 pairs=${3:-5} duration_s=${4:-5}
 . "$(dirname "$0")/lib/responder.sh" "$new"
-# shellcheck source=bench/lib/count.sh
-. "$(dirname "$0")/lib/count.sh"
 one() { plaintext_load "$2" "$tmp/$1-$3.json"; }
 alternate "$pairs" one
-# A run is flagged as client_counts flags it: a failure of any kind (stray bytes and GOAWAY codes
-# included), an incomplete run, no success.
-for f in "$tmp"/old-*.json "$tmp"/new-*.json; do
-  read -r _ _ detail < <(client_counts "$f" || echo "- - uncountable")
-  [ "$detail" = - ] || echo "$(basename "$f" .json)"
-done > "$tmp/flagged"
+flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
 python3 - "$tmp" "$pairs" <<'EOF'
 import json, statistics, sys
 tmp, pairs = sys.argv[1], int(sys.argv[2])

@@ -15,9 +15,11 @@ command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2;
 . "$(dirname "$0")/lib/responder.sh" "$new"
 one() { plaintext_load "$2" "$tmp/$1-$3.json" valgrind --tool=callgrind --callgrind-out-file="$tmp/$1-$3.cg" 2> "$tmp/$1-$3.err"; }
 alternate "$runs" one
+flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
 python3 - "$tmp" "$runs" <<'PY'
 import json, statistics, sys
 tmp, runs = sys.argv[1], int(sys.argv[2])
+flagged = open(f"{tmp}/flagged").read().split()
 per = {}
 for who in ("old", "new"):
     per[who] = []
@@ -25,6 +27,8 @@ for who in ("old", "new"):
         ir = next(int(l.split()[1]) for l in open(f"{tmp}/{who}-{r}.cg") if l.startswith("summary:"))
         f = json.load(open(f"{tmp}/{who}-{r}.json"))
         per[who].append(ir / (f["successful"] + f["warmup_completed"]))
-    print(f"{who}: " + ", ".join(f"{v:.0f}" for v in per[who]) + " instructions per completed request")
+    bad = sum(f"{who}-{r}" in flagged for r in range(1, runs + 1))
+    print(f"{who}: " + ", ".join(f"{v:.0f}" for v in per[who]) + " instructions per completed request"
+          + (f"  ERRORS in {bad} runs" if bad else ""))
 print(f"new/old: {statistics.mean(per['new']) / statistics.mean(per['old']):.3f}x instructions per request (user space)")
 PY

@@ -61,14 +61,15 @@ run() {
      done) &
     scraper_pid=$!
   fi
-  wait "$load_pid"
+  local status=0
+  wait "$load_pid" || status=$?
   if [ -n "$scraper_pid" ]; then
     kill "$scraper_pid" 2>/dev/null || true
     wait "$scraper_pid" 2>/dev/null || true
     scraper_pid=
   fi
-  # Flagged as client_counts flags it: a failure of any kind, an incomplete run, no success.
-  read -r _ _ detail < <(client_counts "$json" || echo "- - uncountable")
+  # Flagged as client_run flags it: a failure of any kind, an incomplete run, no success, an exit status not 0.
+  read -r _ _ detail <<< "$(client_run "$json" "$status")"
   [ "$detail" = - ] || { echo "error: run failed: $detail" >&2; exit 1; }
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests_per_s"])' "$json"
 }

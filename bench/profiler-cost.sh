@@ -74,7 +74,7 @@ for round in $(seq "$rounds"); do
       before=$(ticks "$server_pid"); start_ns=$(date +%s%N)
       rm -f "$tmp/load.json"
       taskset -c 1 "$client" load "$url" --connections 64 --warmup 1s --duration "${duration_s}s" \
-        --json "$tmp/load.json" > /dev/null 2>&1 || true
+        --json "$tmp/load.json" > /dev/null 2>&1 && status=0 || status=$?
       after=$(ticks "$server_pid"); seconds=$(awk -v a="$start_ns" -v b="$(date +%s%N)" 'BEGIN { print (b - a) / 1e9 }')
       if [ -n "$perf_pid" ]; then
         perf_ticks=$(ticks "$perf_pid")
@@ -85,7 +85,7 @@ for round in $(seq "$rounds"); do
       fi
       busy=$(awk -v a="$before" -v b="$after" -v hz="$hz" -v s="$seconds" 'BEGIN { print (b - a) / hz / s }')
       expected=$(awk -v a="$before" -v b="$after" -v hz="$hz" -v f="$freq" 'BEGIN { print (b - a) / hz * f }')
-      read -r _count rate detail <<< "$(client_counts "$tmp/load.json" || echo "0 0 unreadable=1")"
+      read -r _count rate detail <<< "$(client_run "$tmp/load.json" "$status")"
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$framework" "$name" "$rate" "$detail" \
         "$busy" "$perf_cpu" "${samples:-0}" "$expected" "${mb:-0}" "$seconds" >> "$runs"
       kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=

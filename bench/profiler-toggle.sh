@@ -134,14 +134,16 @@ for run in $(seq "$runs"); do
         sleep "$phase_s"
       done
       echo "$(date +%s%N) end" >> "$tmp/toggles"
-      wait "$load_pid" || true; load_pid=
+      status=0
+      wait "$load_pid" || status=$?
+      load_pid=
       perf_s=$(awk -v t="$(ticks "$perf_pid")" -v hz="$hz" 'BEGIN { print t / hz }')
       kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=
       exec 3>&- 4>&-
       rm -f "$dir/perf.data"
       kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
-      # Flagged as client_counts flags it: a failure of any kind, an incomplete run, no success.
-      read -r _ _ detail < <(client_counts "$tmp/load.json" || echo "- - uncountable")
+      # Flagged as client_run flags it: a failure of any kind, an incomplete run, no success, an exit status not 0.
+      read -r _ _ detail <<< "$(client_run "$tmp/load.json" "$status")"
       python3 - "$tmp/load.json" "$tmp/toggles" "$run" "$framework" "$name" "$perf_s" "$phase_s" "$detail" \
         >> "$out/runs.tsv" <<'PY'
 import json, sys

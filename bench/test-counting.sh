@@ -97,6 +97,36 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["failed_total"]=0
 refuses "client failures not adding up to failed_total" "add up to 30, failed_total is 0" \
   client_counts "$tmp/client-inconsistent.json"
 
+# A run as the scripts that read load's file alone judge it (client_run):
+# load's exit status named when its file counts no failure (churn it was not
+# allowed, connections short, a schedule not kept fail a run outside the
+# failure counts); the failure kinds when it does; an unreadable file flagged.
+counts "client clean run, exit 0" "600500 120100.0 -" client_run "$data/client-clean.json" 0
+counts "client clean counts, exit 1" "600500 120100.0 exit_status=1" client_run "$data/client-clean.json" 1
+counts "client failures, exit 1" "120000 24000.0 non200=20,io=10,connect=2,incomplete=1" \
+  client_run "$data/client-failures.json" 1
+counts "client file unreadable" "0 0.0 unreadable=1" client_run "$tmp/no-such.json" 0
+
+# plaintext_load and flagged_runs (bench/lib/responder.sh, as engine-ab.sh and
+# engine-instructions.sh run them under set -e): a stand-in client whose
+# `responder` listens and whose `load` writes a clean file and exits 1 on
+# its second run. The loop goes on past the failed run, and it is flagged.
+cat > "$tmp/client" <<EOF
+#!/usr/bin/env bash
+case \$1 in
+  responder) echo "listening on http://127.0.0.1:9"; exec sleep 60 ;;
+  load) json=\${*: -1}; cp "$PWD/$data/client-clean.json" "\$json"; n=\$(cat "$tmp/loads" 2> /dev/null || echo 0)
+    echo \$((n + 1)) > "$tmp/loads"; [ "\$n" -ne 1 ] ;;
+esac
+EOF
+chmod +x "$tmp/client"
+got=$(bash -c 'set -euo pipefail; old=$1 new=$1 duration_s=1; . bench/lib/responder.sh "$1"
+  one() { plaintext_load "$2" "$tmp/$1-$3.json"; }; alternate 2 one
+  flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json | tr "\n" " "' _ "$tmp/client" 2> "$tmp/stderr")
+# Runs in order: old-1, new-1, new-2 (the second pair reversed), old-2: the second is new-1.
+if [ "$got" = "new-1 " ]; then pass "plaintext_load goes on past a failed run; flagged: $got"; else
+  fail "plaintext_load/flagged_runs: expected 'new-1 ', got '$got' (stderr: $(tr '\n' ' ' < "$tmp/stderr"))"; fi
+
 # h2load: 2xx only, over its "finished in" time; failed, errored, timed-out
 # requests and other statuses flagged (captured from nghttp2 1.52's h2load).
 counts "h2load clean run" "4156 4156.0 -" h2load_counts "$data/h2load-clean.out"

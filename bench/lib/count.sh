@@ -164,6 +164,25 @@ print(f"{ok} {ok / duration_s:.1f} {','.join(detail) or '-'}")
 PY
 }
 
+# with_status COUNTS STATUS: the <tool>_counts line COUNTS with the tool's
+# exit status named in its DETAIL (exit_status=N) when the counts saw nothing
+# wrong: a run the tool itself failed (bench-client's `load` exits 1 for what
+# its file has no failure count of: churn it was not allowed, connections
+# short when the windows began, an open-loop schedule not kept) is flagged.
+with_status() {
+  local count rate detail
+  read -r count rate detail <<< "$1"
+  if [ "$2" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$2"; fi
+  echo "$count $rate $detail"
+}
+
+# client_run JSON STATUS: one bench-client `load --json` run as client_counts
+# counts it, its exit status STATUS folded in by with_status; "0 0.0 unreadable=1"
+# when the file cannot be counted (client_counts says why on stderr).
+client_run() {
+  with_status "$(client_counts "$1" || echo "0 0.0 unreadable=1")" "$2"
+}
+
 # h2load's stdout (nghttp2's HTTP/2 load generator, `h2load -D SECONDS …`):
 # successes are its 2xx responses (every route loaded here answers 200), the
 # rate those over its "finished in" time; its failed, errored and timed-out
@@ -242,10 +261,6 @@ errors_line() {
   for who in "$@"; do errors_cell "$who" "$dir/$who"; done | awk '{ s = s (NR > 1 ? "; " : "") $0 } END { print s }'
 }
 
-# Children's user+sys CPU seconds in a file written by bash's `times` (which
-# must run in this shell, not in a command substitution's subshell). Both
-# snapshots of a run are taken before either is parsed, so that only the
-# tool's own CPU time falls between them.
 # round_line COUNTS STATUS BEFORE AFTER: one run's line for a table's
 # files, "RATE CPU DETAIL" (as errors_cell and medians read it): COUNTS is a
 # <tool>_counts line, STATUS the tool's exit status (named in DETAIL when the
@@ -254,8 +269,7 @@ errors_line() {
 # successful requests, ms ("-" when none succeeded).
 round_line() {
   local count rate detail cpu
-  read -r count rate detail <<< "$1"
-  if [ "$2" -ne 0 ] && [ "$detail" = - ]; then detail="exit_status=$2"; fi
+  read -r count rate detail <<< "$(with_status "$1" "$2")"
   cpu=$(awk -v a="$(children_cpu_s "$3")" -v b="$(children_cpu_s "$4")" -v n="$count" \
     'BEGIN { if (n > 0) print (b - a) * 1e6 / n; else print "-" }')
   echo "$rate $cpu $detail"
@@ -294,6 +308,10 @@ rounds() {
   done
   medians "$dir" "$@"
 }
+# Children's user+sys CPU seconds in a file written by bash's `times` (which
+# must run in this shell, not in a command substitution's subshell). Both
+# snapshots of a run are taken before either is parsed, so that only the
+# tool's own CPU time falls between them.
 children_cpu_s() {
   tail -1 "$1" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } print s }'
 }

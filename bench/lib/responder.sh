@@ -3,9 +3,12 @@
 # the client binary $1 pinned to CPU 0 ($responder_pid, stopped at exit),
 # its address in $addr; `plaintext_load BIN JSON [WRAPPER…]` runs BIN's
 # `load` on its /plaintext for $duration_s seconds, pinned to CPU 1 (under
-# WRAPPER, e.g. valgrind), the report in JSON; `alternate N RUN` calls
+# WRAPPER, e.g. valgrind), the report in JSON, its exit status in
+# JSON.status (a failed run goes on: `flagged_runs` names it); `alternate N RUN` calls
 # `RUN WHO BIN I` for I in 1..N, WHO old ($old) then new ($new), the order
 # reversed every other I so that a drift favours neither.
+# shellcheck source=bench/lib/count.sh
+. "$(dirname "${BASH_SOURCE[0]}")/count.sh"
 tmp=$(mktemp -d)
 responder_pid=
 cleanup() { [ -n "$responder_pid" ] && kill "$responder_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -16,10 +19,21 @@ for _ in $(seq 50); do grep -q listening "$tmp/responder.out" 2>/dev/null && bre
 addr=$(sed -n 's|listening on http://||p' "$tmp/responder.out")
 [ -n "$addr" ] || { echo "error: the responder did not start" >&2; exit 1; }
 plaintext_load() {
-  bin=$1 json=$2
+  local bin=$1 json=$2 status
   shift 2
   taskset -c 1 "$@" "$bin" load "http://$addr/plaintext" --connections 64 --duration "${duration_s}s" --warmup 1s \
-    --json "$json" > /dev/null
+    --json "$json" > /dev/null && status=0 || status=$?
+  echo "$status" > "$json.status"
+}
+# flagged_runs JSON…: the name (without .json) of each run that with_status
+# flags (bench/lib/count.sh: a failure of any kind, an incomplete run, no
+# success, an exit status not 0), one a line.
+flagged_runs() {
+  local f detail
+  for f in "$@"; do
+    read -r _ _ detail <<< "$(client_run "$f" "$(cat "$f.status")")"
+    [ "$detail" = - ] || basename "$f" .json
+  done
 }
 alternate() {
   for i in $(seq "$1"); do
