@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use super::design::{Design, ServerStart, Servers, Unit};
 use super::plan::SuitePlan;
-use super::schedule::{Slot, Step, own_servers, place_on_servers, rivals, steps};
+use super::schedule::{OwnServer, Slot, Step, own_servers, place_on_servers, rivals, steps};
 use super::servers::{ServerFlags, Started, start_server};
 use crate::model::{Framework, Scenario};
 use crate::preflight;
@@ -70,7 +70,7 @@ impl Design for Variants {
                 None
             };
         let mut started = vec![Started { grant, ..Started::of_table(framework, process, layers) }];
-        started.extend(start_own(plan, framework, layers)?);
+        started.extend(start_own(plan, framework, layers, flags)?);
         Ok(started)
     }
 
@@ -124,15 +124,10 @@ impl Design for Variants {
 /// `routes` scenarios are measured on ([`own_servers`]): one per set of
 /// layers and per count of filler routes, pinned to the plan's server CPUs,
 /// each variant's route checked in preflight as the load will check it.
-fn start_own(plan: &SuitePlan, framework: Framework, layers: u16) -> anyhow::Result<Servers> {
+fn start_own(plan: &SuitePlan, framework: Framework, layers: u16, flags: ServerFlags) -> anyhow::Result<Servers> {
     let mut started = Vec::new();
     for (own, variants) in own_servers(&plan.scenarios, framework) {
-        let flags = ServerFlags {
-            tls: false,
-            tcp_nodelay: plan.tcp_nodelay,
-            middleware: own.middleware,
-            filler_routes: own.filler_routes,
-        };
+        let flags = own_flags(flags, own);
         let process = start_server(plan.profile, framework, &plan.server_cpus, layers, flags)?;
         let server = Started { middleware: own.middleware, ..Started::of_table(framework, process, layers) };
         for variant in variants {
@@ -142,6 +137,14 @@ fn start_own(plan: &SuitePlan, framework: Framework, layers: u16) -> anyhow::Res
         started.push(server);
     }
     Ok(started)
+}
+
+/// An own server's flags: the table's server's `table` flags (its HTTPS
+/// listener, TCP_NODELAY) with `own`'s middleware and filler routes. The
+/// `routes` scenario sets `static_0` on the table's server against these,
+/// which then differ from it in their filler routes alone.
+fn own_flags(table: ServerFlags, own: OwnServer) -> ServerFlags {
+    ServerFlags { middleware: own.middleware, filler_routes: own.filler_routes, ..table }
 }
 
 /// Every framework's server of the plan for `round`, head to head: all
@@ -158,4 +161,18 @@ fn start_rivals(plan: &SuitePlan, layers: u16, flags: ServerFlags, round: u32) -
         started[i] = Some(Started::of_table(framework, process, layers));
     }
     Ok(started.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_own_server_has_the_table_servers_listeners_and_its_own_routes_and_layers() {
+        let table = ServerFlags { tls: true, tcp_nodelay: true, ..ServerFlags::default() };
+        let fillers = own_flags(table, OwnServer { middleware: None, filler_routes: 100 });
+        assert_eq!(fillers.args(), ["--tls-addr", "127.0.0.1:0", "--tcp-nodelay", "--filler-routes", "100"]);
+        let bare = own_flags(ServerFlags::default(), OwnServer { middleware: Some(&[]), filler_routes: 0 });
+        assert_eq!(bare.args(), ["--middleware", "none"]);
+    }
 }
