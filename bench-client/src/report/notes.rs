@@ -36,7 +36,7 @@ pub(super) const SWEEP: &str = "\nCells: successful requests per second (geometr
 
 /// Under the in-proportion table.
 pub(super) const PROPORTION: &str = "\nCells: µs of server CPU per successful request (the server's CPU time ÷ its \
-    successful requests; geometric mean over rounds).\n";
+    successful requests; geometric mean over the rounds of the route's own scenario, the runs its deltas pair).\n";
 
 /// Under the in-proportion deltas, with `/fortunes` measured.
 pub(super) const SAVED_WITH_FORTUNES: &str = "\n`saved per request`: the baseline's cost minus the changed route's \

@@ -35,12 +35,13 @@ pub struct RouteCost {
 
 /// The cost of every route measured, per framework and layer count (in
 /// the order of [`Variant::MEASURED`]); `ab` runs (`before`/`after`) are left out.
+/// A route the head-to-head `frameworks` scenario measured too costs what
+/// its framework's own scenario measured (the runs a delta of it pairs), not
+/// both pooled: the two are other processes, loaded in other alternations.
 pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     let cpus = results.meta.server_cpus.len();
-    let mut keys: Vec<(Framework, u16, usize, Variant)> = results
-        .runs
-        .iter()
-        .filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After))
+    let runs = || results.runs.iter().filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After));
+    let mut keys: Vec<(Framework, u16, usize, Variant)> = runs()
         .map(|r| {
             (r.framework, r.layers, Variant::MEASURED.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant)
         })
@@ -49,10 +50,10 @@ pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     keys.dedup();
     keys.into_iter()
         .filter_map(|(framework, layers, _, variant)| {
-            let costs: Vec<f64> = results
-                .runs
-                .iter()
-                .filter(|r| r.framework == framework && r.layers == layers && r.variant == variant)
+            let of_route = || runs().filter(|r| r.framework == framework && r.layers == layers && r.variant == variant);
+            let within = of_route().any(|r| r.scenario != Scenario::Frameworks);
+            let costs: Vec<f64> = of_route()
+                .filter(|r| within != (r.scenario == Scenario::Frameworks))
                 .map(|r| &r.figures)
                 .filter(|f| f.usable())
                 .filter_map(|f| cost_us(f, cpus))
@@ -172,6 +173,29 @@ mod tests {
         assert!((preserialized.share_of_fortunes_percent.unwrap() - 5.0).abs() < 1e-9, "2.5 of 50 µs");
         let cached = deltas.iter().find(|d| d.delta.to == "/fortunes/cached").unwrap();
         assert!((cached.share_of_fortunes_percent.unwrap() - 80.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_route_the_frameworks_scenario_measured_too_costs_what_its_own_scenario_measured() {
+        let f = Framework::Actix;
+        let mut runs = Vec::new();
+        for round in 1..=2 {
+            runs.push(costed(f, "payload", "per_request", round, 80_000, 100.0)); // 12.5 µs
+            runs.push(costed(f, "payload", "preserialized", round, 100_000, 100.0)); // 10 µs
+            // Head to head: the same two routes, and one only it measured.
+            runs.push(costed(f, "frameworks", "per_request", round, 50_000, 100.0)); // 20 µs
+            runs.push(costed(f, "frameworks", "preserialized", round, 200_000, 100.0)); // 5 µs
+            runs.push(costed(f, "frameworks", "arc", round, 40_000, 100.0)); // 25 µs
+        }
+        let r = results(runs);
+        let costs = route_costs(&r);
+        let by = |v: Variant| costs.iter().find(|c| c.variant == v).map(|c| (format!("{:.6}", c.cost_us), c.runs));
+        assert_eq!(by(Variant::PerRequest), Some(("12.500000".into(), 2)), "payload's runs alone");
+        assert_eq!(by(Variant::Preserialized), Some(("10.000000".into(), 2)));
+        assert_eq!(by(Variant::Arc), Some(("25.000000".into(), 2)), "measured head to head only");
+        let deltas = delta_costs(&r, &costs);
+        let preserialized = deltas.iter().find(|d| d.delta.to == "/api/devices/preserialized").unwrap();
+        assert!((preserialized.saved_us - 2.5).abs() < 1e-9, "12.5 → 10 µs: {preserialized:?}");
     }
 
     #[test]
