@@ -542,9 +542,10 @@ mod tests {
         let table = delta_table(&r);
         let row = |to: &str| table.lines().find(|l| l.contains(to)).unwrap_or_else(|| panic!("{table}")).to_owned();
         let arc = r.deltas.iter().find(|d| d.to == "/state/arc").unwrap();
-        let half = analysis::half_width_points(&arc.change).unwrap();
-        assert!(half > 2.0);
-        assert!(row("/state/arc").contains(&format!("| inconclusive (±{half:.0} %) |")), "{}", row("/state/arc"));
+        let (low, high) = (arc.change.ci_low_percent.unwrap(), arc.change.ci_high_percent.unwrap());
+        let reach = low.abs().max(high.abs());
+        assert!(low < 0.0 && high > 0.0 && reach > 2.0, "{:?}", arc.change);
+        assert!(row("/state/arc").contains(&format!("| inconclusive (±{reach:.1} %) |")), "{}", row("/state/arc"));
         assert!(
             row("/state/arc").ends_with("| 1000 | 1000 | 0.0 % / 34.0 % | 0.10 ms | 0.10 ms | – |"),
             "{}",

@@ -48,14 +48,34 @@ pub fn change_with_ci(d: &Change) -> String {
 /// The verdict of `change`, in bold when it is significant, and
 /// `inconclusive (±N %)` when it found no change but its interval reaches
 /// beyond `threshold_percent` on a side: a change the user would care about
-/// is not ruled out.
+/// is not ruled out. N is the interval's end farthest from zero, to the
+/// tenth the interval's ends are shown to (so it never reads as the
+/// threshold it exceeds, as a whole number could).
 pub(super) fn verdict_within(change: &Change, threshold_percent: Option<f64>) -> String {
-    match (change.verdict, crate::analysis::half_width_points(change), threshold_percent) {
-        (Verdict::NoSignificantChange, Some(half), Some(threshold)) if half > threshold => {
-            format!("inconclusive (±{half:.0} %)")
-        }
-        (v, ..) => verdict(v),
+    match inconclusive_reach(change, threshold_percent) {
+        Some(reach) => format!("inconclusive (±{reach:.1} %)"),
+        None => verdict(change.verdict),
     }
+}
+
+/// What [`verdict_within`] calls `change`, without the reach: its verdict,
+/// and whether it is inconclusive. Two sessions agree on a verdict when
+/// these are equal, however far each one's interval reaches.
+pub(super) fn verdict_kind(change: &Change, threshold_percent: Option<f64>) -> (Verdict, bool) {
+    (change.verdict, inconclusive_reach(change, threshold_percent).is_some())
+}
+
+/// The reach of `change` (see [`reach_percent`]) when it found no change
+/// but reaches beyond `threshold_percent`; `None` otherwise.
+fn inconclusive_reach(change: &Change, threshold_percent: Option<f64>) -> Option<f64> {
+    let (reach, threshold) = (reach_percent(change)?, threshold_percent?);
+    (change.verdict == Verdict::NoSignificantChange && reach > threshold).then_some(reach)
+}
+
+/// The largest change `change`'s interval does not rule out, percent: the
+/// distance of its end farthest from zero; `None` without an interval.
+fn reach_percent(change: &Change) -> Option<f64> {
+    Some(change.ci_low_percent?.abs().max(change.ci_high_percent?.abs()))
 }
 
 /// The verdict's label, in bold when it is significant.
@@ -69,6 +89,24 @@ pub(super) fn verdict(v: Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inconclusive_names_the_farthest_end_and_an_interval_within_the_threshold_is_no_change() {
+        let change = |low: f64, point: f64, high: f64| Change {
+            change_percent: point,
+            ci_low_percent: Some(low),
+            ci_high_percent: Some(high),
+            verdict: Verdict::NoSignificantChange,
+        };
+        // Half-width 2.25, rounded to a whole 2 it read as the threshold it exceeds.
+        assert_eq!(verdict_within(&change(-1.5, 0.7, 3.0), Some(2.0)), "inconclusive (±3.0 %)");
+        assert_eq!(verdict_within(&change(-2.4, -0.2, 0.5), Some(2.0)), "inconclusive (±2.4 %)");
+        // Off centre but within ±2 % on both sides: a change that matters is ruled out.
+        assert_eq!(verdict_within(&change(-1.9, 0.7, 1.0), Some(2.0)), "no significant change");
+        assert_eq!(verdict_within(&change(-1.5, 0.7, 3.0), None), "no significant change");
+        let faster = Change { verdict: Verdict::Faster, ..change(1.0, 5.0, 9.0) };
+        assert_eq!(verdict_within(&faster, Some(2.0)), "**faster**");
+    }
 
     #[test]
     fn a_rate_below_ten_keeps_its_decimals_and_one_above_is_whole() {

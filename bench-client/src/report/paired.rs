@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::format::verdict_within;
+use super::format::{verdict_kind, verdict_within};
 use super::table::Table;
 use crate::model::{Framework, Scenario, Variant};
 use crate::results::{CountDelta, CountReport, Delta, Results, route_costs};
@@ -261,8 +261,8 @@ impl SecondLook {
         let (a, b) = (Added::of(first)?, Added::of(second)?);
         let (one, two) =
             (verdict_within(&first.change, threshold_percent), verdict_within(&second.change, threshold_percent));
-        let agreed = one == two;
-        let verdicts = if agreed { one } else { format!("{} / {}", one.replace("**", ""), two.replace("**", "")) };
+        let agreed = verdict_kind(&first.change, threshold_percent) == verdict_kind(&second.change, threshold_percent);
+        let verdicts = if one == two { one } else { format!("{} / {}", one.replace("**", ""), two.replace("**", "")) };
         Some(Self {
             text: format!("; {:+.2}; {verdicts}", b.mean_us),
             agreed,

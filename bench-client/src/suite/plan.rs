@@ -46,7 +46,7 @@ pub struct SuitePlan {
     /// Start the servers with `--tcp-nodelay` (TCP_NODELAY on their connections).
     pub tcp_nodelay: bool,
     /// `--threshold-percent`: a change smaller than this does not matter to
-    /// the user; an interval wider than it reads "inconclusive".
+    /// the user; an interval of no change that reaches beyond it reads "inconclusive".
     pub threshold_percent: f64,
     /// The `frameworks` scenario: a ratio whose 95 % interval lies within
     /// this margin of 1, percent, is a tie.
