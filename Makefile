@@ -65,7 +65,7 @@ SUITE    = --duration $(DURATION) --warmup $(WARMUP) --window $(WINDOW) --rounds
         two-hosts metrics-overhead images push
 
 help: ## List the targets and the variables they read
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: DURATION=$(DURATION) WARMUP=$(WARMUP) WINDOW=$(WINDOW) ROUNDS=$(ROUNDS) CONNECTIONS=$(CONNECTIONS)"
 	@echo "             FRAMEWORKS=$(FRAMEWORKS) SCENARIOS=$(SCENARIOS) LAYERS=$(LAYERS)"
 	@echo "             SERVER_CPUS=$(SERVER_CPUS) CLIENT_CPUS=$(CLIENT_CPUS) OUT=$(OUT) PROFILE=$(PROFILE)"

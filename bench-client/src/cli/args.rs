@@ -279,10 +279,15 @@ pub(super) fn load_percent(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A duration such as `10s` or `500ms` (zero allowed).
+/// A duration such as `10s` or `500ms` (zero allowed). A number without
+/// a unit is refused with our example alone (humantime's would repeat it).
 pub(super) fn duration(text: &str) -> Result<Duration, String> {
-    let d =
-        humantime::parse_duration(text).map_err(|e| format!("'{text}' is not a duration such as 10s or 500ms: {e}"))?;
+    let d = humantime::parse_duration(text).map_err(|e| match e {
+        humantime::DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
+            format!("'{text}' is not a duration such as 10s or 500ms: no unit")
+        }
+        e => format!("'{text}' is not a duration such as 10s or 500ms: {e}"),
+    })?;
     if d > MAX_DURATION {
         return Err(format!("'{text}' is longer than {}", humantime::format_duration(MAX_DURATION)));
     }
@@ -421,6 +426,12 @@ mod tests {
     fn durations_slices_and_timeouts_have_bounds() {
         assert_eq!(duration("24h"), Ok(Duration::from_secs(86_400)));
         assert_eq!(duration("25h").unwrap_err(), "'25h' is longer than 1day");
+        assert_eq!(duration("10").unwrap_err(), "'10' is not a duration such as 10s or 500ms: no unit");
+        assert!(
+            duration("10sex")
+                .unwrap_err()
+                .starts_with("'10sex' is not a duration such as 10s or 500ms: unknown time unit \"sex\"")
+        );
         assert_eq!(slice("1ms"), Ok(Duration::from_millis(1)));
         assert!(slice("999us").unwrap_err().contains("shorter than a slice may be (1ms)"));
         assert!(slice("0s").is_err());
