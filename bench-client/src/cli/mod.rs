@@ -129,7 +129,7 @@ pub enum Commands {
     /// different settings without --force.
     #[command(
         after_help = "Examples:\n  bench-client compare results/20261130T083717Z-release results/latest --threshold-percent 5\n  \
-        bench-client compare bench/runs/2026-12-04-frameworks/session-1.results.json.gz results/latest   (a committed session, gzipped)"
+        bench-client compare bench/runs/2026-12-07-frameworks/session-1.results.json.gz results/latest   (a committed session, gzipped)"
     )]
     Compare(CompareArgs),
     /// Merge several clients' `load --json` files of one load (--clients N --segment i) exactly:

@@ -219,7 +219,7 @@ mod tests {
     /// The committed sessions whose tables the README and the run's own README show: the file,
     /// its table and the page it is on.
     const README_TABLES: [(&str, FrontTable, &str, &str); 3] = [
-        (SESSIONS[0], FrontTable::Floors, "floors", "bench/runs/2026-12-04-frameworks/README.md"),
+        (SESSIONS[0], FrontTable::Floors, "floors", "bench/runs/2026-12-07-frameworks/README.md"),
         (
             "bench/runs/2026-12-03-counted/bench-count.results.json.gz",
             FrontTable::Counted,
@@ -236,8 +236,8 @@ mod tests {
 
     /// The two sessions of `make bench` whose verdicts the front page gives, first and second.
     const SESSIONS: [&str; 2] = [
-        "bench/runs/2026-12-04-frameworks/session-1.results.json.gz",
-        "bench/runs/2026-12-04-frameworks/session-2.results.json.gz",
+        "bench/runs/2026-12-07-frameworks/session-1.results.json.gz",
+        "bench/runs/2026-12-07-frameworks/session-2.results.json.gz",
     ];
 
     /// A verdict cell as its kind: the costlier framework of an order, else `tie` or `unresolved`.
@@ -295,11 +295,11 @@ mod tests {
     fn the_front_page_charts_are_the_first_session_drawn_again() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        let run_readme = std::fs::read_to_string(root.join("bench/runs/2026-12-04-frameworks/README.md")).unwrap();
+        let run_readme = std::fs::read_to_string(root.join("bench/runs/2026-12-07-frameworks/README.md")).unwrap();
         let dir = std::env::temp_dir().join(format!("bench-client-front-page-charts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for (chart, name) in [(super::FrontChart::Frameworks, "frameworks"), (super::FrontChart::Changes, "changes")] {
-            let committed = format!("bench/runs/2026-12-04-frameworks/{name}.svg");
+            let committed = format!("bench/runs/2026-12-07-frameworks/{name}.svg");
             let output = dir.join(format!("{name}.svg"));
             let args = ReportArgs {
                 chart: Some(chart),
@@ -423,7 +423,7 @@ mod tests {
                 .unwrap();
         assert!(
             text.starts_with(
-                "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 145218"
+                "Measured on AMD EPYC (2 CPUs; server on CPU [0], client on CPU [1]; client ceiling 153563"
             )
         );
         let mut by_route: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();

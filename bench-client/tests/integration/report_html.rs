@@ -83,7 +83,7 @@ fn the_front_page_charts_load_in_chromium_and_are_drawn() {
     for name in ["frameworks", "changes"] {
         // A copy, so that the screenshot lands beside it and not in the checkout.
         let svg = dir.join(format!("{name}.svg"));
-        std::fs::copy(root.join(format!("bench/runs/2026-12-04-frameworks/{name}.svg")), &svg).unwrap();
+        std::fs::copy(root.join(format!("bench/runs/2026-12-07-frameworks/{name}.svg")), &svg).unwrap();
         let (console, drawn) = browse(&chromium, &svg);
         assert!(console.is_empty(), "{name}.svg: console messages: {console:#?}");
         // Lines and dots on white, 900 × 500 in a 1280 × 1600 screenshot: about 1 % of its
