@@ -16,7 +16,6 @@ old=$1 new=$2 pairs=${3:-5} duration_s=${4:-5}
 . "$(dirname "$0")/lib/responder.sh" "$new"
 one() { plaintext_load "$2" "$tmp/$1-$3.json"; }
 alternate "$pairs" one
-flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
 python3 - "$tmp" "$pairs" <<'EOF'
 import json, statistics, sys
 tmp, pairs = sys.argv[1], int(sys.argv[2])

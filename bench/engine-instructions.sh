@@ -15,7 +15,6 @@ command -v valgrind >/dev/null || { echo "error: valgrind is not installed" >&2;
 . "$(dirname "$0")/lib/responder.sh" "$new"
 one() { plaintext_load "$2" "$tmp/$1-$3.json" valgrind --tool=callgrind --callgrind-out-file="$tmp/$1-$3.cg" 2> "$tmp/$1-$3.err"; }
 alternate "$runs" one
-flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
 python3 - "$tmp" "$runs" <<'PY'
 import json, statistics, sys
 tmp, runs = sys.argv[1], int(sys.argv[2])

@@ -107,7 +107,7 @@ counts "client failures, exit 1" "120000 24000.0 non200=20,io=10,connect=2,incom
   client_run "$data/client-failures.json" 1
 counts "client file unreadable" "0 0.0 unreadable=1" client_run "$tmp/no-such.json" 0
 
-# plaintext_load and flagged_runs (bench/lib/responder.sh, as engine-ab.sh and
+# plaintext_load and alternate (bench/lib/responder.sh, as engine-ab.sh and
 # engine-instructions.sh run them under set -e): a stand-in client whose
 # `responder` listens and whose `load` writes a clean file and exits 1 on
 # its second run. The loop goes on past the failed run, and it is flagged.
@@ -122,10 +122,10 @@ EOF
 chmod +x "$tmp/client"
 got=$(bash -c 'set -euo pipefail; old=$1 new=$1 duration_s=1; . bench/lib/responder.sh "$1"
   one() { plaintext_load "$2" "$tmp/$1-$3.json"; }; alternate 2 one
-  flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json | tr "\n" " "' _ "$tmp/client" 2> "$tmp/stderr")
+  tr "\n" " " < "$tmp/flagged"' _ "$tmp/client" 2> "$tmp/stderr")
 # Runs in order: old-1, new-1, new-2 (the second pair reversed), old-2: the second is new-1.
 if [ "$got" = "new-1 " ]; then pass "plaintext_load goes on past a failed run; flagged: $got"; else
-  fail "plaintext_load/flagged_runs: expected 'new-1 ', got '$got' (stderr: $(tr '\n' ' ' < "$tmp/stderr"))"; fi
+  fail "plaintext_load/alternate: expected 'new-1 ', got '$got' (stderr: $(tr '\n' ' ' < "$tmp/stderr"))"; fi
 
 # h2load: 2xx only, over its "finished in" time; failed, errored, timed-out
 # requests and other statuses flagged (captured from nghttp2 1.52's h2load).

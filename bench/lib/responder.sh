@@ -4,9 +4,10 @@
 # its address in $addr; `plaintext_load BIN JSON [WRAPPER…]` runs BIN's
 # `load` on its /plaintext for $duration_s seconds, pinned to CPU 1 (under
 # WRAPPER, e.g. valgrind), the report in JSON, its exit status in
-# JSON.status (a failed run goes on: `flagged_runs` names it); `alternate N RUN` calls
-# `RUN WHO BIN I` for I in 1..N, WHO old ($old) then new ($new), the order
-# reversed every other I so that a drift favours neither.
+# JSON.status (a failed run goes on); `alternate N RUN` calls `RUN WHO BIN I`
+# for I in 1..N, WHO old ($old) then new ($new), the order reversed every
+# other I so that a drift favours neither, each run's report in
+# $tmp/WHO-I.json, then names the runs `flagged_runs` flags in $tmp/flagged.
 # shellcheck source=bench/lib/count.sh
 . "$(dirname "${BASH_SOURCE[0]}")/count.sh"
 tmp=$(mktemp -d)
@@ -42,4 +43,5 @@ alternate() {
       if [ "$who" = old ]; then "$2" old "$old" "$i"; else "$2" new "$new" "$i"; fi
     done
   done
+  flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
 }

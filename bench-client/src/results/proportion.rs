@@ -133,18 +133,23 @@ mod tests {
         r
     }
 
+    /// Two rounds of `f`, each a [`costed`] run of every (scenario, variant, successful, busy).
+    fn two_rounds(f: Framework, each: &[(&str, &str, u64, f64)]) -> Vec<super::super::RunRecord> {
+        (1..=2).flat_map(|round| each.iter().map(move |&(s, v, n, busy)| costed(f, s, v, round, n, busy))).collect()
+    }
+
     #[test]
     fn every_route_costs_server_cpu_over_rate_and_deltas_read_against_fortunes() {
-        let f = Framework::Axum;
-        let mut runs = Vec::new();
-        for round in 1..=2 {
-            runs.push(costed(f, "floor", "plaintext", round, 100_000, 100.0)); // 10 µs
-            runs.push(costed(f, "payload", "per_request", round, 80_000, 100.0)); // 12.5 µs
-            runs.push(costed(f, "payload", "preserialized", round, 100_000, 100.0)); // 10 µs
-            runs.push(costed(f, "fortunes", "fortunes", round, 20_000, 100.0)); // 50 µs
-            runs.push(costed(f, "fortunes", "fortunes_cached", round, 50_000, 50.0)); // 10 µs, half busy
-        }
-        let r = results(runs);
+        let r = results(two_rounds(
+            Framework::Axum,
+            &[
+                ("floor", "plaintext", 100_000, 100.0),        // 10 µs
+                ("payload", "per_request", 80_000, 100.0),     // 12.5 µs
+                ("payload", "preserialized", 100_000, 100.0),  // 10 µs
+                ("fortunes", "fortunes", 20_000, 100.0),       // 50 µs
+                ("fortunes", "fortunes_cached", 50_000, 50.0), // 10 µs, half busy
+            ],
+        ));
         let costs = route_costs(&r);
         let by = |v: Variant| costs.iter().find(|c| c.variant == v).unwrap().cost_us;
         assert_eq!(
@@ -177,17 +182,17 @@ mod tests {
 
     #[test]
     fn a_route_the_frameworks_scenario_measured_too_costs_what_its_own_scenario_measured() {
-        let f = Framework::Actix;
-        let mut runs = Vec::new();
-        for round in 1..=2 {
-            runs.push(costed(f, "payload", "per_request", round, 80_000, 100.0)); // 12.5 µs
-            runs.push(costed(f, "payload", "preserialized", round, 100_000, 100.0)); // 10 µs
-            // Head to head: the same two routes, and one only it measured.
-            runs.push(costed(f, "frameworks", "per_request", round, 50_000, 100.0)); // 20 µs
-            runs.push(costed(f, "frameworks", "preserialized", round, 200_000, 100.0)); // 5 µs
-            runs.push(costed(f, "frameworks", "arc", round, 40_000, 100.0)); // 25 µs
-        }
-        let r = results(runs);
+        let r = results(two_rounds(
+            Framework::Actix,
+            &[
+                ("payload", "per_request", 80_000, 100.0),    // 12.5 µs
+                ("payload", "preserialized", 100_000, 100.0), // 10 µs
+                // Head to head: the same two routes, and one only it measured.
+                ("frameworks", "per_request", 50_000, 100.0),    // 20 µs
+                ("frameworks", "preserialized", 200_000, 100.0), // 5 µs
+                ("frameworks", "arc", 40_000, 100.0),            // 25 µs
+            ],
+        ));
         let costs = route_costs(&r);
         let by = |v: Variant| costs.iter().find(|c| c.variant == v).map(|c| (format!("{:.6}", c.cost_us), c.runs));
         assert_eq!(by(Variant::PerRequest), Some(("12.500000".into(), 2)), "payload's runs alone");
