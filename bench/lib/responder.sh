@@ -7,7 +7,8 @@
 # JSON.status (a failed run goes on); `alternate N RUN` calls `RUN WHO BIN I`
 # for I in 1..N, WHO old ($old) then new ($new), the order reversed every
 # other I so that a drift favours neither, each run's report in
-# $tmp/WHO-I.json, then names the runs `flagged_runs` flags in $tmp/flagged.
+# $tmp/WHO-I.json; then it names the runs `flagged_runs` flags, in
+# $tmp/flagged and in an ERRORS line on stderr (their figures stay in).
 # shellcheck source=bench/lib/count.sh
 . "$(dirname "${BASH_SOURCE[0]}")/count.sh"
 tmp=$(mktemp -d)
@@ -44,4 +45,7 @@ alternate() {
     done
   done
   flagged_runs "$tmp"/old-*.json "$tmp"/new-*.json > "$tmp/flagged"
+  if [ -s "$tmp/flagged" ]; then
+    echo "ERRORS in runs $(paste -sd" " "$tmp/flagged") (a failure, a short or incomplete run, or an exit status not 0)" >&2
+  fi
 }
