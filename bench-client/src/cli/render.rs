@@ -218,8 +218,14 @@ mod tests {
 
     /// The committed sessions whose tables the README and the run's own README show: the file,
     /// its table and the page it is on.
-    const README_TABLES: [(&str, FrontTable, &str, &str); 3] = [
+    const README_TABLES: [(&str, FrontTable, &str, &str); 4] = [
         (SESSIONS[0], FrontTable::Floors, "floors", "bench/runs/2026-12-07-frameworks/README.md"),
+        (
+            "bench/runs/2026-12-04-frameworks/session-1.results.json.gz",
+            FrontTable::Floors,
+            "floors",
+            "bench/runs/2026-12-04-frameworks/README.md",
+        ),
         (
             "bench/runs/2026-12-03-counted/bench-count.results.json.gz",
             FrontTable::Counted,

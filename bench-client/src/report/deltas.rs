@@ -530,7 +530,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_read_in_requests_per_second_an_interval_wider_than_the_threshold_is_inconclusive_and_flags_sit_on_their_row()
+    fn rows_read_in_requests_per_second_an_interval_reaching_past_the_threshold_is_inconclusive_and_flags_sit_on_their_row()
      {
         let f = Framework::Axum;
         // fat → arc: +0 %, +40 %, −30 %: no change found, a wide interval.

@@ -49,12 +49,15 @@ pub fn change_with_ci(d: &Change) -> String {
 /// `inconclusive (±N %)` when it found no change but its interval reaches
 /// beyond `threshold_percent` on a side: a change the user would care about
 /// is not ruled out. N is the interval's end farthest from zero, to the
-/// tenth the interval's ends are shown to (so it never reads as the
-/// threshold it exceeds, as a whole number could).
+/// tenth the interval's ends are shown to, or to the hundredth where a tenth
+/// would read as the threshold it exceeds (2.04 against 2).
 pub(super) fn verdict_within(change: &Change, threshold_percent: Option<f64>) -> String {
-    match inconclusive_reach(change, threshold_percent) {
-        Some(reach) => format!("inconclusive (±{reach:.1} %)"),
-        None => verdict(change.verdict),
+    match (inconclusive_reach(change, threshold_percent), threshold_percent) {
+        (Some(reach), Some(threshold)) if format!("{reach:.1}").parse::<f64>().is_ok_and(|r| r <= threshold) => {
+            format!("inconclusive (±{reach:.2} %)")
+        }
+        (Some(reach), _) => format!("inconclusive (±{reach:.1} %)"),
+        (None, _) => verdict(change.verdict),
     }
 }
 
@@ -98,8 +101,9 @@ mod tests {
             ci_high_percent: Some(high),
             verdict: Verdict::NoSignificantChange,
         };
-        // Half-width 2.25, rounded to a whole 2 it read as the threshold it exceeds.
+        // The wider side from the estimate (2.3), rounded to a whole 2, read as the threshold it exceeds.
         assert_eq!(verdict_within(&change(-1.5, 0.7, 3.0), Some(2.0)), "inconclusive (±3.0 %)");
+        assert_eq!(verdict_within(&change(-1.0, 0.5, 2.04), Some(2.0)), "inconclusive (±2.04 %)");
         assert_eq!(verdict_within(&change(-2.4, -0.2, 0.5), Some(2.0)), "inconclusive (±2.4 %)");
         // Off centre but within ±2 % on both sides: a change that matters is ruled out.
         assert_eq!(verdict_within(&change(-1.9, 0.7, 1.0), Some(2.0)), "no significant change");

@@ -82,7 +82,8 @@ pub(super) const LATENCY: &str = "\nEach block of slices gives every variant's p
 
 /// Under the delta and `ab` tables: verdicts and flags.
 pub(super) const VERDICTS_AND_FLAGS: &str = "`inconclusive (±N %)`: no change was found, but the interval reaches \
-    beyond `--threshold-percent` on a side, so a change that size is not ruled out: more rounds narrow it. \
+    beyond `--threshold-percent` on a side, to N % (its end farthest from zero), so a change that size is not \
+    ruled out: more rounds narrow it. \
     `flags`: of the runs behind the row, `client-bound` (server under 95 % busy), `drift` (its windows trend), \
     `short` (a shortfall: connections, the client behind its schedule, churn), `waited on server` (open loop: \
     requests fell due while every connection waited on the server, its latency), `failures` (failed requests).\n";

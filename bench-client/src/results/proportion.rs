@@ -33,15 +33,34 @@ pub struct RouteCost {
     pub runs: usize,
 }
 
+/// The usable runs that stand for one route of `framework` at `layers`
+/// (`ab` runs, `before`/`after`, left out): those of its framework's own
+/// scenario (the runs a delta of it pairs), or, when only the head-to-head
+/// `frameworks` scenario measured it, those; never both pooled, for the two
+/// are other processes, loaded in other alternations.
+pub(super) fn route_runs(results: &Results, framework: Framework, layers: u16, variant: Variant) -> Vec<&RunFigures> {
+    let of_route = || {
+        results.runs.iter().filter(move |r| {
+            !matches!(r.scenario, Scenario::Before | Scenario::After)
+                && (r.framework, r.layers, r.variant) == (framework, layers, variant)
+        })
+    };
+    let within = of_route().any(|r| r.scenario != Scenario::Frameworks);
+    of_route()
+        .filter(|r| within != (r.scenario == Scenario::Frameworks))
+        .map(|r| &r.figures)
+        .filter(|f| f.usable())
+        .collect()
+}
+
 /// The cost of every route measured, per framework and layer count (in
-/// the order of [`Variant::MEASURED`]); `ab` runs (`before`/`after`) are left out.
-/// A route the head-to-head `frameworks` scenario measured too costs what
-/// its framework's own scenario measured (the runs a delta of it pairs), not
-/// both pooled: the two are other processes, loaded in other alternations.
+/// the order of [`Variant::MEASURED`]), from its [`route_runs`].
 pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     let cpus = results.meta.server_cpus.len();
-    let runs = || results.runs.iter().filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After));
-    let mut keys: Vec<(Framework, u16, usize, Variant)> = runs()
+    let mut keys: Vec<(Framework, u16, usize, Variant)> = results
+        .runs
+        .iter()
+        .filter(|r| !matches!(r.scenario, Scenario::Before | Scenario::After))
         .map(|r| {
             (r.framework, r.layers, Variant::MEASURED.iter().position(|v| *v == r.variant).unwrap_or(0), r.variant)
         })
@@ -50,14 +69,8 @@ pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     keys.dedup();
     keys.into_iter()
         .filter_map(|(framework, layers, _, variant)| {
-            let of_route = || runs().filter(|r| r.framework == framework && r.layers == layers && r.variant == variant);
-            let within = of_route().any(|r| r.scenario != Scenario::Frameworks);
-            let costs: Vec<f64> = of_route()
-                .filter(|r| within != (r.scenario == Scenario::Frameworks))
-                .map(|r| &r.figures)
-                .filter(|f| f.usable())
-                .filter_map(|f| cost_us(f, cpus))
-                .collect();
+            let costs: Vec<f64> =
+                route_runs(results, framework, layers, variant).into_iter().filter_map(|f| cost_us(f, cpus)).collect();
             let cost_us = analysis::geometric_mean_interval(&costs).0;
             (cost_us > 0.0 && cost_us.is_finite()).then_some(RouteCost {
                 framework,

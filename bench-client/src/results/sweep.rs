@@ -1,9 +1,9 @@
 //! The layer sweep: what one more state layer costs per request, from runs
 //! at several layer counts.
 
+use super::proportion::route_runs;
 use super::{Results, cost_us};
 use crate::analysis;
-use crate::measure::RunFigures;
 use crate::model::{Framework, Variant};
 
 /// One layer count of a [`SweepLine`].
@@ -47,13 +47,7 @@ pub fn sweep(results: &Results) -> Vec<SweepLine> {
                 .layers
                 .iter()
                 .filter_map(|&layers| {
-                    let runs: Vec<&RunFigures> = results
-                        .runs
-                        .iter()
-                        .filter(|r| r.framework == framework && r.variant == variant && r.layers == layers)
-                        .map(|r| &r.figures)
-                        .filter(|f| f.usable())
-                        .collect();
+                    let runs = route_runs(results, framework, layers, variant);
                     let rates: Vec<f64> = runs.iter().filter_map(|f| f.requests_per_s).collect();
                     let costs: Vec<f64> = runs.iter().filter_map(|f| cost_us(f, cpus)).collect();
                     let rate_per_s = analysis::geometric_mean_interval(&rates).0;
@@ -72,4 +66,31 @@ pub fn sweep(results: &Results) -> Vec<SweepLine> {
             Some(SweepLine { framework, variant, added_per_layer_us: analysis::slope(&xs, &ys), points })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures::{results, run};
+
+    #[test]
+    fn a_layer_count_the_frameworks_scenario_measured_too_reads_the_route_s_own_scenario() {
+        let f = Framework::Axum;
+        let mut runs = Vec::new();
+        for (scenario, layers, successful) in [("state", 0, 100_000), ("state", 10, 50_000), ("frameworks", 0, 25_000)]
+        {
+            let mut r = run(f, scenario, "arc", 1, successful, true);
+            r.layers = layers;
+            runs.push(r);
+        }
+        let mut r = results(runs);
+        r.meta.layers = vec![0, 10];
+        let lines = sweep(&r);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let costs: Vec<(u16, String)> =
+            lines[0].points.iter().map(|p| (p.layers, format!("{:.2}", p.cost_us))).collect();
+        // The server 100 % busy: 10 µs per request at 0 layers, 20 at 10; not 20 (the head to head's 40 pooled in).
+        assert_eq!(costs, [(0, "10.00".to_owned()), (10, "20.00".to_owned())]);
+        assert_eq!(lines[0].added_per_layer_us.map(|us| format!("{us:.2}")), Some("1.00".to_owned()));
+    }
 }
