@@ -54,7 +54,7 @@ pub(super) fn route_runs(results: &Results, framework: Framework, layers: u16, v
 }
 
 /// The cost of every route measured, per framework and layer count (in
-/// the order of [`Variant::MEASURED`]), from its [`route_runs`].
+/// the order of [`Variant::MEASURED`]), from its runs as `route_runs` picks them.
 pub fn route_costs(results: &Results) -> Vec<RouteCost> {
     let cpus = results.meta.server_cpus.len();
     let mut keys: Vec<(Framework, u16, usize, Variant)> = results
